@@ -1,0 +1,120 @@
+/**
+ * CEL equality and ordering with heterogeneous numeric semantics: `1 == 1u == 1.0`, `1 < 1.5`,
+ * values of unrelated types are simply unequal (never an error), and NaN equals nothing.
+ */
+import {
+  CelMap,
+  CelObject,
+  CelType,
+  type CelValue,
+  Duration,
+  isPlainMap,
+  mapGet,
+  mapKeys,
+  mapSize,
+  noSuchOverload,
+  Optional,
+  Timestamp,
+  UInt,
+} from "./values.ts";
+
+/** Numeric value as one of the three kinds, for cross-type comparison. */
+function numeric(v: CelValue): bigint | number | undefined {
+  if (typeof v === "bigint" || typeof v === "number") return v;
+  if (v instanceof UInt) return v.value;
+  return undefined;
+}
+
+/** Compares two numbers of any CEL numeric type exactly (no rounding of large ints through double). */
+function compareNumeric(a: bigint | number, b: bigint | number): number {
+  if (typeof a === "bigint" && typeof b === "bigint") return a < b ? -1 : a > b ? 1 : 0;
+  if (typeof a === "number" && typeof b === "number") return a < b ? -1 : a > b ? 1 : a === b ? 0 : Number.NaN;
+  // One bigint, one double.
+  const [i, d, sign] = typeof a === "bigint" ? [a, b as number, 1] : [b as bigint, a as number, -1];
+  if (Number.isNaN(d)) return Number.NaN;
+  if (d === Number.POSITIVE_INFINITY) return -sign;
+  if (d === Number.NEGATIVE_INFINITY) return sign;
+  const fl = Math.floor(d);
+  const fi = BigInt(fl);
+  if (i < fi) return -sign;
+  if (i > fi) return sign;
+  return fl === d ? 0 : -sign;
+}
+
+export function celEquals(a: CelValue, b: CelValue): boolean {
+  if (a === b) return typeof a !== "number" || !Number.isNaN(a);
+  const ta = typeof a;
+  const tb = typeof b;
+  if (ta === "string" || tb === "string" || ta === "boolean" || tb === "boolean") return false;
+  const na = numeric(a);
+  if (na !== undefined) {
+    const nb = numeric(b);
+    return nb !== undefined && compareNumeric(na, nb) === 0;
+  }
+  if (a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!celEquals(a[i], b[i])) return false;
+    return true;
+  }
+  if (a instanceof CelMap || isPlainMap(a)) {
+    if (!(b instanceof CelMap || isPlainMap(b))) return false;
+    if (mapSize(a) !== mapSize(b)) return false;
+    for (const k of mapKeys(a)) {
+      const vb = mapGet(b, k);
+      if (vb === undefined || !celEquals(mapGet(a, k) as CelValue, vb)) return false;
+    }
+    return true;
+  }
+  if (a instanceof Uint8Array) {
+    if (!(b instanceof Uint8Array) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+    return true;
+  }
+  if (a instanceof Duration) return b instanceof Duration && a.nanos === b.nanos;
+  if (a instanceof Timestamp) return b instanceof Timestamp && a.nanos === b.nanos;
+  if (a instanceof CelType) return b instanceof CelType && a.name === b.name;
+  if (a instanceof Optional) {
+    if (!(b instanceof Optional)) return false;
+    if (!a.hasValue() || !b.hasValue()) return a.hasValue() === b.hasValue();
+    return celEquals(a.value(), b.value());
+  }
+  if (a instanceof CelObject) return a.equals(b);
+  return false;
+}
+
+/**
+ * Ordering for `<`, `<=`, `>`, `>=` (and sort/min/max). Throws "no matching overload" for types
+ * that have no order or do not compare with each other. Returns NaN when a double NaN is involved.
+ */
+export function celCompare(a: CelValue, b: CelValue, fn = "_<_"): number {
+  const na = numeric(a);
+  if (na !== undefined) {
+    const nb = numeric(b);
+    if (nb !== undefined) return compareNumeric(na, nb);
+    throw noSuchOverload(fn, [a, b]);
+  }
+  if (typeof a === "string" && typeof b === "string") return a < b ? -1 : a > b ? 1 : 0;
+  if (typeof a === "boolean" && typeof b === "boolean") return a === b ? 0 : a ? 1 : -1;
+  if (a instanceof Uint8Array && b instanceof Uint8Array) {
+    const n = Math.min(a.length, b.length);
+    for (let i = 0; i < n; i++) {
+      const d = (a[i] as number) - (b[i] as number);
+      if (d !== 0) return d < 0 ? -1 : 1;
+    }
+    return a.length - b.length < 0 ? -1 : a.length > b.length ? 1 : 0;
+  }
+  if (a instanceof Duration && b instanceof Duration) return a.nanos < b.nanos ? -1 : a.nanos > b.nanos ? 1 : 0;
+  if (a instanceof Timestamp && b instanceof Timestamp) return a.nanos < b.nanos ? -1 : a.nanos > b.nanos ? 1 : 0;
+  if (a instanceof CelObject && b instanceof CelObject && a.celType === b.celType) {
+    const cmp = (a as unknown as { compareTo?: (o: CelObject) => number }).compareTo;
+    if (cmp) return cmp.call(a, b);
+  }
+  throw noSuchOverload(fn, [a, b]);
+}
+
+/** Throws unless `v` is a bool; the error names the function being applied. */
+export function requireBool(v: CelValue, fn: string): boolean {
+  if (typeof v !== "boolean") throw noSuchOverload(fn, [v]);
+  return v;
+}

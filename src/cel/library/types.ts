@@ -1,0 +1,75 @@
+/**
+ * How a function library is declared: tables of overloads, each with the argument types it accepts,
+ * its result type (for compile-time checks) and its implementation. The compiler resolves a call
+ * against these tables once; at run time the first overload whose argument types match is applied.
+ */
+import type { CelValue } from "../values.ts";
+
+/**
+ * A type as the checker and the dispatcher see it: a CEL type name (`int`, `uint`, `double`,
+ * `string`, `bytes`, `bool`, `null_type`, `list`, `map`, `type`, `optional_type`,
+ * `google.protobuf.Duration`, `google.protobuf.Timestamp`, or a library type such as
+ * `kubernetes.Quantity`), or `dyn` for any value. Element types of lists and maps are not tracked.
+ */
+export type TypeTag = string;
+
+/** A compiled regular expression with RE2 semantics (see regex.ts). */
+export interface CelRegex {
+  test(text: string): boolean;
+  /** The first match, or undefined. */
+  find(text: string): string | undefined;
+  /** Up to `limit` matches (all when limit < 0). */
+  findAll(text: string, limit: number): string[];
+}
+
+/** What an implementation may ask of the evaluation it runs in. */
+export interface CallContext {
+  /** Compiles (and caches) a regular expression; throws a CelError for an invalid pattern. */
+  regex(pattern: string): CelRegex;
+  /** Adds cost for work proportional to the input (cel-go units); may throw when over the limit. */
+  addCost(units: number): void;
+}
+
+// `never[]` lets each implementation declare the precise parameter types its overload's tags promise.
+export type Impl = (...args: never[]) => CelValue;
+
+export interface Overload {
+  /** Stable id in cel-go's style (`string_lower_ascii`), used in docs and tests. */
+  readonly id: string;
+  /** Called as `receiver.name(args)`; the receiver is the first of `args`. */
+  readonly member: boolean;
+  readonly args: readonly TypeTag[];
+  readonly result: TypeTag;
+  /** Receives the arguments in order (receiver first), then the CallContext. Throws CelError. */
+  readonly impl: Impl;
+  /**
+   * Cost of the call beyond the base cost of 1, from the arguments (cel-go's runtime cost units,
+   * e.g. 0.1 per character traversed). Called after the arguments are known.
+   */
+  readonly cost?: (...args: never[]) => number;
+}
+
+export interface FunctionDecl {
+  readonly name: string;
+  readonly overloads: readonly Overload[];
+}
+
+/** A named set of functions, on by default in the Kubernetes environment or only when asked for. */
+export interface Library {
+  readonly name: string;
+  /** `kubernetes`: part of the API server's admission environment; `extra`: opt-in (cel.bind is a macro and handled elsewhere). */
+  readonly availability: "kubernetes" | "extra";
+  readonly functions: readonly FunctionDecl[];
+}
+
+export function globalFn(id: string, args: readonly TypeTag[], result: TypeTag, impl: Impl, cost?: Overload["cost"]): Overload {
+  return cost ? { id, member: false, args, result, impl, cost } : { id, member: false, args, result, impl };
+}
+
+export function memberFn(id: string, args: readonly TypeTag[], result: TypeTag, impl: Impl, cost?: Overload["cost"]): Overload {
+  return cost ? { id, member: true, args, result, impl, cost } : { id, member: true, args, result, impl };
+}
+
+export function fn(name: string, ...overloads: Overload[]): FunctionDecl {
+  return { name, overloads };
+}

@@ -1,0 +1,257 @@
+/**
+ * CEL runtime values as plain JavaScript, chosen so that JSON objects from Kubernetes can be used
+ * without copying them into another map type:
+ *
+ * | CEL type          | JavaScript                                    |
+ * |-------------------|-----------------------------------------------|
+ * | null_type         | `null`                                        |
+ * | bool              | `boolean`                                     |
+ * | int               | `bigint` (kept within int64)                  |
+ * | uint              | {@link UInt}                                  |
+ * | double            | `number`                                      |
+ * | string            | `string`                                      |
+ * | bytes             | `Uint8Array`                                  |
+ * | list              | `readonly CelValue[]`                         |
+ * | map               | {@link CelMap}, or a plain object (string keys) from JSON |
+ * | duration/timestamp| {@link Duration} / {@link Timestamp}          |
+ * | type              | {@link CelType}                               |
+ * | optional_type     | {@link Optional}                              |
+ * | library types     | subclasses of {@link CelObject} (Quantity, IP, CIDR, URL, Semver, ...) |
+ *
+ * Integers are `bigint` so that int and double stay distinct types, as CEL requires; JSON input is
+ * converted once by `toCel` in input.ts.
+ */
+
+export class UInt {
+  constructor(readonly value: bigint) {}
+  toString(): string {
+    return `${this.value}u`;
+  }
+}
+
+/** A span of time in nanoseconds; CEL limits it to about ±10,000 years. */
+export class Duration {
+  constructor(readonly nanos: bigint) {}
+}
+
+/** An instant in nanoseconds since the Unix epoch, between years 0001 and 9999. */
+export class Timestamp {
+  constructor(readonly nanos: bigint) {}
+}
+
+export class CelType {
+  constructor(readonly name: string) {}
+  toString(): string {
+    return this.name;
+  }
+}
+
+const NONE_MARK: unique symbol = Symbol("none");
+
+/** optional_type: a value or none. */
+export class Optional {
+  static readonly none: Optional = new Optional(NONE_MARK);
+  private constructor(private readonly inner: CelValue | typeof NONE_MARK) {}
+  static of(value: CelValue): Optional {
+    return new Optional(value);
+  }
+  hasValue(): boolean {
+    return this.inner !== NONE_MARK;
+  }
+  /** The wrapped value; throws a CelError on none, as `value()` does in CEL. */
+  value(): CelValue {
+    if (this.inner === NONE_MARK) throw new CelError("optional.none() dereference");
+    return this.inner;
+  }
+}
+
+/**
+ * Base of the library types (Quantity, IP, CIDR, URL, Semver, Format, authorizer values...).
+ * A subclass names its CEL type, compares itself to other values, and says how it renders as JSON.
+ */
+export abstract class CelObject {
+  /** The CEL type name, e.g. `kubernetes.Quantity` or `net.IP`. */
+  abstract readonly celType: string;
+  /** CEL `==`. Values of other types are never equal. */
+  abstract equals(other: CelValue): boolean;
+  /** The canonical JSON rendering (`"1Gi"`, `"10.0.0.0/8"`). */
+  abstract toJSON(): unknown;
+}
+
+export type MapKey = string | bigint | boolean | UInt;
+
+/**
+ * A CEL map built by an expression (or from a JSON object with non-string keys). Keys are compared
+ * with CEL's heterogeneous equality: `1`, `1u` and `1.0` find the same entry.
+ */
+export class CelMap {
+  private readonly byKey = new Map<string | bigint | boolean, readonly [MapKey, CelValue]>();
+  constructor(entries?: Iterable<readonly [MapKey, CelValue]>) {
+    if (entries) for (const [k, v] of entries) this.set(k, v);
+  }
+  get size(): number {
+    return this.byKey.size;
+  }
+  /** Adds an entry; returns false if the key was already present (a duplicate in a literal is an error). */
+  set(key: MapKey, value: CelValue): boolean {
+    const nk = normalizeKey(key);
+    const had = this.byKey.has(nk);
+    this.byKey.set(nk, [key, value]);
+    return !had;
+  }
+  /** Looks a key up; numbers of any numeric type find integral keys. */
+  get(key: CelValue): CelValue | undefined {
+    const nk = lookupKey(key);
+    if (nk === undefined) return undefined;
+    return this.byKey.get(nk)?.[1];
+  }
+  has(key: CelValue): boolean {
+    const nk = lookupKey(key);
+    return nk !== undefined && this.byKey.has(nk);
+  }
+  *keys(): IterableIterator<MapKey> {
+    for (const [k] of this.byKey.values()) yield k;
+  }
+  *entries(): IterableIterator<readonly [MapKey, CelValue]> {
+    yield* this.byKey.values();
+  }
+}
+
+function normalizeKey(key: MapKey): string | bigint | boolean {
+  return key instanceof UInt ? key.value : key;
+}
+
+function lookupKey(key: CelValue): string | bigint | boolean | undefined {
+  switch (typeof key) {
+    case "string":
+    case "bigint":
+    case "boolean":
+      return key;
+    case "number":
+      return Number.isInteger(key) ? BigInt(key) : undefined;
+    default:
+      return key instanceof UInt ? key.value : undefined;
+  }
+}
+
+/** A map read from JSON: an object literal whose prototype is Object.prototype or null. */
+export interface JsonMap {
+  readonly [key: string]: CelValue;
+}
+
+export type CelList = readonly CelValue[];
+
+export type CelValue =
+  | null
+  | boolean
+  | bigint
+  | number
+  | string
+  | Uint8Array
+  | UInt
+  | Duration
+  | Timestamp
+  | CelType
+  | Optional
+  | CelObject
+  | CelMap
+  | CelList
+  | JsonMap;
+
+/**
+ * An evaluation error. Thrown inside the evaluator and the function libraries (so that `||`, `&&`
+ * and the comprehension macros can absorb it as CEL requires) and returned as a value at the API.
+ */
+export class CelError extends Error {
+  /** Id of the expression node that failed, set by the evaluator for the position in messages. */
+  exprId: number | undefined;
+  constructor(
+    message: string,
+    readonly kind: "runtime" | "cost" | "timeout" = "runtime",
+  ) {
+    super(message);
+    this.name = "CelError";
+  }
+}
+
+export function isPlainMap(v: unknown): v is JsonMap {
+  if (typeof v !== "object" || v === null) return false;
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
+export const INT64_MIN = -(2n ** 63n);
+export const INT64_MAX = 2n ** 63n - 1n;
+export const UINT64_MAX = 2n ** 64n - 1n;
+
+/** Checks an int result, as CEL reports int64 overflow as an error. */
+export function checkInt(v: bigint): bigint {
+  if (v < INT64_MIN || v > INT64_MAX) throw new CelError("integer overflow");
+  return v;
+}
+
+export function checkUint(v: bigint): UInt {
+  if (v < 0n || v > UINT64_MAX) throw new CelError("unsigned integer overflow");
+  return new UInt(v);
+}
+
+/** The CEL type name of a value, as `type(v)` prints it and as overload errors name it. */
+export function typeName(v: CelValue): string {
+  switch (typeof v) {
+    case "boolean":
+      return "bool";
+    case "bigint":
+      return "int";
+    case "number":
+      return "double";
+    case "string":
+      return "string";
+    case "object":
+      if (v === null) return "null_type";
+      if (Array.isArray(v)) return "list";
+      if (v instanceof CelMap || isPlainMap(v)) return "map";
+      if (v instanceof UInt) return "uint";
+      if (v instanceof Uint8Array) return "bytes";
+      if (v instanceof Duration) return "google.protobuf.Duration";
+      if (v instanceof Timestamp) return "google.protobuf.Timestamp";
+      if (v instanceof Optional) return "optional_type";
+      if (v instanceof CelType) return "type";
+      if (v instanceof CelObject) return v.celType;
+      return "unknown";
+    default:
+      return "unknown";
+  }
+}
+
+/** The error CEL gives when no overload of a function accepts the argument types. */
+export function noSuchOverload(fn: string, args: readonly CelValue[]): CelError {
+  return new CelError(`found no matching overload for '${fn}' applied to '(${args.map(typeName).join(", ")})'`);
+}
+
+export function isMap(v: CelValue): v is CelMap | JsonMap {
+  return v instanceof CelMap || isPlainMap(v);
+}
+
+export function isList(v: CelValue): v is CelList {
+  return Array.isArray(v);
+}
+
+/** Iterates a map's keys whichever representation it has. */
+export function mapKeys(m: CelMap | JsonMap): Iterable<MapKey> {
+  return m instanceof CelMap ? m.keys() : Object.keys(m);
+}
+
+export function mapEntries(m: CelMap | JsonMap): Iterable<readonly [MapKey, CelValue]> {
+  return m instanceof CelMap ? m.entries() : (Object.entries(m) as [string, CelValue][]);
+}
+
+export function mapSize(m: CelMap | JsonMap): number {
+  return m instanceof CelMap ? m.size : Object.keys(m).length;
+}
+
+/** Map lookup; `undefined` when the key is absent. */
+export function mapGet(m: CelMap | JsonMap, key: CelValue): CelValue | undefined {
+  if (m instanceof CelMap) return m.get(key);
+  if (typeof key !== "string") return undefined;
+  return Object.hasOwn(m, key) ? m[key] : undefined;
+}

@@ -1,0 +1,57 @@
+/**
+ * Diagnostics: every problem celgate reports about user input (policy files, expressions, requests,
+ * test suites) is one of these, with a stable code so tools and tests can match on it.
+ */
+
+/** A place in a source file. Lines and columns are 1-based, as editors show them. */
+export interface SourceLocation {
+  readonly file: string;
+  readonly line: number;
+  readonly column: number;
+}
+
+export type DiagnosticSeverity = "error" | "warning";
+
+export interface Diagnostic {
+  readonly code: DiagnosticCode;
+  readonly severity: DiagnosticSeverity;
+  /** One line saying what is wrong and what was expected. */
+  readonly message: string;
+  /** Field path inside the document, e.g. `spec.validations[2].expression`. */
+  readonly path?: string;
+  readonly location?: SourceLocation;
+  /** Extra lines shown under the message, e.g. the expression with a caret under the fault. */
+  readonly detail?: string;
+  /** The policy or binding the problem belongs to, when known. */
+  readonly object?: { readonly kind: string; readonly name: string };
+}
+
+/** The code catalog. README's "Diagnostic codes" table is kept in sync with this by a test. */
+export const DIAGNOSTIC_CODES = {
+  PE_IO: "a file or directory could not be read",
+  PE_YAML_SYNTAX: "the file is not valid YAML or JSON",
+  PE_NOT_OBJECT: "a document is not a mapping with apiVersion and kind",
+  PE_UNKNOWN_KIND: "apiVersion/kind is not one celgate reads",
+  PE_MISSING_FIELD: "a required field is absent",
+  PE_FIELD_TYPE: "a field has the wrong type",
+  PE_FIELD_VALUE: "a field has a value outside what is allowed",
+  PE_DUPLICATE: "a name is used twice where it must be unique",
+  PE_UNKNOWN_POLICY: "a binding names a policy that is not loaded",
+  PE_CEL_PARSE: "a CEL expression does not parse",
+  PE_CEL_UNKNOWN_IDENT: "a CEL expression refers to a variable that is not declared",
+  PE_CEL_UNKNOWN_FUNCTION: "a CEL expression calls a function that does not exist or with the wrong arguments",
+  PE_CEL_TYPE: "a CEL expression has the wrong result type",
+  PE_CEL_COST: "a CEL expression's estimated cost exceeds the limit",
+  TE_SUITE: "a test suite file is malformed",
+  RE_INPUT: "an input resource or request file is malformed",
+} as const;
+
+export type DiagnosticCode = keyof typeof DIAGNOSTIC_CODES;
+
+/** Renders a diagnostic as people read it: `file:line:col: path: message` and the detail lines. */
+export function formatDiagnostic(d: Diagnostic): string {
+  const where = d.location ? `${d.location.file}:${d.location.line}:${d.location.column}: ` : "";
+  const path = d.path ? `${d.path}: ` : "";
+  const head = `${where}${d.severity}: ${path}${d.message} [${d.code}]`;
+  return d.detail ? `${head}\n${d.detail}` : head;
+}
