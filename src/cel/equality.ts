@@ -28,7 +28,8 @@ function numeric(v: CelValue): bigint | number | undefined {
 /** Compares two numbers of any CEL numeric type exactly (no rounding of large ints through double). */
 function compareNumeric(a: bigint | number, b: bigint | number): number {
   if (typeof a === "bigint" && typeof b === "bigint") return a < b ? -1 : a > b ? 1 : 0;
-  if (typeof a === "number" && typeof b === "number") return a < b ? -1 : a > b ? 1 : a === b ? 0 : Number.NaN;
+  if (typeof a === "number" && typeof b === "number")
+    return a < b ? -1 : a > b ? 1 : a === b ? 0 : Number.NaN;
   // One bigint, one double.
   const [i, d, sign] = typeof a === "bigint" ? [a, b as number, 1] : [b as bigint, a as number, -1];
   if (Number.isNaN(d)) return Number.NaN;
@@ -104,8 +105,10 @@ export function celCompare(a: CelValue, b: CelValue, fn = "_<_"): number {
     }
     return a.length - b.length < 0 ? -1 : a.length > b.length ? 1 : 0;
   }
-  if (a instanceof Duration && b instanceof Duration) return a.nanos < b.nanos ? -1 : a.nanos > b.nanos ? 1 : 0;
-  if (a instanceof Timestamp && b instanceof Timestamp) return a.nanos < b.nanos ? -1 : a.nanos > b.nanos ? 1 : 0;
+  if (a instanceof Duration && b instanceof Duration)
+    return a.nanos < b.nanos ? -1 : a.nanos > b.nanos ? 1 : 0;
+  if (a instanceof Timestamp && b instanceof Timestamp)
+    return a.nanos < b.nanos ? -1 : a.nanos > b.nanos ? 1 : 0;
   if (a instanceof CelObject && b instanceof CelObject && a.celType === b.celType) {
     const cmp = (a as unknown as { compareTo?: (o: CelObject) => number }).compareTo;
     if (cmp) return cmp.call(a, b);

@@ -225,7 +225,9 @@ export function typeName(v: CelValue): string {
 
 /** The error CEL gives when no overload of a function accepts the argument types. */
 export function noSuchOverload(fn: string, args: readonly CelValue[]): CelError {
-  return new CelError(`found no matching overload for '${fn}' applied to '(${args.map(typeName).join(", ")})'`);
+  return new CelError(
+    `found no matching overload for '${fn}' applied to '(${args.map(typeName).join(", ")})'`,
+  );
 }
 
 export function isMap(v: CelValue): v is CelMap | JsonMap {

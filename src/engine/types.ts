@@ -77,7 +77,13 @@ export interface Violation {
 
 /** One step of the explain trace: a condition, variable, validation or mutation, with what it gave. */
 export interface TraceStep {
-  readonly stage: "matchCondition" | "variable" | "validation" | "messageExpression" | "auditAnnotation" | "mutation";
+  readonly stage:
+    | "matchCondition"
+    | "variable"
+    | "validation"
+    | "messageExpression"
+    | "auditAnnotation"
+    | "mutation";
   /** The name (conditions, variables) or index (validations, mutations) of the step. */
   readonly name: string;
   readonly expression: string;
@@ -123,4 +129,19 @@ export interface AdmissionDecision {
   readonly patchedObject?: unknown;
   readonly results: readonly PolicyResult[];
   readonly cost: number;
+}
+
+/** Which policies a review evaluates: the webhook's path decides. */
+export interface ReviewOptions {
+  /** `validate` runs ValidatingAdmissionPolicies, `mutate` runs MutatingAdmissionPolicies. */
+  readonly phase: "validate" | "mutate";
+  /** Only policies with this failurePolicy (the split paths `/validate/fail` etc.); absent: all. */
+  readonly failurePolicy?: "Fail" | "Ignore";
+  /** Wall-clock deadline, ms since the epoch; evaluation stops and answers by failurePolicy past it. */
+  readonly deadline: number;
+}
+
+/** What the webhook asks of the engine. Implementations never throw for bad policies or requests. */
+export interface Admitter {
+  review(request: AdmissionRequest, options: ReviewOptions): AdmissionDecision;
 }

@@ -62,11 +62,23 @@ export interface Library {
   readonly functions: readonly FunctionDecl[];
 }
 
-export function globalFn(id: string, args: readonly TypeTag[], result: TypeTag, impl: Impl, cost?: Overload["cost"]): Overload {
+export function globalFn(
+  id: string,
+  args: readonly TypeTag[],
+  result: TypeTag,
+  impl: Impl,
+  cost?: Overload["cost"],
+): Overload {
   return cost ? { id, member: false, args, result, impl, cost } : { id, member: false, args, result, impl };
 }
 
-export function memberFn(id: string, args: readonly TypeTag[], result: TypeTag, impl: Impl, cost?: Overload["cost"]): Overload {
+export function memberFn(
+  id: string,
+  args: readonly TypeTag[],
+  result: TypeTag,
+  impl: Impl,
+  cost?: Overload["cost"],
+): Overload {
   return cost ? { id, member: true, args, result, impl, cost } : { id, member: true, args, result, impl };
 }
 

@@ -1,0 +1,889 @@
+/**
+ * The CEL compiler: checks a parsed expression against an environment (undeclared variables,
+ * unknown functions, wrong argument counts or types, result type) and turns it into a tree of
+ * JavaScript closures. Every expression is compiled once; evaluation never parses or resolves.
+ *
+ * Semantics follow cel-go as Kubernetes configures it: `&&`, `||` and the `all`/`exists` macros
+ * absorb errors when another operand decides the result; int arithmetic is checked for int64
+ * overflow; equality is heterogeneous; selecting through an optional keeps the chain optional.
+ */
+import type { CallNode, ComprehensionNode, Expr, ParsedExpression, SelectNode } from "./ast.ts";
+import type { CelEnvironment } from "./env.ts";
+import { celEquals } from "./equality.ts";
+import type { CallContext, CelRegex, Overload, TypeTag } from "./library/types.ts";
+import { compileRegex } from "./regex.ts";
+import {
+  CelError,
+  CelMap,
+  CelObject,
+  CelType,
+  type CelValue,
+  Duration,
+  isPlainMap,
+  type JsonMap,
+  type MapKey,
+  mapEntries,
+  mapGet,
+  mapKeys,
+  noSuchOverload,
+  Optional,
+  Timestamp,
+  typeName,
+  UInt,
+} from "./values.ts";
+
+/** Limits for one evaluation. Costs are in cel-go's runtime cost units. */
+export interface EvalLimits {
+  /** Cost allowed for this evaluation (Kubernetes' per-expression limit is 1,000,000). */
+  readonly costLimit: number;
+  /** Wall-clock deadline (ms since epoch, `Date.now()`), checked while looping. */
+  readonly deadline: number;
+}
+
+/** Values of the policy's `variables`, evaluated lazily on first use. */
+export interface VariableResolver {
+  get(name: string): CelValue;
+}
+
+/** The variables an evaluation sees. `variables` resolves `variables.<name>`. */
+export interface Activation {
+  readonly values: Readonly<Record<string, CelValue>>;
+  readonly variables?: VariableResolver;
+}
+
+/** Per-evaluation state: cost so far and the limits. Shared by the programs of one policy evaluation. */
+export class EvalState implements CallContext {
+  cost = 0;
+  constructor(
+    public costLimit: number,
+    public deadline: number,
+  ) {}
+  regex(pattern: string): CelRegex {
+    return compileRegex(pattern);
+  }
+  addCost(units: number): void {
+    this.cost += units;
+    if (this.cost > this.costLimit)
+      throw new CelError("operation cancelled: actual cost limit exceeded", "cost");
+  }
+  checkDeadline(): void {
+    if (Date.now() > this.deadline)
+      throw new CelError("operation cancelled: evaluation deadline exceeded", "timeout");
+  }
+}
+
+interface Frame {
+  readonly act: Activation;
+  readonly slots: CelValue[];
+  readonly st: EvalState;
+}
+
+type Eval = (f: Frame) => CelValue;
+
+export interface CompileProblem {
+  readonly message: string;
+  /** Offset into the expression source, when known. */
+  readonly offset: number | undefined;
+  readonly code: "PE_CEL_UNKNOWN_IDENT" | "PE_CEL_UNKNOWN_FUNCTION" | "PE_CEL_TYPE";
+}
+
+/** A compiled expression. `run` throws CelError; index.ts wraps it into a result. */
+export interface Program {
+  readonly parsed: ParsedExpression;
+  /** The statically known result type, or `dyn`. */
+  readonly type: TypeTag;
+  /** Top-level variables the expression reads (so callers convert only those inputs). */
+  readonly uses: ReadonlySet<string>;
+  run(act: Activation, st: EvalState): CelValue;
+}
+
+const TYPE_CONSTANTS: Record<string, string> = {
+  int: "int",
+  uint: "uint",
+  double: "double",
+  bool: "bool",
+  string: "string",
+  bytes: "bytes",
+  list: "list",
+  map: "map",
+  null_type: "null_type",
+  type: "type",
+  optional_type: "optional_type",
+};
+
+/** Dotted type names usable as values, as in `type(ip('1.2.3.4')) == net.IP`. */
+const QUALIFIED_TYPES: ReadonlySet<string> = new Set([
+  "google.protobuf.Duration",
+  "google.protobuf.Timestamp",
+  "net.IP",
+  "net.CIDR",
+  "kubernetes.Quantity",
+  "kubernetes.URL",
+  "kubernetes.Semver",
+  "kubernetes.NamedFormat",
+]);
+
+const LOGIC: ReadonlySet<string> = new Set([
+  "_&&_",
+  "_||_",
+  "!_",
+  "_?_:_",
+  "@not_strictly_false",
+  "_==_",
+  "_!=_",
+  "_[_]",
+  "_[?_]",
+  "@append",
+]);
+
+/** Compiles a parsed expression. Returns the program and every problem found (none means it is good). */
+export function compileParsed(
+  parsed: ParsedExpression,
+  env: CelEnvironment,
+): { program: Program; problems: CompileProblem[] } {
+  const c = new Compiler(parsed, env);
+  const root = c.compile(parsed.root);
+  const nslots = c.slotCount;
+  const uses = c.uses;
+  const program: Program = {
+    parsed,
+    type: root.type,
+    uses,
+    run(act: Activation, st: EvalState): CelValue {
+      const frame: Frame = { act, slots: nslots ? new Array<CelValue>(nslots) : [], st };
+      return root.ev(frame);
+    },
+  };
+  return { program, problems: c.problems };
+}
+
+interface Compiled {
+  readonly ev: Eval;
+  readonly type: TypeTag;
+}
+
+/** Checks a runtime value against a type tag, for overload dispatch. */
+function hasTag(v: CelValue, tag: TypeTag): boolean {
+  switch (tag) {
+    case "dyn":
+      return true;
+    case "int":
+      return typeof v === "bigint";
+    case "double":
+      return typeof v === "number";
+    case "string":
+      return typeof v === "string";
+    case "bool":
+      return typeof v === "boolean";
+    case "null_type":
+      return v === null;
+    case "list":
+      return Array.isArray(v);
+    case "map":
+      return v instanceof CelMap || isPlainMap(v);
+    case "uint":
+      return v instanceof UInt;
+    case "bytes":
+      return v instanceof Uint8Array;
+    case "type":
+      return v instanceof CelType;
+    case "optional_type":
+      return v instanceof Optional;
+    case "google.protobuf.Duration":
+      return v instanceof Duration;
+    case "google.protobuf.Timestamp":
+      return v instanceof Timestamp;
+    default:
+      return v instanceof CelObject && v.celType === tag;
+  }
+}
+
+function compatible(staticType: TypeTag, tag: TypeTag): boolean {
+  return staticType === "dyn" || tag === "dyn" || staticType === tag;
+}
+
+function withPosition(e: unknown, id: number): never {
+  if (e instanceof CelError) {
+    if (e.exprId === undefined) e.exprId = id;
+    throw e;
+  }
+  // A library bug must not escape as a crash of the request: report it as an evaluation error.
+  const err = new CelError(`internal error: ${e instanceof Error ? e.message : String(e)}`);
+  err.exprId = id;
+  throw err;
+}
+
+function asBool(v: CelValue, fn: string): boolean {
+  if (typeof v !== "boolean") throw noSuchOverload(fn, [v]);
+  return v;
+}
+
+/** Field selection on a map-like value; `undefined` when the field is absent. */
+function selectField(v: CelValue, field: string, id: number): CelValue | undefined {
+  if (isPlainMap(v)) return Object.hasOwn(v, field) ? (v as JsonMap)[field] : undefined;
+  if (v instanceof CelMap) return v.get(field);
+  const err = new CelError(
+    v === null ? `no such key: ${field}` : `type '${typeName(v)}' does not support field selection`,
+  );
+  err.exprId = id;
+  throw err;
+}
+
+function indexValue(container: CelValue, key: CelValue, id: number): CelValue | undefined {
+  if (Array.isArray(container)) {
+    let i: number;
+    if (typeof key === "bigint") i = Number(key);
+    else if (key instanceof UInt) i = Number(key.value);
+    else if (typeof key === "number" && Number.isInteger(key)) i = key;
+    else {
+      const err = noSuchOverload("_[_]", [container, key]);
+      err.exprId = id;
+      throw err;
+    }
+    if (i < 0 || i >= container.length) return undefined;
+    return container[i];
+  }
+  if (container instanceof CelMap || isPlainMap(container)) return mapGet(container, key);
+  const err = noSuchOverload("_[_]", [container, key]);
+  err.exprId = id;
+  throw err;
+}
+
+function indexError(container: CelValue, key: CelValue): CelError {
+  if (Array.isArray(container))
+    return new CelError(`index out of bounds: ${String(key instanceof UInt ? key.value : key)}`);
+  return new CelError(
+    `no such key: ${typeof key === "string" ? key : String(key instanceof UInt ? key.value : key)}`,
+  );
+}
+
+class Compiler {
+  readonly problems: CompileProblem[] = [];
+  readonly uses = new Set<string>();
+  slotCount = 0;
+  /** Comprehension and bind variables in scope: name → slot. */
+  private scope: Map<string, number>[] = [];
+
+  constructor(
+    private readonly parsed: ParsedExpression,
+    private readonly env: CelEnvironment,
+  ) {}
+
+  private problem(code: CompileProblem["code"], message: string, id: number): void {
+    this.problems.push({ code, message, offset: this.parsed.offsets.get(id) });
+  }
+
+  private lookupLocal(name: string): number | undefined {
+    for (let i = this.scope.length - 1; i >= 0; i--) {
+      const slot = this.scope[i]?.get(name);
+      if (slot !== undefined) return slot;
+    }
+    return undefined;
+  }
+
+  private fail(id: number, message: string): Compiled {
+    this.problem("PE_CEL_UNKNOWN_IDENT", message, id);
+    return {
+      ev: () => {
+        throw new CelError(message);
+      },
+      type: "dyn",
+    };
+  }
+
+  compile(e: Expr): Compiled {
+    switch (e.kind) {
+      case "const": {
+        const v = e.value;
+        return { ev: () => v, type: typeName(v) };
+      }
+      case "ident":
+        return this.ident(e.name, e.id);
+      case "select":
+        return this.select(e);
+      case "call":
+        return this.call(e);
+      case "list":
+        return this.list(e.elements, e.optionalIndices, e.id);
+      case "map":
+        return this.map(e);
+      case "struct":
+        return this.struct(e);
+      case "comprehension":
+        return this.comprehension(e);
+      case "bind": {
+        const init = this.compile(e.init);
+        const slot = this.slotCount++;
+        this.scope.push(new Map([[e.name, slot]]));
+        const body = this.compile(e.body);
+        this.scope.pop();
+        return {
+          ev: (f) => {
+            f.slots[slot] = init.ev(f);
+            return body.ev(f);
+          },
+          type: body.type,
+        };
+      }
+    }
+  }
+
+  /** A dotted name (`a.b.c`) if the expression is one, for qualified function and type names. */
+  private qualifiedName(e: Expr): string | undefined {
+    if (e.kind === "ident") return e.name;
+    if (e.kind === "select" && !e.testOnly && !e.optional) {
+      const q = this.qualifiedName(e.operand);
+      return q === undefined ? undefined : `${q}.${e.field}`;
+    }
+    return undefined;
+  }
+
+  private ident(name: string, id: number): Compiled {
+    const slot = this.lookupLocal(name);
+    if (slot !== undefined) return { ev: (f) => f.slots[slot] as CelValue, type: "dyn" };
+    const declared = this.env.variables.get(name);
+    if (declared !== undefined) {
+      this.uses.add(name);
+      return {
+        ev: (f) => {
+          const v = f.act.values[name];
+          return v === undefined ? null : v;
+        },
+        type: declared,
+      };
+    }
+    if (name === "variables" && this.env.policyVariables) {
+      // A bare `variables` (not `variables.x`): materialise them all as a map.
+      const names = [...this.env.policyVariables];
+      this.uses.add("variables");
+      return {
+        ev: (f) => new CelMap(names.map((n) => [n, f.act.variables?.get(n) ?? null] as const)),
+        type: "map",
+      };
+    }
+    const t = TYPE_CONSTANTS[name];
+    if (t !== undefined) {
+      const v = new CelType(t);
+      return { ev: () => v, type: "type" };
+    }
+    return this.fail(id, `undeclared reference to '${name}' (in container '')`);
+  }
+
+  private select(e: SelectNode): Compiled {
+    const { field, id } = e;
+    // variables.<name>: resolved lazily through the activation, checked against the declared names.
+    if (
+      e.operand.kind === "ident" &&
+      e.operand.name === "variables" &&
+      this.lookupLocal("variables") === undefined &&
+      this.env.policyVariables
+    ) {
+      if (!this.env.policyVariables.has(field))
+        return this.fail(id, `undeclared reference to 'variables.${field}' (in container '')`);
+      this.uses.add("variables");
+      if (e.testOnly) return { ev: () => true, type: "bool" };
+      return {
+        ev: (f) => {
+          const r = f.act.variables;
+          if (!r) throw new CelError(`no such attribute: variables.${field}`);
+          return r.get(field);
+        },
+        type: "dyn",
+      };
+    }
+    // A qualified name that is a declared variable (`authorizer.requestResource`) or a type name.
+    const q = this.qualifiedName(e);
+    if (
+      q !== undefined &&
+      this.env.variables.has(q) &&
+      this.lookupLocal(q.split(".")[0] as string) === undefined
+    ) {
+      return this.ident(q, id);
+    }
+    if (q !== undefined && QUALIFIED_TYPES.has(q)) {
+      const v = new CelType(q);
+      return { ev: () => v, type: "type" };
+    }
+    const operand = this.compile(e.operand);
+    const op = operand.ev;
+    if (e.testOnly) {
+      return {
+        ev: (f) => {
+          const v = op(f);
+          if (v instanceof Optional) return v.hasValue() && selectField(v.value(), field, id) !== undefined;
+          return selectField(v, field, id) !== undefined;
+        },
+        type: "bool",
+      };
+    }
+    if (e.optional) {
+      return {
+        ev: (f) => {
+          f.st.addCost(1);
+          let v = op(f);
+          if (v instanceof Optional) {
+            if (!v.hasValue()) return v;
+            v = v.value();
+          }
+          const r = selectField(v, field, id);
+          return r === undefined ? Optional.none : Optional.of(r);
+        },
+        type: "optional_type",
+      };
+    }
+    return {
+      ev: (f) => {
+        f.st.addCost(1);
+        const v = op(f);
+        if (isPlainMap(v)) {
+          if (Object.hasOwn(v, field)) return (v as JsonMap)[field] as CelValue;
+        } else if (v instanceof Optional) {
+          // Selecting through an optional keeps the chain optional: `a.?b.c` is optional.
+          if (!v.hasValue()) return v;
+          const r = selectField(v.value(), field, id);
+          return r === undefined ? Optional.none : Optional.of(r);
+        } else {
+          const r = selectField(v, field, id);
+          if (r !== undefined) return r;
+        }
+        const err = new CelError(`no such key: ${field}`);
+        err.exprId = id;
+        throw err;
+      },
+      type: operand.type === "optional_type" ? "optional_type" : "dyn",
+    };
+  }
+
+  private call(e: CallNode): Compiled {
+    if (LOGIC.has(e.fn) && !e.target) return this.builtin(e);
+    // `ns.fn(args)` where `ns` is not a variable: the global function `ns.fn` (optional.of, math.greatest...).
+    if (e.target) {
+      const q = this.qualifiedName(e.target);
+      if (
+        q !== undefined &&
+        this.lookupLocal(q.split(".")[0] as string) === undefined &&
+        !this.env.variables.has(q.split(".")[0] as string)
+      ) {
+        const qualified = `${q}.${e.fn}`;
+        if (this.env.functions.has(qualified))
+          return this.function(
+            qualified,
+            e.id,
+            e.args.map((a) => this.compile(a)),
+            false,
+          );
+      }
+    }
+    if (e.target && e.fn === "bind" && this.qualifiedName(e.target) === "cel") {
+      this.problem(
+        "PE_CEL_UNKNOWN_FUNCTION",
+        "cel.bind is not available: Kubernetes does not enable it (use --enable bind / spec extension to allow it)",
+        e.id,
+      );
+    }
+    const args = e.target
+      ? [this.compile(e.target), ...e.args.map((a) => this.compile(a))]
+      : e.args.map((a) => this.compile(a));
+    return this.function(e.fn, e.id, args, e.target !== undefined);
+  }
+
+  private function(name: string, id: number, args: Compiled[], member: boolean): Compiled {
+    const all = this.env.functions.get(name);
+    const shown = name.startsWith("_") || name.startsWith("@") || name.startsWith("!") ? name : name;
+    if (!all) {
+      this.problem("PE_CEL_UNKNOWN_FUNCTION", `undeclared reference to '${shown}' (in container '')`, id);
+      return {
+        ev: () => {
+          throw new CelError(`undeclared reference to '${shown}'`);
+        },
+        type: "dyn",
+      };
+    }
+    const types = args.map((a) => a.type);
+    const byArity = all.filter((o) => o.member === member && o.args.length === args.length);
+    const candidates = byArity.filter((o) => o.args.every((t, i) => compatible(types[i] as TypeTag, t)));
+    if (candidates.length === 0) {
+      const sig = member
+        ? `${types[0]}.${name}(${types.slice(1).join(", ")})`
+        : `${name}(${types.join(", ")})`;
+      const msg =
+        byArity.length === 0 && all.every((o) => o.member !== member)
+          ? `undeclared reference to '${name}' (in container '')${member ? ": it is not a method; call it as a function" : ": it is a method; call it as receiver." + name + "(...)"}`
+          : `found no matching overload for '${name}' applied to '${sig}'`;
+      this.problem("PE_CEL_UNKNOWN_FUNCTION", msg, id);
+      return {
+        ev: () => {
+          throw new CelError(msg);
+        },
+        type: "dyn",
+      };
+    }
+    const resultTypes = new Set(candidates.map((o) => o.result));
+    const type = resultTypes.size === 1 ? (candidates[0] as Overload).result : "dyn";
+    return {
+      ev: this.dispatch(
+        name,
+        id,
+        args.map((a) => a.ev),
+        candidates,
+      ),
+      type,
+    };
+  }
+
+  private dispatch(name: string, id: number, args: Eval[], candidates: Overload[]): Eval {
+    type Fn = (...a: unknown[]) => CelValue;
+    type CostFn = (...a: unknown[]) => number;
+    const pick = (vals: CelValue[]): Overload => {
+      for (const o of candidates) {
+        let ok = true;
+        for (let i = 0; i < vals.length; i++) {
+          if (!hasTag(vals[i] as CelValue, o.args[i] as TypeTag)) {
+            ok = false;
+            break;
+          }
+        }
+        if (ok) return o;
+      }
+      throw noSuchOverload(name, vals);
+    };
+    const invoke = (o: Overload, vals: CelValue[], st: EvalState): CelValue => {
+      st.addCost(1);
+      if (o.cost) st.addCost((o.cost as unknown as CostFn)(...vals));
+      return (o.impl as unknown as Fn)(...vals, st);
+    };
+    switch (args.length) {
+      case 0:
+        return (f) => {
+          try {
+            return invoke(pick([]), [], f.st);
+          } catch (e) {
+            return withPosition(e, id);
+          }
+        };
+      case 1: {
+        const [a0] = args as [Eval];
+        return (f) => {
+          const v = [a0(f)];
+          try {
+            return invoke(pick(v), v, f.st);
+          } catch (e) {
+            return withPosition(e, id);
+          }
+        };
+      }
+      case 2: {
+        const [a0, a1] = args as [Eval, Eval];
+        return (f) => {
+          const v = [a0(f), a1(f)];
+          try {
+            return invoke(pick(v), v, f.st);
+          } catch (e) {
+            return withPosition(e, id);
+          }
+        };
+      }
+      default:
+        return (f) => {
+          const v = args.map((a) => a(f));
+          try {
+            return invoke(pick(v), v, f.st);
+          } catch (e) {
+            return withPosition(e, id);
+          }
+        };
+    }
+  }
+
+  /** Operators with their own evaluation rules (short-circuit, error absorption, equality). */
+  private builtin(e: CallNode): Compiled {
+    const args = e.args.map((a) => this.compile(a));
+    const ev = args.map((a) => a.ev);
+    const id = e.id;
+    const fail = (err: unknown): never => withPosition(err, id);
+    switch (e.fn) {
+      case "_&&_":
+      case "_||_": {
+        const [l, r] = ev as [Eval, Eval];
+        const decisive = e.fn === "_||_";
+        for (const a of args)
+          if (!compatible(a.type, "bool"))
+            this.problem(
+              "PE_CEL_TYPE",
+              `found no matching overload for '${e.fn}' applied to '(${args.map((x) => x.type).join(", ")})'`,
+              id,
+            );
+        return {
+          ev: (f) => {
+            let lerr: unknown;
+            let lv: CelValue = null;
+            try {
+              lv = l(f);
+              if (lv === decisive) return decisive;
+            } catch (err) {
+              if (err instanceof CelError && (err.kind === "cost" || err.kind === "timeout")) throw err;
+              lerr = err;
+            }
+            const rv = r(f);
+            if (rv === decisive) return decisive;
+            if (lerr !== undefined) throw lerr;
+            if (typeof lv !== "boolean" || typeof rv !== "boolean")
+              return fail(noSuchOverload(e.fn, [lv, rv]));
+            return !decisive;
+          },
+          type: "bool",
+        };
+      }
+      case "!_": {
+        const [x] = ev as [Eval];
+        return { ev: (f) => !asBool(x(f), "!_"), type: "bool" };
+      }
+      case "@not_strictly_false": {
+        const [x] = ev as [Eval];
+        return {
+          ev: (f) => {
+            try {
+              const v = x(f);
+              return typeof v === "boolean" ? v : true;
+            } catch (err) {
+              if (err instanceof CelError && (err.kind === "cost" || err.kind === "timeout")) throw err;
+              return true;
+            }
+          },
+          type: "bool",
+        };
+      }
+      case "_?_:_": {
+        const [c, t, el] = ev as [Eval, Eval, Eval];
+        const tt = (args[1] as Compiled).type;
+        const et = (args[2] as Compiled).type;
+        return {
+          ev: (f) => {
+            const cv = c(f);
+            if (cv === true) return t(f);
+            if (cv === false) return el(f);
+            return fail(noSuchOverload("_?_:_", [cv]));
+          },
+          type: tt === et ? tt : "dyn",
+        };
+      }
+      case "_==_":
+      case "_!=_": {
+        const [l, r] = ev as [Eval, Eval];
+        const eq = e.fn === "_==_";
+        return {
+          ev: (f) => {
+            f.st.addCost(1);
+            return celEquals(l(f), r(f)) === eq;
+          },
+          type: "bool",
+        };
+      }
+      case "_[_]": {
+        const [c, k] = ev as [Eval, Eval];
+        return {
+          ev: (f) => {
+            f.st.addCost(1);
+            const cv = c(f);
+            const kv = k(f);
+            if (cv instanceof Optional) {
+              if (!cv.hasValue()) return cv;
+              const r = indexValue(cv.value(), kv, id);
+              return r === undefined ? Optional.none : Optional.of(r);
+            }
+            const r = indexValue(cv, kv, id);
+            if (r === undefined) return fail(indexError(cv, kv));
+            return r;
+          },
+          type: (args[0] as Compiled).type === "optional_type" ? "optional_type" : "dyn",
+        };
+      }
+      case "_[?_]": {
+        const [c, k] = ev as [Eval, Eval];
+        return {
+          ev: (f) => {
+            f.st.addCost(1);
+            let cv = c(f);
+            if (cv instanceof Optional) {
+              if (!cv.hasValue()) return cv;
+              cv = cv.value();
+            }
+            const r = indexValue(cv, k(f), id);
+            return r === undefined ? Optional.none : Optional.of(r);
+          },
+          type: "optional_type",
+        };
+      }
+      case "@append": {
+        const [accu, x] = ev as [Eval, Eval];
+        return {
+          ev: (f) => {
+            const list = accu(f) as CelValue[];
+            list.push(x(f));
+            return list;
+          },
+          type: "list",
+        };
+      }
+      default:
+        throw new Error(`unhandled builtin ${e.fn}`);
+    }
+  }
+
+  private list(elements: readonly Expr[], optional: ReadonlySet<number>, id: number): Compiled {
+    const ev = elements.map((x) => this.compile(x).ev);
+    if (optional.size === 0) {
+      return {
+        ev: (f) => {
+          f.st.addCost(1);
+          const out: CelValue[] = new Array(ev.length);
+          for (let i = 0; i < ev.length; i++) out[i] = (ev[i] as Eval)(f);
+          return out;
+        },
+        type: "list",
+      };
+    }
+    return {
+      ev: (f) => {
+        f.st.addCost(1);
+        const out: CelValue[] = [];
+        for (let i = 0; i < ev.length; i++) {
+          const v = (ev[i] as Eval)(f);
+          if (optional.has(i)) {
+            if (!(v instanceof Optional)) return withPosition(noSuchOverload("optional element", [v]), id);
+            if (v.hasValue()) out.push(v.value());
+          } else out.push(v);
+        }
+        return out;
+      },
+      type: "list",
+    };
+  }
+
+  private map(e: Extract<Expr, { kind: "map" }>): Compiled {
+    const entries = e.entries.map((en) => ({
+      key: this.compile(en.key).ev,
+      value: this.compile(en.value).ev,
+      optional: en.optional,
+      id: en.id,
+    }));
+    return {
+      ev: (f) => {
+        f.st.addCost(1);
+        const m = new CelMap();
+        for (const en of entries) {
+          const k = en.key(f);
+          if (
+            !(typeof k === "string" || typeof k === "bigint" || typeof k === "boolean" || k instanceof UInt)
+          ) {
+            return withPosition(new CelError(`unsupported key type: ${typeName(k)}`), en.id);
+          }
+          let v = en.value(f);
+          if (en.optional) {
+            if (!(v instanceof Optional)) return withPosition(noSuchOverload("optional entry", [v]), en.id);
+            if (!v.hasValue()) continue;
+            v = v.value();
+          }
+          if (!m.set(k as MapKey, v))
+            return withPosition(
+              new CelError(`Failed with repeated key: ${String(k instanceof UInt ? k.value : k)}`),
+              en.id,
+            );
+        }
+        return m;
+      },
+      type: "map",
+    };
+  }
+
+  private struct(e: Extract<Expr, { kind: "struct" }>): Compiled {
+    const root = e.typeName.split(".")[0] as string;
+    if (!this.env.structTypes.has(root)) {
+      this.problem("PE_CEL_UNKNOWN_IDENT", `undeclared reference to '${e.typeName}' (in container '')`, e.id);
+    }
+    const fields = e.fields.map((fl) => ({
+      name: fl.name,
+      value: this.compile(fl.value).ev,
+      optional: fl.optional,
+    }));
+    return {
+      ev: (f) => {
+        f.st.addCost(1);
+        const out: Record<string, CelValue> = {};
+        for (const fl of fields) {
+          let v = fl.value(f);
+          if (fl.optional) {
+            if (!(v instanceof Optional) || !v.hasValue()) continue;
+            v = v.value();
+          }
+          out[fl.name] = v;
+        }
+        return out;
+      },
+      type: root === "JSONPatch" ? "JSONPatch" : "Object",
+    };
+  }
+
+  private comprehension(e: ComprehensionNode): Compiled {
+    const range = this.compile(e.iterRange).ev;
+    const init = this.compile(e.accuInit).ev;
+    const accuSlot = this.slotCount++;
+    const v1 = this.slotCount++;
+    const v2 = e.iterVar2 !== undefined ? this.slotCount++ : -1;
+    const accuScope = new Map([[e.accuVar, accuSlot]]);
+    const iterScope = new Map([[e.iterVar, v1]]);
+    if (e.iterVar2 !== undefined) iterScope.set(e.iterVar2, v2);
+    this.scope.push(accuScope, iterScope);
+    const cond = this.compile(e.loopCondition).ev;
+    const step = this.compile(e.loopStep).ev;
+    this.scope.pop();
+    const result = this.compile(e.result);
+    this.scope.pop();
+    const two = v2 >= 0;
+    const id = e.id;
+    const macro = e.macro;
+    const resultType =
+      macro === "all" || macro === "exists" || macro === "exists_one" || macro === "existsOne"
+        ? "bool"
+        : macro === "map" || macro === "filter" || macro === "transformList"
+          ? "list"
+          : result.type;
+    return {
+      ev: (f) => {
+        const r = range(f);
+        const slots = f.slots;
+        slots[accuSlot] = init(f);
+        let n = 0;
+        const iterate = (a: CelValue, b: CelValue): boolean => {
+          if (++n % 1024 === 0) f.st.checkDeadline();
+          f.st.addCost(1);
+          slots[v1] = a;
+          if (two) slots[v2] = b;
+          if (cond(f) !== true) return false;
+          slots[accuSlot] = step(f);
+          return true;
+        };
+        if (Array.isArray(r)) {
+          for (let i = 0; i < r.length; i++) {
+            if (!(two ? iterate(BigInt(i), r[i] as CelValue) : iterate(r[i] as CelValue, null))) break;
+          }
+        } else if (r instanceof CelMap || isPlainMap(r)) {
+          if (two) {
+            for (const [k, v] of mapEntries(r)) if (!iterate(k, v)) break;
+          } else {
+            for (const k of mapKeys(r)) if (!iterate(k, null)) break;
+          }
+        } else {
+          return withPosition(
+            new CelError(
+              `expression of type '${typeName(r)}' cannot be range of a comprehension (must be list, map, or dynamic)`,
+            ),
+            id,
+          );
+        }
+        return result.ev(f);
+      },
+      type: resultType,
+    };
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * The CEL environment: which variables exist, which functions (merged from the libraries), and
+ * which opt-in features are on. One environment is built per configuration and shared by every
+ * expression compiled against it.
+ */
+import { ALL_LIBRARIES } from "./library/index.ts";
+import type { FunctionDecl, Overload, TypeTag } from "./library/types.ts";
+
+/** The admission variables, named once (Kyverno's keys.go does the same). */
+export const ADMISSION_VARIABLES = {
+  object: "dyn",
+  oldObject: "dyn",
+  request: "dyn",
+  params: "dyn",
+  namespaceObject: "dyn",
+  authorizer: "kubernetes.authorization.Authorizer",
+  "authorizer.requestResource": "kubernetes.authorization.ResourceCheck",
+} as const satisfies Record<string, TypeTag>;
+
+/** Features that are not part of the API server's admission environment; off unless asked for. */
+export interface CelExtras {
+  /** `cel.bind(name, init, body)`. */
+  readonly bind?: boolean;
+  /** The `math.*` extension. */
+  readonly math?: boolean;
+  /** `base64.encode` / `base64.decode`. */
+  readonly base64?: boolean;
+}
+
+export const EXTRA_NAMES = ["bind", "math", "base64"] as const;
+
+export interface EnvOptions {
+  /** Top-level variables and their types. */
+  readonly variables: Readonly<Record<string, TypeTag>>;
+  /** Names usable as `variables.<name>` (a policy's `spec.variables`); absent: no `variables`. */
+  readonly policyVariables?: readonly string[];
+  /** Struct types allowed in literals: `Object` (ApplyConfiguration) and `JSONPatch`, for mutations. */
+  readonly structTypes?: readonly string[];
+  readonly extras?: CelExtras;
+}
+
+export interface CelEnvironment {
+  readonly variables: ReadonlyMap<string, TypeTag>;
+  readonly policyVariables: ReadonlySet<string> | undefined;
+  readonly functions: ReadonlyMap<string, readonly Overload[]>;
+  readonly structTypes: ReadonlySet<string>;
+  readonly extras: Required<CelExtras>;
+  /** A key naming this configuration, for caches of compiled programs. */
+  readonly key: string;
+}
+
+const LIBRARY_FOR_EXTRA: Record<string, keyof CelExtras> = { math: "math", encoders: "base64" };
+
+export function createEnvironment(options: EnvOptions): CelEnvironment {
+  const extras: Required<CelExtras> = {
+    bind: options.extras?.bind ?? false,
+    math: options.extras?.math ?? false,
+    base64: options.extras?.base64 ?? false,
+  };
+  const functions = new Map<string, Overload[]>();
+  const add = (decl: FunctionDecl): void => {
+    const list = functions.get(decl.name) ?? [];
+    list.push(...decl.overloads);
+    functions.set(decl.name, list);
+  };
+  for (const lib of ALL_LIBRARIES) {
+    if (lib.availability === "extra") {
+      const flag = LIBRARY_FOR_EXTRA[lib.name];
+      if (!flag || !extras[flag]) continue;
+    }
+    lib.functions.forEach(add);
+  }
+  const variables = new Map(Object.entries(options.variables));
+  const policyVariables = options.policyVariables ? new Set(options.policyVariables) : undefined;
+  const structTypes = new Set(options.structTypes ?? []);
+  const key = JSON.stringify([
+    [...variables.keys()].sort(),
+    [...(policyVariables ?? [])],
+    [...structTypes].sort(),
+    extras,
+  ]);
+  return { variables, policyVariables, functions, structTypes, extras, key };
+}

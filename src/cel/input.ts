@@ -1,0 +1,125 @@
+/**
+ * JSON ⇄ CEL values. Kubernetes decodes integral JSON numbers as int64 and the rest as float64;
+ * `toCel` does the same so `object.spec.replicas + 1` is int arithmetic, and `toJson` turns any CEL
+ * value back into JSON without losing precision (ints beyond 2^53 become decimal strings).
+ */
+import {
+  CelMap,
+  CelObject,
+  CelType,
+  type CelValue,
+  Duration,
+  isPlainMap,
+  type JsonMap,
+  Optional,
+  Timestamp,
+  UInt,
+} from "./values.ts";
+
+/** Converts parsed JSON (or YAML) into CEL values: integral numbers become int. */
+export function toCel(v: unknown): CelValue {
+  switch (typeof v) {
+    case "number":
+      return Number.isInteger(v) ? BigInt(v) : v;
+    case "string":
+    case "boolean":
+    case "bigint":
+      return v;
+    case "undefined":
+      return null;
+    case "object": {
+      if (v === null) return null;
+      if (Array.isArray(v)) {
+        const out: CelValue[] = new Array(v.length);
+        for (let i = 0; i < v.length; i++) out[i] = toCel(v[i]);
+        return out;
+      }
+      if (isPlainMap(v)) {
+        const out: Record<string, CelValue> = {};
+        for (const k in v) if (Object.hasOwn(v, k)) out[k] = toCel((v as Record<string, unknown>)[k]);
+        return out as JsonMap;
+      }
+      return v as CelValue;
+    }
+    default:
+      return null;
+  }
+}
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+function intToJson(i: bigint): number | string {
+  return i <= MAX_SAFE && i >= -MAX_SAFE ? Number(i) : i.toString();
+}
+
+/** Seconds with up to nine fractional digits and an `s` suffix, as protobuf's JSON prints durations. */
+export function formatDuration(d: Duration): string {
+  const neg = d.nanos < 0n;
+  const abs = neg ? -d.nanos : d.nanos;
+  const secs = abs / 1_000_000_000n;
+  const frac = abs % 1_000_000_000n;
+  let s = secs.toString();
+  if (frac !== 0n) s += `.${frac.toString().padStart(9, "0").replace(/0+$/, "")}`;
+  return `${neg ? "-" : ""}${s}s`;
+}
+
+/** RFC 3339 in UTC with the fractional seconds needed (none, milli, micro or nano). */
+export function formatTimestamp(t: Timestamp): string {
+  const ms = t.nanos / 1_000_000n;
+  let floorMs = ms;
+  if (t.nanos < 0n && t.nanos % 1_000_000n !== 0n) floorMs -= 1n;
+  const base = new Date(Number(floorMs - (((floorMs % 1000n) + 1000n) % 1000n))).toISOString().slice(0, 19);
+  let frac = t.nanos % 1_000_000_000n;
+  if (frac < 0n) frac += 1_000_000_000n;
+  if (frac === 0n) return `${base}Z`;
+  const digits = frac.toString().padStart(9, "0");
+  const trimmed = digits.endsWith("000000")
+    ? digits.slice(0, 3)
+    : digits.endsWith("000")
+      ? digits.slice(0, 6)
+      : digits;
+  return `${base}.${trimmed}Z`;
+}
+
+function bytesToBase64(b: Uint8Array): string {
+  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("base64");
+}
+
+/** Renders a CEL value as JSON (the `celgate expr` output format and mutation results). */
+export function toJson(v: CelValue): unknown {
+  switch (typeof v) {
+    case "bigint":
+      return intToJson(v);
+    case "number":
+      return Number.isFinite(v) ? v : String(v);
+    case "string":
+    case "boolean":
+      return v;
+    case "object": {
+      if (v === null) return null;
+      if (Array.isArray(v)) return v.map(toJson);
+      if (isPlainMap(v)) {
+        const out: Record<string, unknown> = {};
+        for (const k in v) if (Object.hasOwn(v, k)) out[k] = toJson(v[k] as CelValue);
+        return out;
+      }
+      if (v instanceof CelMap) {
+        const out: Record<string, unknown> = {};
+        for (const [k, val] of v.entries())
+          out[k instanceof UInt ? k.value.toString() : String(k)] = toJson(val);
+        return out;
+      }
+      if (v instanceof UInt) return intToJson(v.value);
+      if (v instanceof Uint8Array) return bytesToBase64(v);
+      if (v instanceof Duration) return formatDuration(v);
+      if (v instanceof Timestamp) return formatTimestamp(v);
+      if (v instanceof CelType) return v.name;
+      if (v instanceof Optional)
+        return v.hasValue() ? { optional: true, value: toJson(v.value()) } : { optional: true };
+      if (v instanceof CelObject) return v.toJSON();
+      return null;
+    }
+    default:
+      return null;
+  }
+}

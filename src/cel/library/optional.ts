@@ -1,0 +1,118 @@
+/**
+ * Optional values (cel-go's OptionalTypes, which Kubernetes enables): constructors and accessors.
+ * The `a.?b`, `m[?k]`, `[?x]` and `{?k: v}` syntax and the `optMap`/`optFlatMap` macros are
+ * handled by syntax.ts and the compiler; these are the functions they and users call.
+ */
+import { celEquals } from "../equality.ts";
+import {
+  CelError,
+  CelMap,
+  type CelValue,
+  Duration,
+  isPlainMap,
+  Optional,
+  Timestamp,
+  UInt,
+} from "../values.ts";
+import { fn, globalFn, type Library, memberFn } from "./types.ts";
+
+/** Whether a value is its type's zero value, for `optional.ofNonZeroValue`. */
+function isZero(v: CelValue): boolean {
+  if (v === null || v === false || v === 0n || v === 0 || v === "") return true;
+  if (v instanceof UInt) return v.value === 0n;
+  if (v instanceof Uint8Array || Array.isArray(v)) return v.length === 0;
+  if (v instanceof CelMap) return v.size === 0;
+  if (isPlainMap(v)) return Object.keys(v).length === 0;
+  if (v instanceof Duration || v instanceof Timestamp) return v.nanos === 0n;
+  return false;
+}
+
+export const optionalLibrary: Library = {
+  name: "optional",
+  availability: "kubernetes",
+  functions: [
+    fn(
+      "optional.of",
+      globalFn("optional_of", ["dyn"], "optional_type", (v: CelValue) => Optional.of(v)),
+    ),
+    fn(
+      "optional.none",
+      globalFn("optional_none", [], "optional_type", () => Optional.none),
+    ),
+    fn(
+      "optional.ofNonZeroValue",
+      globalFn("optional_ofNonZeroValue", ["dyn"], "optional_type", (v: CelValue) =>
+        isZero(v) ? Optional.none : Optional.of(v),
+      ),
+    ),
+    fn(
+      "hasValue",
+      memberFn("optional_hasValue", ["optional_type"], "bool", (o: Optional) => o.hasValue()),
+    ),
+    fn(
+      "value",
+      memberFn("optional_value", ["optional_type"], "dyn", (o: Optional) => o.value()),
+    ),
+    fn(
+      "orValue",
+      memberFn("optional_orValue_value", ["optional_type", "dyn"], "dyn", (o: Optional, d: CelValue) =>
+        o.hasValue() ? o.value() : d,
+      ),
+    ),
+    fn(
+      "or",
+      memberFn(
+        "optional_or_optional",
+        ["optional_type", "optional_type"],
+        "optional_type",
+        (o: Optional, other: Optional) => (o.hasValue() ? o : other),
+      ),
+    ),
+  ],
+};
+
+/** Helpers the macro expansions call; their names start with `@` so users cannot call them. */
+export const internalLibrary: Library = {
+  name: "internal",
+  availability: "kubernetes",
+  functions: [
+    fn(
+      "@mapInsert",
+      globalFn(
+        "map_insert_key_value",
+        ["map", "dyn", "dyn"],
+        "map",
+        (m: CelMap, k: CelValue, v: CelValue) => {
+          if (
+            !(typeof k === "string" || typeof k === "bigint" || typeof k === "boolean" || k instanceof UInt)
+          )
+            throw new CelError(`unsupported map key type: ${String(k)}`);
+          if (!m.set(k, v)) throw new CelError(`insert failed: key ${String(k)} already exists`);
+          return m;
+        },
+      ),
+      globalFn(
+        "map_insert_map",
+        ["map", "map"],
+        "map",
+        (m: CelMap, entry: CelMap | Record<string, CelValue>) => {
+          const entries = entry instanceof CelMap ? [...entry.entries()] : Object.entries(entry);
+          for (const [k, v] of entries) {
+            if (m.has(k)) throw new CelError(`insert failed: key ${String(k)} already exists`);
+            m.set(k, v);
+          }
+          return m;
+        },
+      ),
+    ),
+    fn(
+      "@in",
+      globalFn("in_dyn", ["dyn", "dyn"], "bool", (x: CelValue, c: CelValue) => {
+        if (Array.isArray(c)) return c.some((e) => celEquals(e, x));
+        if (c instanceof CelMap) return c.has(x);
+        if (isPlainMap(c)) return typeof x === "string" && Object.hasOwn(c, x);
+        throw new CelError(`found no matching overload for '@in' applied to '(dyn, dyn)'`);
+      }),
+    ),
+  ],
+};

@@ -1,0 +1,496 @@
+/**
+ * The CEL front end: @bufbuild/cel's parser plus what Kubernetes' CEL has and it lacks.
+ *
+ * 1. Optional syntax (`a.?b`, `m[?k]`, `[?x]`, `{?k: v}`): its parser rejects the `?`. We find each
+ *    optional marker with a small lexer, blank it out (same length, so every offset stays true),
+ *    parse, and then flag the nodes at the recorded offsets as optional.
+ * 2. Macros it does not expand (two-variable comprehensions, `existsOne`, `transformList`,
+ *    `transformMap`, `transformMapEntry`, `sortBy`, `optMap`, `optFlatMap`, `cel.bind`) are expanded
+ *    here while converting its protobuf tree into ours (ast.ts).
+ */
+import { parse as bufParse } from "@bufbuild/cel";
+import type { Expr as PbExpr, ParsedExpr } from "@bufbuild/cel-spec/cel/expr/syntax_pb.js";
+import type { CelValue } from "./values.ts";
+import { UInt } from "./values.ts";
+import type { CallNode, ComprehensionNode, Expr, MapEntry, ParsedExpression, StructField } from "./ast.ts";
+
+export class CelSyntaxError extends Error {
+  constructor(
+    message: string,
+    readonly offset: number | undefined,
+  ) {
+    super(message);
+    this.name = "CelSyntaxError";
+  }
+}
+
+export interface SyntaxOptions {
+  /** Allow `cel.bind` (not part of Kubernetes' admission environment). */
+  readonly bind?: boolean;
+}
+
+interface OptionalMarks {
+  /** Offsets of the `.` of `.?` selections. */
+  readonly selects: Set<number>;
+  /** Offsets of the `[` of `[?` index operations. */
+  readonly indexes: Set<number>;
+  /** List literal `[` offset → indices of optional elements. */
+  readonly listElements: Map<number, Set<number>>;
+  /** Offsets just after the `{` or `,` that precede an optional map or struct entry. */
+  readonly entries: Set<number>;
+}
+
+type Frame = { open: string; offset: number; isList: boolean; commas: number };
+
+/**
+ * Finds the optional markers and returns the source with each `?` marker replaced by a space.
+ * A `?` is a marker when the previous token is `.`, `[`, `{` or a `,` inside `[...]`/`{...}`;
+ * everywhere else it belongs to the conditional operator.
+ */
+function stripOptionalMarkers(source: string): { text: string; marks: OptionalMarks } {
+  const marks: OptionalMarks = {
+    selects: new Set(),
+    indexes: new Set(),
+    listElements: new Map(),
+    entries: new Set(),
+  };
+  const chars = source.split("");
+  const stack: Frame[] = [];
+  let prev = ""; // previous significant token: a punctuation char, or "x" for the end of an operand
+  let prevOffset = -1;
+  let i = 0;
+  const n = source.length;
+  while (i < n) {
+    const c = source[i] as string;
+    if (c === " " || c === "\t" || c === "\n" || c === "\r" || c === "\f" || c === "\v") {
+      i++;
+      continue;
+    }
+    if (c === "/" && source[i + 1] === "/") {
+      while (i < n && source[i] !== "\n") i++;
+      continue;
+    }
+    // String and bytes literals, with r/b prefixes and triple quotes.
+    const lit = /^(?:[rR][bB]?|[bB][rR]?)?("""|'''|"|')/.exec(source.slice(i, i + 5));
+    if (lit) {
+      const quote = lit[1] as string;
+      const raw = /[rR]/.test(lit[0].slice(0, lit[0].length - quote.length));
+      let j = i + lit[0].length;
+      while (j < n && !source.startsWith(quote, j)) {
+        if (!raw && source[j] === "\\") j++;
+        j++;
+      }
+      i = j + quote.length;
+      prev = "x";
+      continue;
+    }
+    if (/[A-Za-z_0-9]/.test(c)) {
+      while (i < n && /[A-Za-z_0-9.]/.test(source[i] as string)) {
+        // A dot ends an identifier unless it is a decimal point of a number.
+        if (source[i] === "." && !/^[0-9]/.test(c)) break;
+        if (source[i] === "." && !/[0-9]/.test(source[i + 1] ?? "")) break;
+        i++;
+      }
+      prev = "x";
+      continue;
+    }
+    if (c === "?") {
+      const top = stack[stack.length - 1];
+      let marker = true;
+      if (prev === ".") marks.selects.add(prevOffset);
+      else if (prev === "[" && top && top.offset === prevOffset) {
+        if (top.isList) addListElement(marks, top);
+        else marks.indexes.add(prevOffset);
+      } else if (prev === "{" && top && top.offset === prevOffset) marks.entries.add(prevOffset + 1);
+      else if (prev === "," && top && top.open === "[" && top.isList) addListElement(marks, top);
+      else if (prev === "," && top && top.open === "{") marks.entries.add(prevOffset + 1);
+      else marker = false;
+      if (marker) {
+        chars[i] = " ";
+        i++;
+        continue;
+      }
+    }
+    if (c === "(" || c === "[" || c === "{") {
+      stack.push({ open: c, offset: i, isList: c === "[" && prev !== "x", commas: 0 });
+    } else if (c === ")" || c === "]" || c === "}") {
+      stack.pop();
+    } else if (c === ",") {
+      const top = stack[stack.length - 1];
+      if (top) top.commas++;
+    }
+    prev = c === ")" || c === "]" || c === "}" ? "x" : c;
+    prevOffset = i;
+    i++;
+  }
+  return { text: chars.join(""), marks };
+}
+
+function addListElement(marks: OptionalMarks, frame: Frame): void {
+  let set = marks.listElements.get(frame.offset);
+  if (!set) {
+    set = new Set();
+    marks.listElements.set(frame.offset, set);
+  }
+  set.add(frame.commas);
+}
+
+/** Parses a CEL expression; throws CelSyntaxError with the offset of the fault. */
+export function parseCel(source: string, options: SyntaxOptions = {}): ParsedExpression {
+  const { text, marks } = stripOptionalMarkers(source);
+  let parsed: ParsedExpr;
+  try {
+    parsed = bufParse(text);
+  } catch (e) {
+    const loc = (e as { location?: { start?: { offset?: number } } }).location;
+    const raw = (e as { rawMessage?: string }).rawMessage ?? (e as Error).message;
+    throw new CelSyntaxError(`Syntax error: ${raw}`, loc?.start?.offset);
+  }
+  const positions = parsed.sourceInfo?.positions ?? {};
+  const macros = new Map<number, string>();
+  for (const [id, call] of Object.entries(parsed.sourceInfo?.macroCalls ?? {})) {
+    if (call.exprKind.case === "callExpr") macros.set(Number(id), call.exprKind.value.function);
+  }
+  const conv = new Converter(positions, macros, marks, options);
+  const root = conv.expr(parsed.expr as PbExpr);
+  return { source, root, offsets: conv.offsets };
+}
+
+const ACCU = "@result";
+
+class Converter {
+  readonly offsets = new Map<number, number>();
+  private nextId: number;
+
+  constructor(
+    positions: { [id: string]: number },
+    private readonly macros: ReadonlyMap<number, string>,
+    private readonly marks: OptionalMarks,
+    private readonly options: SyntaxOptions,
+  ) {
+    let max = 0;
+    for (const [id, off] of Object.entries(positions)) {
+      const n = Number(id);
+      this.offsets.set(n, off);
+      if (n > max) max = n;
+    }
+    this.nextId = max + 1;
+  }
+
+  private pos(id: number): number | undefined {
+    return this.offsets.get(id);
+  }
+
+  /** A fresh id for a node the expansion creates, placed at the macro call's offset. */
+  private fresh(at: number): number {
+    const id = this.nextId++;
+    const off = this.offsets.get(at);
+    if (off !== undefined) this.offsets.set(id, off);
+    return id;
+  }
+
+  expr(e: PbExpr): Expr {
+    const id = Number(e.id);
+    const k = e.exprKind;
+    switch (k.case) {
+      case "constExpr":
+        return { kind: "const", id, value: this.constant(k.value.constantKind) };
+      case "identExpr":
+        return { kind: "ident", id, name: k.value.name };
+      case "selectExpr": {
+        const operand = this.expr(k.value.operand as PbExpr);
+        const at = this.pos(id);
+        const optional = at !== undefined && this.marks.selects.has(at);
+        return { kind: "select", id, operand, field: k.value.field, testOnly: k.value.testOnly, optional };
+      }
+      case "callExpr": {
+        const target = k.value.target ? this.expr(k.value.target) : undefined;
+        const args = k.value.args.map((a) => this.expr(a));
+        let fn = k.value.function;
+        if (fn === "_[_]") {
+          const at = this.pos(id);
+          if (at !== undefined && this.marks.indexes.has(at)) fn = "_[?_]";
+        }
+        const call: CallNode = target
+          ? { kind: "call", id, fn, target, args }
+          : { kind: "call", id, fn, args };
+        return this.macro(call) ?? call;
+      }
+      case "listExpr": {
+        const at = this.pos(id);
+        const opt = at === undefined ? undefined : this.marks.listElements.get(at);
+        return {
+          kind: "list",
+          id,
+          elements: k.value.elements.map((x) => this.expr(x)),
+          optionalIndices: opt ?? new Set(),
+        };
+      }
+      case "structExpr": {
+        const s = k.value;
+        if (s.messageName === "") {
+          const entries: MapEntry[] = s.entries.map((en) => {
+            const eid = Number(en.id);
+            const at = this.pos(eid);
+            const key =
+              en.keyKind.case === "mapKey"
+                ? this.expr(en.keyKind.value)
+                : this.strConst(eid, en.keyKind.value ?? "");
+            return {
+              id: eid,
+              key,
+              value: this.expr(en.value as PbExpr),
+              optional: at !== undefined && this.marks.entries.has(at),
+            };
+          });
+          return { kind: "map", id, entries };
+        }
+        const fields: StructField[] = s.entries.map((en) => {
+          const eid = Number(en.id);
+          const at = this.pos(eid);
+          return {
+            id: eid,
+            name: en.keyKind.case === "fieldKey" ? en.keyKind.value : "",
+            value: this.expr(en.value as PbExpr),
+            optional: at !== undefined && this.marks.entries.has(at),
+          };
+        });
+        return { kind: "struct", id, typeName: s.messageName, fields };
+      }
+      case "comprehensionExpr": {
+        const c = k.value;
+        const macroCall = this.macros.get(id);
+        const node: ComprehensionNode = {
+          kind: "comprehension",
+          id,
+          iterRange: this.expr(c.iterRange as PbExpr),
+          iterVar: c.iterVar,
+          ...(c.iterVar2 ? { iterVar2: c.iterVar2 } : {}),
+          accuVar: c.accuVar,
+          accuInit: this.expr(c.accuInit as PbExpr),
+          loopCondition: this.expr(c.loopCondition as PbExpr),
+          loopStep: this.appendStep(this.expr(c.loopStep as PbExpr), c.accuVar),
+          result: this.expr(c.result as PbExpr),
+          ...(macroCall ? { macro: macroCall } : {}),
+        };
+        return node;
+      }
+      default:
+        throw new CelSyntaxError("Syntax error: unsupported expression", this.pos(id));
+    }
+  }
+
+  private strConst(id: number, s: string): Expr {
+    return { kind: "const", id, value: s };
+  }
+
+  private constant(c: { case: string | undefined; value?: unknown }): CelValue {
+    switch (c.case) {
+      case "nullValue":
+        return null;
+      case "boolValue":
+        return c.value as boolean;
+      case "int64Value":
+        return c.value as bigint;
+      case "uint64Value":
+        return new UInt(c.value as bigint);
+      case "doubleValue":
+        return c.value as number;
+      case "stringValue":
+        return c.value as string;
+      case "bytesValue":
+        return c.value as Uint8Array;
+      default:
+        throw new CelSyntaxError(`Syntax error: unsupported constant ${c.case}`, undefined);
+    }
+  }
+
+  /**
+   * `accu + [x]` as a comprehension step copies the accumulator each iteration; `@append` adds
+   * in place to the accumulator the comprehension owns, keeping `map`/`filter` linear.
+   */
+  private appendStep(step: Expr, accu: string): Expr {
+    const isAppend = (e: Expr): boolean =>
+      e.kind === "call" &&
+      e.fn === "_+_" &&
+      !e.target &&
+      e.args[0]?.kind === "ident" &&
+      e.args[0].name === accu &&
+      e.args[1]?.kind === "list" &&
+      e.args[1].elements.length === 1 &&
+      e.args[1].optionalIndices.size === 0;
+    const rewrite = (e: Expr): Expr => {
+      if (isAppend(e)) {
+        const call = e as CallNode;
+        const list = call.args[1] as { elements: readonly Expr[] };
+        return {
+          kind: "call",
+          id: e.id,
+          fn: "@append",
+          args: [call.args[0] as Expr, list.elements[0] as Expr],
+        };
+      }
+      if (e.kind === "call" && e.fn === "_?_:_" && !e.target) {
+        return { ...e, args: [e.args[0] as Expr, rewrite(e.args[1] as Expr), rewrite(e.args[2] as Expr)] };
+      }
+      return e;
+    };
+    return rewrite(step);
+  }
+
+  private ident(at: number, name: string): Expr {
+    return { kind: "ident", id: this.fresh(at), name };
+  }
+  private call(at: number, fn: string, args: Expr[], target?: Expr): Expr {
+    return target
+      ? { kind: "call", id: this.fresh(at), fn, target, args }
+      : { kind: "call", id: this.fresh(at), fn, args };
+  }
+  private lit(at: number, value: CelValue): Expr {
+    return { kind: "const", id: this.fresh(at), value };
+  }
+
+  private varName(e: Expr | undefined, macro: string, at: number): string {
+    if (e?.kind !== "ident")
+      throw new CelSyntaxError(
+        `Syntax error: ${macro}() variable name must be a simple identifier`,
+        this.pos(at),
+      );
+    return e.name;
+  }
+
+  /** Expands the macros @bufbuild/cel leaves as plain calls. */
+  private macro(c: CallNode): Expr | undefined {
+    const at = c.id;
+    const t = c.target;
+    const a = c.args;
+    if (!t) {
+      return undefined;
+    }
+    if (c.fn === "bind" && t.kind === "ident" && t.name === "cel" && a.length === 3) {
+      if (!this.options.bind) return undefined; // left as a call: the checker reports it as unknown
+      return {
+        kind: "bind",
+        id: at,
+        name: this.varName(a[0], "cel.bind", at),
+        init: a[1] as Expr,
+        body: a[2] as Expr,
+      };
+    }
+    const comp = (
+      iterVar: string,
+      iterVar2: string | undefined,
+      init: Expr,
+      cond: Expr,
+      step: Expr,
+      result: Expr,
+      macro: string,
+    ): Expr => ({
+      kind: "comprehension",
+      id: at,
+      iterRange: t,
+      iterVar,
+      ...(iterVar2 !== undefined ? { iterVar2 } : {}),
+      accuVar: ACCU,
+      accuInit: init,
+      loopCondition: cond,
+      loopStep: step,
+      result,
+      macro,
+    });
+    const accu = () => this.ident(at, ACCU);
+    const notFalse = () => this.call(at, "@not_strictly_false", [accu()]);
+    const T = () => this.lit(at, true);
+    if ((c.fn === "all" || c.fn === "exists") && a.length === 3) {
+      const k = this.varName(a[0], c.fn, at);
+      const v = this.varName(a[1], c.fn, at);
+      const pred = a[2] as Expr;
+      if (c.fn === "all")
+        return comp(k, v, T(), notFalse(), this.call(at, "_&&_", [accu(), pred]), accu(), "all");
+      const notTrue = this.call(at, "@not_strictly_false", [this.call(at, "!_", [accu()])]);
+      return comp(
+        k,
+        v,
+        this.lit(at, false),
+        notTrue,
+        this.call(at, "_||_", [accu(), pred]),
+        accu(),
+        "exists",
+      );
+    }
+    if ((c.fn === "existsOne" || c.fn === "exists_one") && (a.length === 2 || a.length === 3)) {
+      const k = this.varName(a[0], c.fn, at);
+      const v = a.length === 3 ? this.varName(a[1], c.fn, at) : undefined;
+      const pred = a[a.length - 1] as Expr;
+      const step = this.call(at, "_?_:_", [pred, this.call(at, "_+_", [accu(), this.lit(at, 1n)]), accu()]);
+      return comp(
+        k,
+        v,
+        this.lit(at, 0n),
+        T(),
+        step,
+        this.call(at, "_==_", [accu(), this.lit(at, 1n)]),
+        "existsOne",
+      );
+    }
+    if (c.fn === "transformList" && (a.length === 3 || a.length === 4)) {
+      const i = this.varName(a[0], c.fn, at);
+      const v = this.varName(a[1], c.fn, at);
+      const value = a[a.length - 1] as Expr;
+      const append = this.call(at, "@append", [accu(), value]);
+      const step = a.length === 4 ? this.call(at, "_?_:_", [a[2] as Expr, append, accu()]) : append;
+      return comp(
+        i,
+        v,
+        { kind: "list", id: this.fresh(at), elements: [], optionalIndices: new Set() },
+        T(),
+        step,
+        accu(),
+        c.fn,
+      );
+    }
+    if ((c.fn === "transformMap" || c.fn === "transformMapEntry") && (a.length === 3 || a.length === 4)) {
+      const k = this.varName(a[0], c.fn, at);
+      const v = this.varName(a[1], c.fn, at);
+      const value = a[a.length - 1] as Expr;
+      const insert =
+        c.fn === "transformMap"
+          ? this.call(at, "@mapInsert", [accu(), this.ident(at, k), value])
+          : this.call(at, "@mapInsert", [accu(), value]);
+      const step = a.length === 4 ? this.call(at, "_?_:_", [a[2] as Expr, insert, accu()]) : insert;
+      return comp(k, v, { kind: "map", id: this.fresh(at), entries: [] }, T(), step, accu(), c.fn);
+    }
+    if (c.fn === "sortBy" && a.length === 2) {
+      // list.sortBy(x, key) → @sortByAssociatedKeys(list, list.map(x, key)), as cel-go's lists extension does.
+      const x = this.varName(a[0], c.fn, at);
+      const keys = comp(
+        x,
+        undefined,
+        { kind: "list", id: this.fresh(at), elements: [], optionalIndices: new Set() },
+        T(),
+        this.call(at, "@append", [accu(), a[1] as Expr]),
+        accu(),
+        "map",
+      );
+      return this.call(at, "@sortByAssociatedKeys", [t, keys]);
+    }
+    if ((c.fn === "optMap" || c.fn === "optFlatMap") && a.length === 2) {
+      // opt.optMap(v, e) → opt.hasValue() ? optional.of(cel.bind(v, opt.value(), e)) : optional.none()
+      const v = this.varName(a[0], c.fn, at);
+      const body: Expr = {
+        kind: "bind",
+        id: this.fresh(at),
+        name: v,
+        init: this.call(at, "value", [], t),
+        body: a[1] as Expr,
+      };
+      const some = c.fn === "optMap" ? this.call(at, "optional.of", [body]) : body;
+      return this.call(at, "_?_:_", [
+        this.call(at, "hasValue", [], t),
+        some,
+        this.call(at, "optional.none", []),
+      ]);
+    }
+    return undefined;
+  }
+}

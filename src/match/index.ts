@@ -1,0 +1,25 @@
+export {
+  compileLabelSelector,
+  matchesLabels,
+  type InvalidSelectorError,
+  type LabelMatcher,
+  type Labels,
+  type SelectorProblem,
+} from "./selector.ts";
+export {
+  describeTarget,
+  isNamespaceResource,
+  requestTarget,
+  ruleMatches,
+  ruleMismatch,
+  type RuleMismatch,
+  type RuleTarget,
+} from "./rules.ts";
+export {
+  isAdmissionConfigurationResource,
+  matchesResources,
+  objectLabels,
+  type MatchContext,
+  type MatchErrorKind,
+  type MatchOutcome,
+} from "./matcher.ts";

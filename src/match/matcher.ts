@@ -1,0 +1,301 @@
+/**
+ * Whether a policy's matchConstraints or a binding's matchResources select an admission request, with
+ * the API server's semantics (apiserver admission/plugin/policy/matching and the webhook predicates
+ * for namespaces and objects).
+ *
+ * The four checks are resourceRules, excludeResourceRules, namespaceSelector and objectSelector. The
+ * API server runs them in another order but its result does not depend on the order: any check that
+ * definitely fails gives "not matched", even when another check errored; only when every check that
+ * could be decided passed does an error (unknown namespace, invalid selector) surface. So a typo in a
+ * selector, or an unknown namespace, never fails a request the policy does not otherwise select. We run
+ * the rules first because they are cheap and need no namespace lookup, and because "no rule matches"
+ * is the most useful reason to show in an explanation.
+ */
+import type { AdmissionRequest, GroupVersionKind, GroupVersionResource } from "../engine/types.ts";
+import type {
+  LabelSelector,
+  MatchPolicyType,
+  MatchResources,
+  NamedRuleWithOperations,
+} from "../policy/types.ts";
+import { err, ok, type Result } from "../result.ts";
+import { describeTarget, requestTarget, type RuleTarget, ruleMatches } from "./rules.ts";
+import { compileLabelSelector, type Labels } from "./selector.ts";
+
+export interface MatchContext {
+  /** Labels of a namespace the cluster (or the loaded files) knows; undefined when it does not exist. */
+  namespaceLabels(name: string): Labels | undefined;
+}
+
+export type MatchErrorKind = "namespace-not-found" | "invalid-selector" | "invalid-request";
+
+export type MatchOutcome =
+  | {
+      readonly status: "matched";
+      /** What was compared with the rules: the request's resource, or its requestResource (Equivalent). */
+      readonly resource: GroupVersionResource;
+      readonly subResource: string;
+      readonly kind: GroupVersionKind;
+      /** True when only the requestResource matched (matchPolicy Equivalent). */
+      readonly equivalent: boolean;
+      readonly reason: string;
+    }
+  | { readonly status: "not-matched"; readonly reason: string }
+  | { readonly status: "error"; readonly errorKind: MatchErrorKind; readonly message: string };
+
+interface MatchError {
+  readonly errorKind: MatchErrorKind;
+  readonly message: string;
+}
+
+/** A check that either decided (with a reason when it failed) or could not decide. */
+type Check = Result<{ readonly pass: true } | { readonly pass: false; readonly reason: string }, MatchError>;
+
+const PASS: Check = ok({ pass: true });
+
+function fail(reason: string): Check {
+  return ok({ pass: false, reason });
+}
+
+interface RuleHit {
+  readonly index: number;
+  readonly target: RuleTarget;
+  readonly equivalent: boolean;
+}
+
+/**
+ * The resource the client originally asked for, when it differs from `resource`. This is our stand-in
+ * for the API server's discovery-based equivalence: with matchPolicy Equivalent the server also tries
+ * every resource that is the same object served by another group/version (extensions/v1beta1 and
+ * apps/v1 deployments). We have no discovery, so the only equivalent we know is the one the request
+ * itself names in requestResource/requestSubResource.
+ */
+function equivalentTarget(request: AdmissionRequest): RuleTarget | undefined {
+  const original = request.requestResource;
+  if (original === undefined) return undefined;
+  const own = requestTarget(request);
+  const subResource = request.requestSubResource ?? own.subResource;
+  const same =
+    original.group === own.resource.group &&
+    original.version === own.resource.version &&
+    original.resource === own.resource.resource &&
+    subResource === own.subResource;
+  return same ? undefined : { resource: original, subResource };
+}
+
+/** First rule selecting the request; with Equivalent, every rule is tried on `resource` before any on the equivalent. */
+function findRule(
+  rules: readonly NamedRuleWithOperations[],
+  policy: MatchPolicyType,
+  request: AdmissionRequest,
+): RuleHit | undefined {
+  const own = requestTarget(request);
+  const direct = rules.findIndex((rule) => ruleMatches(rule, request, own));
+  if (direct >= 0) return { index: direct, target: own, equivalent: false };
+  if (policy !== "Equivalent") return undefined;
+  const alt = equivalentTarget(request);
+  if (alt === undefined) return undefined;
+  const index = rules.findIndex((rule) => ruleMatches(rule, request, alt));
+  return index >= 0 ? { index, target: alt, equivalent: true } : undefined;
+}
+
+function describeRequest(request: AdmissionRequest): string {
+  const where = request.namespace === "" ? "" : ` in namespace '${request.namespace}'`;
+  const name = request.name === "" ? "" : ` '${request.name}'`;
+  return `${request.operation} ${describeTarget(requestTarget(request))}${name}${where}`;
+}
+
+function viaEquivalent(hit: RuleHit): string {
+  return hit.equivalent ? ` (via requestResource ${describeTarget(hit.target)}, matchPolicy Equivalent)` : "";
+}
+
+const isRecord = (v: unknown): v is Readonly<Record<string, unknown>> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * The labels of an object, or undefined for an object that cannot carry labels: absent (null), or
+ * without `metadata`, as the connect/rollback option kinds are. Labels that are not a map of strings
+ * read as none, as the API server's unstructured accessor does.
+ */
+export function objectLabels(object: unknown): Labels | undefined {
+  if (!isRecord(object)) return undefined;
+  const metadata = object.metadata;
+  if (!isRecord(metadata)) return undefined;
+  const labels = metadata.labels;
+  if (!isRecord(labels)) return {};
+  const entries = Object.entries(labels);
+  return entries.every(([, v]) => typeof v === "string") ? (labels as Labels) : {};
+}
+
+function namespaceLabelsFor(request: AdmissionRequest, ctx: MatchContext): Result<Labels, MatchError> {
+  const isNamespace = request.resource.resource === "namespaces";
+  // A Namespace being created or updated is not in the cluster yet (or not in this version): its own
+  // object carries the labels to select on.
+  if (
+    isNamespace &&
+    (request.subResource ?? "") === "" &&
+    (request.operation === "CREATE" || request.operation === "UPDATE")
+  ) {
+    const labels = objectLabels(request.object);
+    return labels === undefined
+      ? err({
+          errorKind: "invalid-request",
+          message: `${request.operation} of namespace '${request.name}' carries no Namespace object`,
+        })
+      : ok(labels);
+  }
+  // The API server sets the namespace of a request for a Namespace to its own name; request files
+  // written by hand often leave it empty.
+  const name = request.namespace !== "" ? request.namespace : isNamespace ? request.name : "";
+  const known = ctx.namespaceLabels(name);
+  if (known !== undefined) return ok(known);
+  // Deleting a namespace we were not told about: the oldObject is the stored Namespace the API server
+  // would have looked up, so its labels are the ones it would have used.
+  if (isNamespace) {
+    const old = objectLabels(request.oldObject);
+    if (old !== undefined) return ok(old);
+  }
+  return err({ errorKind: "namespace-not-found", message: `namespaces "${name}" not found` });
+}
+
+function checkNamespaceSelector(
+  sel: LabelSelector | undefined,
+  request: AdmissionRequest,
+  ctx: MatchContext,
+): Check {
+  if (sel === undefined) return PASS;
+  // Cluster-scoped resources other than Namespace are never filtered by namespaceSelector; the API
+  // server decides this before it even parses the selector.
+  if (request.namespace === "" && request.resource.resource !== "namespaces") return PASS;
+  const compiled = compileLabelSelector(sel);
+  if (!compiled.ok) {
+    return err({ errorKind: "invalid-selector", message: `namespaceSelector: ${compiled.error.message}` });
+  }
+  if (compiled.value.empty) return PASS;
+  const labels = namespaceLabelsFor(request, ctx);
+  if (!labels.ok) return labels;
+  if (compiled.value.matches(labels.value)) return PASS;
+  const name = request.namespace !== "" ? request.namespace : request.name;
+  return fail(`namespaceSelector (${compiled.value.text}) does not match namespace '${name}'`);
+}
+
+function checkObjectSelector(sel: LabelSelector | undefined, request: AdmissionRequest): Check {
+  if (sel === undefined) return PASS;
+  const compiled = compileLabelSelector(sel);
+  if (!compiled.ok) {
+    return err({ errorKind: "invalid-selector", message: `objectSelector: ${compiled.error.message}` });
+  }
+  const matcher = compiled.value;
+  if (matcher.empty) return PASS;
+  // Either object may satisfy it, so a label being added or removed still selects the request; an
+  // absent object (oldObject on CREATE, object on DELETE) never does.
+  const selects = (object: unknown): boolean => {
+    const labels = objectLabels(object);
+    return labels !== undefined && matcher.matches(labels);
+  };
+  if (selects(request.object) || selects(request.oldObject)) return PASS;
+  return fail(`objectSelector (${matcher.text}) matches neither object nor oldObject`);
+}
+
+/**
+ * Decides whether `mr` selects `request`. An undefined `mr` selects everything: that is what an absent
+ * binding matchResources means; for a policy without matchConstraints the caller decides.
+ * Requests for admission configuration objects are not special here: see isAdmissionConfigurationResource.
+ */
+export function matchesResources(
+  mr: MatchResources | undefined,
+  request: AdmissionRequest,
+  ctx: MatchContext,
+): MatchOutcome {
+  const own = requestTarget(request);
+  if (mr === undefined) {
+    return {
+      status: "matched",
+      resource: own.resource,
+      subResource: own.subResource,
+      kind: request.kind,
+      equivalent: false,
+      reason: "no match criteria",
+    };
+  }
+
+  let hit: RuleHit | undefined;
+  if (mr.resourceRules.length > 0) {
+    hit = findRule(mr.resourceRules, mr.matchPolicy, request);
+    if (hit === undefined) {
+      const alt = mr.matchPolicy === "Equivalent" ? equivalentTarget(request) : undefined;
+      const also = alt !== undefined ? ` (nor its requestResource ${describeTarget(alt)})` : "";
+      return { status: "not-matched", reason: `no resourceRules match ${describeRequest(request)}${also}` };
+    }
+  }
+
+  const excluded = findRule(mr.excludeResourceRules, mr.matchPolicy, request);
+  if (excluded !== undefined) {
+    return {
+      status: "not-matched",
+      reason: `excluded by excludeResourceRules[${excluded.index}]${viaEquivalent(excluded)}`,
+    };
+  }
+
+  // Both selectors are evaluated before either error is reported: a definite "no" from one outranks an
+  // error from the other.
+  const checks = [
+    checkNamespaceSelector(mr.namespaceSelector, request, ctx),
+    checkObjectSelector(mr.objectSelector, request),
+  ];
+  for (const check of checks) {
+    if (check.ok && !check.value.pass) return { status: "not-matched", reason: check.value.reason };
+  }
+  for (const check of checks) {
+    if (!check.ok) return { status: "error", errorKind: check.error.errorKind, message: check.error.message };
+  }
+
+  if (hit === undefined) {
+    return {
+      status: "matched",
+      resource: own.resource,
+      subResource: own.subResource,
+      kind: request.kind,
+      equivalent: false,
+      reason: "resourceRules is empty: every resource",
+    };
+  }
+  return {
+    status: "matched",
+    resource: hit.target.resource,
+    subResource: hit.target.subResource,
+    kind: hit.equivalent ? (request.requestKind ?? request.kind) : request.kind,
+    equivalent: hit.equivalent,
+    reason: `matched by resourceRules[${hit.index}]${viaEquivalent(hit)}`,
+  };
+}
+
+const ADMISSION_GROUP = "admissionregistration.k8s.io";
+const ADMISSION_KINDS: ReadonlySet<string> = new Set([
+  "ValidatingAdmissionPolicy",
+  "ValidatingAdmissionPolicyBinding",
+  "MutatingAdmissionPolicy",
+  "MutatingAdmissionPolicyBinding",
+  "ValidatingWebhookConfiguration",
+  "MutatingWebhookConfiguration",
+]);
+const ADMISSION_RESOURCES: ReadonlySet<string> = new Set([
+  "validatingadmissionpolicies",
+  "validatingadmissionpolicybindings",
+  "mutatingadmissionpolicies",
+  "mutatingadmissionpolicybindings",
+  "validatingwebhookconfigurations",
+  "mutatingwebhookconfigurations",
+]);
+
+/**
+ * Requests that create or change admission configuration are never subject to admission policies or
+ * webhooks, so a bad policy cannot lock an administrator out of fixing it. Kubernetes decides by the
+ * request's kind; we also accept the resource, since hand-written requests may get only one right.
+ */
+export function isAdmissionConfigurationResource(request: AdmissionRequest): boolean {
+  return (
+    (request.kind.group === ADMISSION_GROUP && ADMISSION_KINDS.has(request.kind.kind)) ||
+    (request.resource.group === ADMISSION_GROUP && ADMISSION_RESOURCES.has(request.resource.resource))
+  );
+}
