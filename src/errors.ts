@@ -39,7 +39,8 @@ export const DIAGNOSTIC_CODES = {
   PE_UNKNOWN_POLICY: "a binding names a policy that is not loaded",
   PE_CEL_PARSE: "a CEL expression does not parse",
   PE_CEL_UNKNOWN_IDENT: "a CEL expression refers to a variable that is not declared",
-  PE_CEL_UNKNOWN_FUNCTION: "a CEL expression calls a function that does not exist or with the wrong arguments",
+  PE_CEL_UNKNOWN_FUNCTION:
+    "a CEL expression calls a function that does not exist or with the wrong arguments",
   PE_CEL_TYPE: "a CEL expression has the wrong result type",
   PE_CEL_COST: "a CEL expression's estimated cost exceeds the limit",
   TE_SUITE: "a test suite file is malformed",

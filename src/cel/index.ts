@@ -1,0 +1,186 @@
+/**
+ * The CEL engine's public face: compile an expression once (cached by environment and source),
+ * evaluate it many times. The rest of celgate imports CEL only from here.
+ */
+import type { ParsedExpression } from "./ast.ts";
+import { type Activation, type CompileProblem, compileParsed, EvalState, type Program } from "./compile.ts";
+import {
+  ADMISSION_VARIABLES,
+  type CelEnvironment,
+  type CelExtras,
+  createEnvironment,
+  type EnvOptions,
+} from "./env.ts";
+import { toCel, toJson } from "./input.ts";
+import { renderError } from "./source.ts";
+import { CelSyntaxError, parseCel } from "./syntax.ts";
+import { CelError, type CelValue, typeName } from "./values.ts";
+
+export type { Activation, Program, VariableResolver } from "./compile.ts";
+export { EvalState } from "./compile.ts";
+export type { CelEnvironment, CelExtras, EnvOptions } from "./env.ts";
+export { ADMISSION_VARIABLES, createEnvironment, EXTRA_NAMES } from "./env.ts";
+export { toCel, toJson } from "./input.ts";
+export { renderError } from "./source.ts";
+export type { CelValue } from "./values.ts";
+export { CelError, typeName } from "./values.ts";
+
+/** Kubernetes' limits for admission policies (k8s.io/apiserver/pkg/apis/cel/config.go). */
+export const PER_CALL_COST_LIMIT = 1_000_000;
+export const RUNTIME_COST_BUDGET = 10_000_000;
+
+/** A compile problem with its position and the expression rendered with a caret. */
+export interface ExpressionProblem {
+  readonly code: "PE_CEL_PARSE" | CompileProblem["code"];
+  readonly message: string;
+  readonly offset: number | undefined;
+  /** `ERROR: <input>:1:20: message` plus the source line and a caret, as cel-go prints it. */
+  readonly rendered: string;
+}
+
+export type CompileResult =
+  | { readonly ok: true; readonly program: Program }
+  | { readonly ok: false; readonly problems: readonly ExpressionProblem[] };
+
+const parseCache = new Map<string, ParsedExpression | CelSyntaxError>();
+const programCache = new Map<string, CompileResult>();
+const CACHE_LIMIT = 20_000;
+
+function parseCached(source: string, bind: boolean): ParsedExpression | CelSyntaxError {
+  const key = `${bind ? 1 : 0}\u0000${source}`;
+  let hit = parseCache.get(key);
+  if (hit === undefined) {
+    try {
+      hit = parseCel(source, { bind });
+    } catch (e) {
+      if (!(e instanceof CelSyntaxError)) throw e;
+      hit = e;
+    }
+    if (parseCache.size >= CACHE_LIMIT) parseCache.clear();
+    parseCache.set(key, hit);
+  }
+  return hit;
+}
+
+/**
+ * Compiles an expression against an environment. Never throws for bad input: syntax errors,
+ * undeclared references and unknown functions come back as problems, all of them at once.
+ */
+export function compile(source: string, env: CelEnvironment): CompileResult {
+  const key = `${env.key}\u0000${source}`;
+  const cached = programCache.get(key);
+  if (cached) return cached;
+  const parsed = parseCached(source, env.extras.bind);
+  let result: CompileResult;
+  if (parsed instanceof CelSyntaxError) {
+    result = {
+      ok: false,
+      problems: [
+        {
+          code: "PE_CEL_PARSE",
+          message: parsed.message,
+          offset: parsed.offset,
+          rendered: renderError(source, parsed.offset, parsed.message),
+        },
+      ],
+    };
+  } else {
+    const { program, problems } = compileParsed(parsed, env);
+    result =
+      problems.length === 0
+        ? { ok: true, program }
+        : {
+            ok: false,
+            problems: problems.map((p) => ({ ...p, rendered: renderError(source, p.offset, p.message) })),
+          };
+  }
+  if (programCache.size >= CACHE_LIMIT) programCache.clear();
+  programCache.set(key, result);
+  return result;
+}
+
+/** An evaluation error described for people: the cause and where in the expression it happened. */
+export interface EvalFailure {
+  readonly message: string;
+  readonly kind: "runtime" | "cost" | "timeout";
+  readonly offset: number | undefined;
+  readonly rendered: string;
+}
+
+export type EvalResult =
+  | { readonly ok: true; readonly value: CelValue; readonly cost: number }
+  | { readonly ok: false; readonly error: EvalFailure; readonly cost: number };
+
+/** Runs a program. Never throws: evaluation errors, cost and deadline overruns are values. */
+export function run(program: Program, act: Activation, state: EvalState): EvalResult {
+  const before = state.cost;
+  try {
+    const value = program.run(act, state);
+    return { ok: true, value, cost: state.cost - before };
+  } catch (e) {
+    const err =
+      e instanceof CelError
+        ? e
+        : new CelError(`internal error: ${e instanceof Error ? e.message : String(e)}`);
+    const offset = err.exprId === undefined ? undefined : program.parsed.offsets.get(err.exprId);
+    return {
+      ok: false,
+      error: {
+        message: err.message,
+        kind: err.kind,
+        offset,
+        rendered: renderError(program.parsed.source, offset, err.message),
+      },
+      cost: state.cost - before,
+    };
+  }
+}
+
+let defaultEnv: CelEnvironment | undefined;
+
+/** The environment `evaluate` uses: the admission variables plus every extra library. */
+function convenienceEnv(extras?: CelExtras): CelEnvironment {
+  if (!extras) {
+    defaultEnv ??= createEnvironment({
+      variables: { ...ADMISSION_VARIABLES },
+      extras: { bind: true, math: true, base64: true },
+    });
+    return defaultEnv;
+  }
+  return createEnvironment({ variables: { ...ADMISSION_VARIABLES }, extras });
+}
+
+export type SimpleEvalResult =
+  | { readonly ok: true; readonly value: CelValue; readonly type: string; readonly cost: number }
+  | { readonly ok: false; readonly error: string; readonly stage: "compile" | "eval" };
+
+/**
+ * Compiles and evaluates one expression with plain JSON (or CEL) bindings: the convenience entry
+ * for `celgate expr`, the REPL and tests. Bindings named in the environment's variables are converted
+ * with `toCel`; others are declared as `dyn` variables on the fly.
+ */
+export function evaluate(
+  source: string,
+  bindings: Record<string, unknown> = {},
+  options: { extras?: CelExtras; costLimit?: number } = {},
+): SimpleEvalResult {
+  const extraVars = Object.keys(bindings).filter((k) => !(k in ADMISSION_VARIABLES));
+  const env =
+    extraVars.length === 0
+      ? convenienceEnv(options.extras)
+      : createEnvironment({
+          variables: { ...ADMISSION_VARIABLES, ...Object.fromEntries(extraVars.map((k) => [k, "dyn"])) },
+          extras: options.extras ?? { bind: true, math: true, base64: true },
+        } satisfies EnvOptions);
+  const compiled = compile(source, env);
+  if (!compiled.ok)
+    return { ok: false, error: compiled.problems.map((p) => p.rendered).join("\n"), stage: "compile" };
+  const values: Record<string, CelValue> = {};
+  for (const [k, v] of Object.entries(bindings)) values[k] = toCel(v);
+  const state = new EvalState(options.costLimit ?? PER_CALL_COST_LIMIT, Date.now() + 10_000);
+  const r = run(compiled.program, { values }, state);
+  if (!r.ok) return { ok: false, error: r.error.message, stage: "eval" };
+  return { ok: true, value: r.value, type: typeName(r.value), cost: r.cost };
+}
+
+export { toJson as celToJson };

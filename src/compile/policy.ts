@@ -1,0 +1,292 @@
+/**
+ * Stage 2: parsed policies → compiled policies. Every expression of every policy is compiled once
+ * here, its result type checked, and every problem collected (not just the first), so `check`,
+ * `eval`, `test` and `serve` all report the same list.
+ */
+import {
+  ADMISSION_VARIABLES,
+  type CelExtras,
+  compile,
+  createEnvironment,
+  EXTRA_NAMES,
+  type ExpressionProblem,
+  type Program,
+} from "../cel/index.ts";
+import type { Diagnostic } from "../errors.ts";
+import type {
+  FailurePolicy,
+  MutatingPolicy,
+  ParsedBinding,
+  ParsedPolicy,
+  PatchType,
+  PolicySet,
+  ResourceObject,
+  ValidatingPolicy,
+  ValidationReason,
+} from "../policy/types.ts";
+
+/** One compiled expression and where it came from. `program` is absent when it failed to compile. */
+export interface CompiledExpression {
+  readonly path: string;
+  readonly source: string;
+  readonly program: Program | undefined;
+}
+
+export interface CompiledValidation {
+  readonly index: number;
+  readonly expression: CompiledExpression;
+  readonly message: string | undefined;
+  readonly messageExpression: CompiledExpression | undefined;
+  readonly reason: ValidationReason;
+}
+
+export interface CompiledMutation {
+  readonly index: number;
+  readonly patchType: PatchType;
+  readonly expression: CompiledExpression;
+}
+
+interface CompiledCommon {
+  readonly name: string;
+  readonly failurePolicy: FailurePolicy;
+  readonly matchConditions: readonly { readonly name: string; readonly expression: CompiledExpression }[];
+  readonly variables: readonly { readonly name: string; readonly expression: CompiledExpression }[];
+  /** Compile errors of this policy; a policy with any is evaluated as an error (by failurePolicy). */
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+export interface CompiledValidatingPolicy extends CompiledCommon {
+  readonly kind: "ValidatingAdmissionPolicy";
+  readonly policy: ValidatingPolicy;
+  readonly validations: readonly CompiledValidation[];
+  readonly auditAnnotations: readonly { readonly key: string; readonly expression: CompiledExpression }[];
+}
+
+export interface CompiledMutatingPolicy extends CompiledCommon {
+  readonly kind: "MutatingAdmissionPolicy";
+  readonly policy: MutatingPolicy;
+  readonly mutations: readonly CompiledMutation[];
+}
+
+export type CompiledPolicy = CompiledValidatingPolicy | CompiledMutatingPolicy;
+
+export interface CompiledBinding {
+  readonly binding: ParsedBinding;
+  readonly policy: CompiledPolicy;
+}
+
+/** Everything the engine needs, immutable: a reload builds a new one and swaps it whole. */
+export interface CompiledPolicySet {
+  readonly policies: readonly CompiledPolicy[];
+  readonly bindings: readonly CompiledBinding[];
+  /** Policies no binding refers to: loaded and checked, not enforced by the webhook. */
+  readonly unbound: readonly CompiledPolicy[];
+  readonly resources: readonly ResourceObject[];
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+export interface CompileOptions {
+  /** Opt-in CEL features for every policy (the CLI's `--cel-extras`). */
+  readonly extras?: CelExtras;
+}
+
+/** Per-policy opt-in to non-Kubernetes CEL features: `metadata.annotations["celgate.dev/cel-extras"]: "bind,math"`. */
+export const EXTRAS_ANNOTATION = "celgate.dev/cel-extras";
+
+type Expect = "any" | "bool" | "string" | "string-or-null" | "list" | "Object";
+
+const EXPECT_TEXT: Record<Expect, string> = {
+  any: "",
+  bool: "must evaluate to bool",
+  string: "must evaluate to string",
+  "string-or-null": "must evaluate to string or null",
+  list: "must evaluate to a list of JSONPatch",
+  Object: "must evaluate to an Object (ApplyConfiguration)",
+};
+
+const ACCEPTS: Record<Expect, readonly string[]> = {
+  any: [],
+  bool: ["bool"],
+  string: ["string"],
+  "string-or-null": ["string", "null_type"],
+  list: ["list"],
+  Object: ["Object", "map"],
+};
+
+function extrasFor(
+  policy: ParsedPolicy,
+  base: CelExtras | undefined,
+): { extras: CelExtras; problem?: string } {
+  const raw = policy.annotations[EXTRAS_ANNOTATION];
+  const extras: Record<string, boolean> = { ...(base ?? {}) };
+  if (raw === undefined) return { extras };
+  const unknown: string[] = [];
+  for (const name of raw
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    if ((EXTRA_NAMES as readonly string[]).includes(name)) extras[name] = true;
+    else unknown.push(name);
+  }
+  return unknown.length
+    ? {
+        extras,
+        problem: `unknown CEL extra ${unknown.map((u) => `"${u}"`).join(", ")}; expected some of ${EXTRA_NAMES.join(", ")}`,
+      }
+    : { extras };
+}
+
+class PolicyCompiler {
+  readonly diagnostics: Diagnostic[] = [];
+  constructor(
+    private readonly policy: ParsedPolicy,
+    private readonly extras: CelExtras,
+  ) {}
+
+  private report(
+    path: string,
+    problem: ExpressionProblem | { code: "PE_CEL_TYPE"; message: string; rendered: string },
+  ): void {
+    const loc = this.policy.source.locate(path);
+    this.diagnostics.push({
+      code: problem.code,
+      severity: "error",
+      message: problem.message,
+      path,
+      location: loc,
+      detail: problem.rendered,
+      object: { kind: this.policy.kind, name: this.policy.name },
+    });
+  }
+
+  expr(
+    path: string,
+    source: string,
+    policyVariables: readonly string[],
+    expect: Expect,
+    mutation = false,
+  ): CompiledExpression {
+    const env = createEnvironment({
+      variables: { ...ADMISSION_VARIABLES },
+      policyVariables,
+      extras: this.extras,
+      ...(mutation ? { structTypes: ["Object", "JSONPatch"] } : {}),
+    });
+    const r = compile(source, env);
+    if (!r.ok) {
+      for (const p of r.problems) this.report(path, p);
+      return { path, source, program: undefined };
+    }
+    const t = r.program.type;
+    if (expect !== "any" && t !== "dyn" && !ACCEPTS[expect].includes(t)) {
+      const message = `${EXPECT_TEXT[expect]}, but it evaluates to ${t}`;
+      this.report(path, {
+        code: "PE_CEL_TYPE",
+        message,
+        rendered: `ERROR: <input>: ${message}\n | ${source.split("\n")[0]}`,
+      });
+      return { path, source, program: undefined };
+    }
+    return { path, source, program: r.program };
+  }
+}
+
+/** Compiles one policy. Never throws; problems are in `diagnostics`. */
+export function compilePolicy(policy: ParsedPolicy, options: CompileOptions = {}): CompiledPolicy {
+  const { extras, problem } = extrasFor(policy, options.extras);
+  const c = new PolicyCompiler(policy, extras);
+  if (problem) {
+    c.diagnostics.push({
+      code: "PE_FIELD_VALUE",
+      severity: "error",
+      message: problem,
+      path: `metadata.annotations.${EXTRAS_ANNOTATION}`,
+      location: policy.source.locate(`metadata.annotations.${EXTRAS_ANNOTATION}`),
+      object: { kind: policy.kind, name: policy.name },
+    });
+  }
+  // Variables may be of any type: compile them without a result type check.
+  const variableNames: string[] = [];
+  const variables = policy.variables.map((v, i) => {
+    const expression = c.expr(`spec.variables[${i}].expression`, v.expression, [...variableNames], "any");
+    variableNames.push(v.name);
+    return { name: v.name, expression };
+  });
+  const names = variableNames;
+  const matchConditions = policy.matchConditions.map((m, i) => ({
+    name: m.name,
+    expression: c.expr(`spec.matchConditions[${i}].expression`, m.expression, names, "bool"),
+  }));
+  const common = { name: policy.name, failurePolicy: policy.failurePolicy, matchConditions, variables };
+  if (policy.kind === "ValidatingAdmissionPolicy") {
+    const validations = policy.validations.map((v, i) => ({
+      index: i,
+      expression: c.expr(`spec.validations[${i}].expression`, v.expression, names, "bool"),
+      message: v.message,
+      messageExpression:
+        v.messageExpression === undefined
+          ? undefined
+          : c.expr(`spec.validations[${i}].messageExpression`, v.messageExpression, names, "string"),
+      reason: v.reason ?? "Invalid",
+    }));
+    const auditAnnotations = policy.auditAnnotations.map((a, i) => ({
+      key: a.key,
+      expression: c.expr(
+        `spec.auditAnnotations[${i}].valueExpression`,
+        a.valueExpression,
+        names,
+        "string-or-null",
+      ),
+    }));
+    return {
+      ...common,
+      kind: policy.kind,
+      policy,
+      validations,
+      auditAnnotations,
+      diagnostics: c.diagnostics,
+    };
+  }
+  const mutations = policy.mutations.map((m, i) => {
+    const isPatch = m.patchType === "JSONPatch";
+    const field = isPatch ? "jsonPatch" : "applyConfiguration";
+    const source = (isPatch ? m.jsonPatch?.expression : m.applyConfiguration?.expression) ?? "";
+    return {
+      index: i,
+      patchType: m.patchType,
+      expression: c.expr(
+        `spec.mutations[${i}].${field}.expression`,
+        source,
+        names,
+        isPatch ? "list" : "Object",
+        true,
+      ),
+    };
+  });
+  return { ...common, kind: policy.kind, policy, mutations, diagnostics: c.diagnostics };
+}
+
+/** Compiles a whole set: policies, then bindings joined to their policies. */
+export function compilePolicySet(set: PolicySet, options: CompileOptions = {}): CompiledPolicySet {
+  const policies = set.policies.map((p) => compilePolicy(p, options));
+  const byKey = new Map(policies.map((p) => [`${p.kind}/${p.name}`, p]));
+  const bindings: CompiledBinding[] = [];
+  const bound = new Set<CompiledPolicy>();
+  for (const b of set.bindings) {
+    const kind =
+      b.kind === "ValidatingAdmissionPolicyBinding" ? "ValidatingAdmissionPolicy" : "MutatingAdmissionPolicy";
+    const policy = byKey.get(`${kind}/${b.policyName}`);
+    // A binding to an unknown policy is reported by the parser's reference check; it binds nothing.
+    if (!policy) continue;
+    bindings.push({ binding: b, policy });
+    bound.add(policy);
+  }
+  const unbound = policies.filter((p) => !bound.has(p));
+  return {
+    policies,
+    bindings,
+    unbound,
+    resources: set.resources,
+    diagnostics: policies.flatMap((p) => p.diagnostics),
+  };
+}

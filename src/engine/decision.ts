@@ -1,0 +1,57 @@
+/**
+ * Combines per-policy results into the one decision every adapter renders. Enforcement lives
+ * here and only here: Deny denies, Warn warns, Audit annotates — as the API server's validating
+ * dispatcher does, the first denial gives the status, and every violation stays in the results.
+ */
+import { VALIDATION_FAILURE_ANNOTATION } from "./constants.ts";
+import type { AdmissionDecision, JsonPatchOp, PolicyResult } from "./types.ts";
+
+function label(r: PolicyResult): string {
+  return r.binding
+    ? `${r.policyKind} '${r.policy}' with binding '${r.binding}'`
+    : `${r.policyKind} '${r.policy}'`;
+}
+
+export function combine(
+  results: readonly PolicyResult[],
+  mutation: { patch?: readonly JsonPatchOp[]; patchedObject?: unknown },
+): AdmissionDecision {
+  let status: AdmissionDecision["status"];
+  const warnings: string[] = [];
+  const auditAnnotations: Record<string, string> = {};
+  const auditFailures: unknown[] = [];
+  let cost = 0;
+  for (const r of results) {
+    cost += r.cost;
+    Object.assign(auditAnnotations, r.auditAnnotations);
+    warnings.push(...r.warnings);
+    for (const v of r.violations) {
+      if (v.action === "Deny") {
+        status ??= { code: v.code, reason: v.reason, message: `${label(r)} denied request: ${v.message}` };
+      } else if (v.action === "Warn") {
+        warnings.push(`Validation failed for ${label(r)}: ${v.message}`);
+      } else {
+        auditFailures.push({
+          message: v.message,
+          policy: r.policy,
+          ...(r.binding ? { binding: r.binding } : {}),
+          expressionIndex: v.expressionIndex,
+          validationActions: ["Audit"],
+        });
+      }
+    }
+  }
+  if (auditFailures.length > 0)
+    auditAnnotations[VALIDATION_FAILURE_ANNOTATION] = JSON.stringify(auditFailures);
+  return {
+    allowed: status === undefined,
+    ...(status ? { status } : {}),
+    warnings: [...new Set(warnings)],
+    auditAnnotations,
+    ...(mutation.patch && mutation.patch.length > 0
+      ? { patch: mutation.patch, patchedObject: mutation.patchedObject }
+      : {}),
+    results,
+    cost,
+  };
+}

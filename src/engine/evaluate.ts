@@ -1,0 +1,673 @@
+/**
+ * Stage 3: evaluates compiled policies against one admission request, with the API server's
+ * semantics: match constraints, then the binding's match resources, then params, then
+ * matchConditions, then lazily evaluated variables, then validations (or mutations). Every error,
+ * whatever its kind, goes through `failurePolicy` in one place: `errorResult`.
+ */
+import {
+  type Activation,
+  CelError as CelErrorLike,
+  type CelValue,
+  EvalState,
+  PER_CALL_COST_LIMIT,
+  RUNTIME_COST_BUDGET,
+  run,
+  toCel,
+  toJson,
+  type VariableResolver,
+} from "../cel/index.ts";
+import type {
+  CompiledBinding,
+  CompiledExpression,
+  CompiledPolicy,
+  CompiledPolicySet,
+} from "../compile/policy.ts";
+import { isAdmissionConfigurationResource, matchesResources } from "../match/index.ts";
+import type { ValidationAction } from "../policy/types.ts";
+import { applyMutation } from "./mutate.ts";
+import { findParams, type ParamLookup } from "./params.ts";
+import type {
+  AdmissionDecision,
+  AdmissionRequest,
+  EvaluationErrorKind,
+  JsonPatchOp,
+  PolicyResult,
+  TraceStep,
+  Violation,
+} from "./types.ts";
+import { combine } from "./decision.ts";
+import { diffPatch } from "./patch.ts";
+
+/** What an evaluation may look up besides the request: Namespaces and parameter objects. */
+export interface EngineContext {
+  /** The Namespace object with this name, if known (for namespaceSelector and namespaceObject). */
+  namespace(name: string): Readonly<Record<string, unknown>> | undefined;
+  readonly params: ParamLookup;
+  /** The `authorizer` variable's value; absent: calls fail with a clear error. */
+  readonly authorizer?: CelValue;
+}
+
+export interface EvaluateOptions {
+  readonly deadline: number;
+  /** Only policies with this failurePolicy (the webhook's split paths). */
+  readonly failurePolicy?: "Fail" | "Ignore";
+  /** Also evaluate policies that have no binding, as if bound with validationActions [Deny] (CLI). */
+  readonly includeUnbound?: boolean;
+  /** Record every step's value in the trace (CLI, REPL); the webhook leaves it off for speed. */
+  readonly explain?: boolean;
+}
+
+const REASON_CODES: Record<string, number> = {
+  Unauthorized: 401,
+  Forbidden: 403,
+  Invalid: 422,
+  RequestEntityTooLarge: 413,
+};
+
+export function reasonCode(reason: string): number {
+  return REASON_CODES[reason] ?? 422;
+}
+
+const MAX_MESSAGE_LENGTH = 5 * 1024;
+const MAX_AUDIT_VALUE_LENGTH = 10 * 1024;
+
+/** The request as CEL sees it in `request`, and the converted objects, built once per review. */
+export interface PreparedRequest {
+  readonly request: AdmissionRequest;
+  readonly values: Record<string, CelValue>;
+}
+
+function requestValue(r: AdmissionRequest): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    uid: r.uid,
+    kind: r.kind,
+    resource: r.resource,
+    name: r.name,
+    namespace: r.namespace,
+    operation: r.operation,
+    userInfo: {
+      username: r.userInfo.username,
+      groups: [...r.userInfo.groups],
+      ...(r.userInfo.uid ? { uid: r.userInfo.uid } : {}),
+      ...(r.userInfo.extra ? { extra: r.userInfo.extra } : {}),
+    },
+    dryRun: r.dryRun,
+    options: r.options,
+  };
+  if (r.subResource) out.subResource = r.subResource;
+  if (r.requestKind) out.requestKind = r.requestKind;
+  if (r.requestResource) out.requestResource = r.requestResource;
+  if (r.requestSubResource) out.requestSubResource = r.requestSubResource;
+  return out;
+}
+
+export function prepare(request: AdmissionRequest, ctx: EngineContext): PreparedRequest {
+  const ns = request.namespace ? ctx.namespace(request.namespace) : undefined;
+  return {
+    request,
+    values: {
+      object: toCel(request.object),
+      oldObject: toCel(request.oldObject),
+      request: toCel(requestValue(request)),
+      namespaceObject: toCel(ns ?? null),
+      ...(ctx.authorizer !== undefined ? { authorizer: ctx.authorizer } : {}),
+    },
+  };
+}
+
+interface Evaluation {
+  readonly trace: TraceStep[];
+  readonly state: EvalState;
+  readonly explain: boolean;
+}
+
+/** Runs one expression within the per-expression limit and the remaining policy budget. */
+function runExpr(
+  ev: Evaluation,
+  expr: CompiledExpression,
+  act: Activation,
+):
+  | { ok: true; value: CelValue; cost: number }
+  | { ok: false; message: string; kind: EvaluationErrorKind; cost: number } {
+  const program = expr.program;
+  if (!program)
+    return { ok: false, message: `expression '${expr.source}' failed to compile`, kind: "compile", cost: 0 };
+  const st = ev.state;
+  if (st.cost >= RUNTIME_COST_BUDGET) {
+    return {
+      ok: false,
+      message: "validation failed due to running out of cost budget, no further validation rules will be run",
+      kind: "cost",
+      cost: 0,
+    };
+  }
+  st.costLimit = Math.min(st.cost + PER_CALL_COST_LIMIT, RUNTIME_COST_BUDGET);
+  const r = run(program, act, st);
+  if (r.ok) return { ok: true, value: r.value, cost: r.cost };
+  const budget = r.error.kind === "cost" && st.costLimit >= RUNTIME_COST_BUDGET;
+  return {
+    ok: false,
+    message: budget
+      ? "validation failed due to running out of cost budget, no further validation rules will be run"
+      : r.error.message,
+    kind: r.error.kind,
+    cost: r.cost,
+  };
+}
+
+function step(ev: Evaluation, s: Omit<TraceStep, "value"> & { value?: CelValue }): void {
+  const { value, ...rest } = s;
+  ev.trace.push(ev.explain && value !== undefined ? { ...rest, value: toJson(value) } : rest);
+}
+
+/** Lazily evaluates a policy's variables, each at most once, errors surfacing only where used. */
+class LazyVariables implements VariableResolver {
+  private readonly cache = new Map<
+    string,
+    { ok: true; value: CelValue } | { ok: false; message: string; kind: EvaluationErrorKind }
+  >();
+  constructor(
+    private readonly policy: CompiledPolicy,
+    private readonly ev: Evaluation,
+    private readonly act: () => Activation,
+  ) {}
+  get(name: string): CelValue {
+    let hit = this.cache.get(name);
+    if (!hit) {
+      const v = this.policy.variables.find((x) => x.name === name);
+      if (!v) throw new CelErrorLike(`no such variable: ${name}`);
+      const r = runExpr(this.ev, v.expression, this.act());
+      hit = r.ok ? { ok: true, value: r.value } : { ok: false, message: r.message, kind: r.kind };
+      step(this.ev, {
+        stage: "variable",
+        name,
+        expression: v.expression.source,
+        cost: r.cost,
+        ...(r.ok ? { value: r.value } : { error: r.message }),
+      });
+      this.cache.set(name, hit);
+    }
+    if (!hit.ok)
+      throw new CelErrorLike(
+        hit.message,
+        hit.kind === "cost" || hit.kind === "timeout" ? hit.kind : "runtime",
+      );
+    return hit.value;
+  }
+}
+
+interface Subject {
+  readonly policy: CompiledPolicy;
+  readonly binding: CompiledBinding | undefined;
+}
+
+/** The one place `failurePolicy` turns an error into a verdict. */
+function errorResult(
+  base: Omit<
+    PolicyResult,
+    "outcome" | "violations" | "warnings" | "auditAnnotations" | "trace" | "cost" | "durationMs"
+  >,
+  subject: Subject,
+  kind: EvaluationErrorKind,
+  message: string,
+  ev: Evaluation,
+  started: number,
+  expressionIndex = -1,
+): PolicyResult {
+  const fail = subject.policy.failurePolicy === "Fail";
+  const actions = validationActions(subject);
+  const violations: Violation[] = fail
+    ? actions.map((action) => ({
+        message,
+        reason:
+          kind === "compile" || kind === "param-not-found" || kind === "namespace-not-found"
+            ? "Forbidden"
+            : "Invalid",
+        code: kind === "compile" || kind === "param-not-found" || kind === "namespace-not-found" ? 403 : 422,
+        action,
+        expressionIndex,
+      }))
+    : [];
+  return finish(
+    {
+      ...base,
+      outcome: "error",
+      errorKind: kind,
+      reason: message,
+      violations,
+      warnings: [],
+      auditAnnotations: {},
+    },
+    ev,
+    started,
+  );
+}
+
+function validationActions(s: Subject): readonly ValidationAction[] {
+  const b = s.binding?.binding;
+  if (b && b.kind === "ValidatingAdmissionPolicyBinding") return b.validationActions;
+  return ["Deny"];
+}
+
+function finish(
+  r: Omit<PolicyResult, "trace" | "cost" | "durationMs">,
+  ev: Evaluation,
+  started: number,
+): PolicyResult {
+  return { ...r, trace: ev.trace, cost: ev.state.cost, durationMs: performance.now() - started };
+}
+
+function subjects(set: CompiledPolicySet, kind: CompiledPolicy["kind"], options: EvaluateOptions): Subject[] {
+  const out: Subject[] = [];
+  for (const b of set.bindings) if (b.policy.kind === kind) out.push({ policy: b.policy, binding: b });
+  if (options.includeUnbound)
+    for (const p of set.unbound) if (p.kind === kind) out.push({ policy: p, binding: undefined });
+  return options.failurePolicy ? out.filter((s) => s.policy.failurePolicy === options.failurePolicy) : out;
+}
+
+/**
+ * Evaluates one subject (policy + binding) against the request: match, params, then `body` once
+ * per param. Returns one result per param (or one skip/error result).
+ */
+function evaluateSubject(
+  subject: Subject,
+  prepared: PreparedRequest,
+  ctx: EngineContext,
+  options: EvaluateOptions,
+  body: (
+    params: CelValue,
+    paramName: string | undefined,
+    ev: Evaluation,
+    started: number,
+    base: ResultBase,
+  ) => PolicyResult,
+): PolicyResult[] {
+  const started = performance.now();
+  const { policy, binding } = subject;
+  const base: ResultBase = {
+    policy: policy.name,
+    policyKind: policy.kind,
+    ...(binding ? { binding: binding.binding.name } : {}),
+  };
+  const ev: Evaluation = {
+    trace: [],
+    state: new EvalState(PER_CALL_COST_LIMIT, options.deadline),
+    explain: options.explain ?? false,
+  };
+  const skip = (reason: string): PolicyResult[] => [
+    finish(
+      { ...base, outcome: "skip", reason, violations: [], warnings: [], auditAnnotations: {} },
+      ev,
+      started,
+    ),
+  ];
+  const request = prepared.request;
+  const nsLabels = (name: string) => {
+    const ns = ctx.namespace(name);
+    const labels = (ns?.metadata as { labels?: Record<string, string> } | undefined)?.labels;
+    return ns ? (labels ?? {}) : undefined;
+  };
+  if (!policy.policy.matchConstraints) return skip("policy has no matchConstraints");
+  for (const [what, mr] of [
+    ["matchConstraints", policy.policy.matchConstraints],
+    ["binding matchResources", binding?.binding.matchResources],
+  ] as const) {
+    const m = matchesResources(mr, request, { namespaceLabels: nsLabels });
+    if (m.status === "error") {
+      const kind: EvaluationErrorKind =
+        m.errorKind === "namespace-not-found" ? "namespace-not-found" : "runtime";
+      return [errorResult(base, subject, kind, m.message, ev, started)];
+    }
+    if (m.status === "not-matched") return skip(`${what}: ${m.reason}`);
+  }
+  if (policy.diagnostics.length > 0) {
+    const first = policy.diagnostics[0];
+    return [
+      errorResult(
+        base,
+        subject,
+        "compile",
+        `policy failed to compile: ${first?.path ?? ""}: ${first?.message ?? ""}`,
+        ev,
+        started,
+      ),
+    ];
+  }
+  const paramKind = policy.policy.paramKind;
+  if (!paramKind) return [body(null, undefined, ev, started, base)];
+  const ref = binding?.binding.paramRef;
+  if (!ref) {
+    if (!binding) return skip("policy has paramKind and no binding gives params");
+    return [
+      errorResult(
+        base,
+        subject,
+        "param-not-found",
+        `binding '${binding.binding.name}' has no paramRef but policy '${policy.name}' has paramKind ${paramKind.kind}`,
+        ev,
+        started,
+      ),
+    ];
+  }
+  const found = findParams(ctx.params, paramKind, ref, request.namespace);
+  if (found.length === 0) {
+    if (ref.parameterNotFoundAction === "Allow")
+      return skip("no params found; parameterNotFoundAction is Allow");
+    return [
+      errorResult(
+        base,
+        subject,
+        "param-not-found",
+        "no params found for policy binding with `Deny` parameterNotFoundAction",
+        ev,
+        started,
+      ),
+    ];
+  }
+  return found.map((p, i) => {
+    const pev: Evaluation =
+      i === 0
+        ? ev
+        : { trace: [], state: new EvalState(PER_CALL_COST_LIMIT, options.deadline), explain: ev.explain };
+    return body(
+      toCel(p.object),
+      `${p.namespace ? `${p.namespace}/` : ""}${p.name}`,
+      pev,
+      i === 0 ? started : performance.now(),
+      base,
+    );
+  });
+}
+
+type ResultBase = Pick<PolicyResult, "policy" | "policyKind" | "binding">;
+
+/** matchConditions: all true → go on; any false → skip; an error and none false → error. */
+function matchConditions(
+  policy: CompiledPolicy,
+  ev: Evaluation,
+  act: Activation,
+): { go: true } | { go: false; skip: string } | { go: false; error: string; kind: EvaluationErrorKind } {
+  let firstError: { name: string; message: string; kind: EvaluationErrorKind } | undefined;
+  for (const mc of policy.matchConditions) {
+    const r = runExpr(ev, mc.expression, act);
+    step(ev, {
+      stage: "matchCondition",
+      name: mc.name,
+      expression: mc.expression.source,
+      cost: r.cost,
+      ...(r.ok ? { value: r.value } : { error: r.message }),
+    });
+    if (!r.ok) {
+      firstError ??= { name: mc.name, message: r.message, kind: r.kind };
+      continue;
+    }
+    if (r.value === false) return { go: false, skip: `matchCondition '${mc.name}' is false` };
+    if (r.value !== true)
+      firstError ??= {
+        name: mc.name,
+        message: `matchCondition must evaluate to bool, got ${typeof r.value}`,
+        kind: "runtime",
+      };
+  }
+  if (firstError)
+    return {
+      go: false,
+      error: `failed to evaluate matchCondition '${firstError.name}': ${firstError.message}`,
+      kind: firstError.kind,
+    };
+  return { go: true };
+}
+
+function activation(
+  prepared: PreparedRequest,
+  params: CelValue,
+  object: CelValue | undefined,
+  vars: () => VariableResolver,
+): Activation {
+  const values =
+    object === undefined ? { ...prepared.values, params } : { ...prepared.values, params, object };
+  const act: Activation = {
+    values,
+    get variables() {
+      return vars();
+    },
+  };
+  return act;
+}
+
+function messageFor(
+  ev: Evaluation,
+  v: {
+    message: string | undefined;
+    messageExpression: CompiledExpression | undefined;
+    expression: CompiledExpression;
+  },
+  act: Activation,
+): string {
+  const fallback = v.message ?? `failed expression: ${v.expression.source.trim()}`;
+  if (!v.messageExpression) return fallback;
+  const r = runExpr(ev, v.messageExpression, act);
+  step(ev, {
+    stage: "messageExpression",
+    name: "",
+    expression: v.messageExpression.source,
+    cost: r.cost,
+    ...(r.ok ? { value: r.value } : { error: r.message }),
+  });
+  if (!r.ok || typeof r.value !== "string") return fallback;
+  const m = r.value.trim();
+  if (m === "" || m.length > MAX_MESSAGE_LENGTH || m.includes("\n")) return fallback;
+  return m;
+}
+
+/** Evaluates the ValidatingAdmissionPolicies that apply to a request. */
+export function validate(
+  set: CompiledPolicySet,
+  request: AdmissionRequest,
+  ctx: EngineContext,
+  options: EvaluateOptions,
+): AdmissionDecision {
+  if (isAdmissionConfigurationResource(request)) return combine([], {});
+  const prepared = prepare(request, ctx);
+  const results: PolicyResult[] = [];
+  for (const subject of subjects(set, "ValidatingAdmissionPolicy", options)) {
+    const policy = subject.policy;
+    if (policy.kind !== "ValidatingAdmissionPolicy") continue;
+    results.push(
+      ...evaluateSubject(subject, prepared, ctx, options, (params, paramName, ev, started, base0) => {
+        const base = paramName ? { ...base0, param: paramName } : base0;
+        let resolver: VariableResolver | undefined;
+        const act = activation(prepared, params, undefined, () => resolver as VariableResolver);
+        resolver = new LazyVariables(policy, ev, () => act);
+        const mc = matchConditions(policy, ev, act);
+        if (!mc.go) {
+          if ("skip" in mc)
+            return finish(
+              {
+                ...base,
+                outcome: "skip",
+                reason: mc.skip,
+                violations: [],
+                warnings: [],
+                auditAnnotations: {},
+              },
+              ev,
+              started,
+            );
+          return errorResult(base, subject, mc.kind, mc.error, ev, started);
+        }
+        const actions = validationActions(subject);
+        const violations: Violation[] = [];
+        let errored: { kind: EvaluationErrorKind; message: string } | undefined;
+        for (const v of policy.validations) {
+          const r = runExpr(ev, v.expression, act);
+          const failed = r.ok && r.value !== true;
+          step(ev, {
+            stage: "validation",
+            name: String(v.index),
+            expression: v.expression.source,
+            cost: r.cost,
+            ...(r.ok ? { value: r.value } : { error: r.message }),
+          });
+          if (!r.ok) {
+            errored ??= { kind: r.kind, message: r.message };
+            if (policy.failurePolicy === "Fail") {
+              const message = `expression '${v.expression.source.trim()}' resulted in error: ${r.message}`;
+              for (const action of actions)
+                violations.push({ message, reason: "Invalid", code: 422, action, expressionIndex: v.index });
+            }
+            if (r.kind === "cost" || r.kind === "timeout") break;
+            continue;
+          }
+          if (failed) {
+            const message = messageFor(ev, v, act);
+            for (const action of actions)
+              violations.push({
+                message,
+                reason: v.reason,
+                code: reasonCode(v.reason),
+                action,
+                expressionIndex: v.index,
+              });
+          }
+        }
+        const auditAnnotations: Record<string, string> = {};
+        for (const a of policy.auditAnnotations) {
+          const r = runExpr(ev, a.expression, act);
+          step(ev, {
+            stage: "auditAnnotation",
+            name: a.key,
+            expression: a.expression.source,
+            cost: r.cost,
+            ...(r.ok ? { value: r.value } : { error: r.message }),
+          });
+          if (!r.ok) {
+            errored ??= { kind: r.kind, message: r.message };
+            continue;
+          }
+          if (typeof r.value === "string")
+            auditAnnotations[`${policy.name}/${a.key}`] = r.value.slice(0, MAX_AUDIT_VALUE_LENGTH);
+        }
+        const outcome = errored ? "error" : violations.length > 0 ? "fail" : "pass";
+        return finish(
+          {
+            ...base,
+            outcome,
+            ...(errored ? { errorKind: errored.kind, reason: errored.message } : {}),
+            violations,
+            warnings: [],
+            auditAnnotations,
+          },
+          ev,
+          started,
+        );
+      }),
+    );
+  }
+  return combine(results, {});
+}
+
+/** Evaluates the MutatingAdmissionPolicies that apply, in order, each seeing the previous result. */
+export function mutate(
+  set: CompiledPolicySet,
+  request: AdmissionRequest,
+  ctx: EngineContext,
+  options: EvaluateOptions,
+): AdmissionDecision {
+  if (
+    isAdmissionConfigurationResource(request) ||
+    request.operation === "DELETE" ||
+    request.operation === "CONNECT" ||
+    request.object === null
+  ) {
+    return combine([], {});
+  }
+  const original = request.object;
+  let working: Record<string, unknown> = structuredClone(original) as Record<string, unknown>;
+  const prepared = prepare(request, ctx);
+  const results: PolicyResult[] = [];
+  const all = subjects(set, "MutatingAdmissionPolicy", options);
+  const runSubject = (subject: Subject): boolean => {
+    const policy = subject.policy;
+    if (policy.kind !== "MutatingAdmissionPolicy") return false;
+    let changed = false;
+    const view: PreparedRequest = { request: { ...request, object: working }, values: prepared.values };
+    results.push(
+      ...evaluateSubject(subject, view, ctx, options, (params, paramName, ev, started, base0) => {
+        const base = paramName ? { ...base0, param: paramName } : base0;
+        let resolver: VariableResolver | undefined;
+        let object = toCel(working);
+        const act = () => activation(prepared, params, object, () => resolver as VariableResolver);
+        let current = act();
+        resolver = new LazyVariables(policy, ev, () => current);
+        const mc = matchConditions(policy, ev, current);
+        if (!mc.go) {
+          if ("skip" in mc)
+            return finish(
+              {
+                ...base,
+                outcome: "skip",
+                reason: mc.skip,
+                violations: [],
+                warnings: [],
+                auditAnnotations: {},
+              },
+              ev,
+              started,
+            );
+          return errorResult(base, subject, mc.kind, mc.error, ev, started);
+        }
+        const before = working;
+        for (const m of policy.mutations) {
+          const r = runExpr(ev, m.expression, current);
+          step(ev, {
+            stage: "mutation",
+            name: String(m.index),
+            expression: m.expression.source,
+            cost: r.cost,
+            ...(r.ok ? { value: r.value } : { error: r.message }),
+          });
+          if (!r.ok)
+            return errorResult(
+              base,
+              subject,
+              r.kind,
+              `expression '${m.expression.source.trim()}' resulted in error: ${r.message}`,
+              ev,
+              started,
+              m.index,
+            );
+          const applied = applyMutation(working, m.patchType, r.value);
+          if (!applied.ok) return errorResult(base, subject, "runtime", applied.error, ev, started, m.index);
+          working = applied.value;
+          object = toCel(working);
+          current = act();
+        }
+        const patch: JsonPatchOp[] = diffPatch(before, working);
+        if (patch.length > 0) changed = true;
+        return finish(
+          { ...base, outcome: "pass", violations: [], warnings: [], auditAnnotations: {}, patch },
+          ev,
+          started,
+        );
+      }),
+    );
+    return changed;
+  };
+  const changedBy: boolean[] = all.map(runSubject);
+  // reinvocationPolicy IfNeeded: run again once when a policy after it changed the object.
+  const anyChange = changedBy.some(Boolean);
+  if (anyChange) {
+    all.forEach((s, i) => {
+      if (
+        s.policy.kind === "MutatingAdmissionPolicy" &&
+        s.policy.policy.reinvocationPolicy === "IfNeeded" &&
+        changedBy.slice(i + 1).some(Boolean)
+      ) {
+        runSubject(s);
+      }
+    });
+  }
+  const patch = diffPatch(original, working);
+  return combine(results, patch.length > 0 ? { patch, patchedObject: working } : {});
+}
