@@ -72,6 +72,14 @@ export class EvalState implements CallContext {
   }
 }
 
+/**
+ * A comprehension accumulator may hold an error, as in cel-go: `exists` keeps going after an
+ * element errors, and a later true element absorbs the error. Reading the accumulator rethrows it.
+ */
+class HeldError {
+  constructor(readonly error: unknown) {}
+}
+
 interface Frame {
   readonly act: Activation;
   readonly slots: CelValue[];
@@ -273,6 +281,9 @@ class Compiler {
     this.problems.push({ code, message, offset: this.parsed.offsets.get(id) });
   }
 
+  /** Slots of comprehension accumulators, which may hold a HeldError. */
+  private readonly accumulators = new Set<number>();
+
   private lookupLocal(name: string): number | undefined {
     for (let i = this.scope.length - 1; i >= 0; i--) {
       const slot = this.scope[i]?.get(name);
@@ -340,7 +351,19 @@ class Compiler {
 
   private ident(name: string, id: number): Compiled {
     const slot = this.lookupLocal(name);
-    if (slot !== undefined) return { ev: (f) => f.slots[slot] as CelValue, type: "dyn" };
+    if (slot !== undefined) {
+      if (this.accumulators.has(slot)) {
+        return {
+          ev: (f) => {
+            const v = f.slots[slot] as CelValue | HeldError;
+            if (v instanceof HeldError) throw v.error;
+            return v;
+          },
+          type: "dyn",
+        };
+      }
+      return { ev: (f) => f.slots[slot] as CelValue, type: "dyn" };
+    }
     const declared = this.env.variables.get(name);
     if (declared !== undefined) {
       this.uses.add(name);
@@ -828,6 +851,7 @@ class Compiler {
     const range = this.compile(e.iterRange).ev;
     const init = this.compile(e.accuInit).ev;
     const accuSlot = this.slotCount++;
+    this.accumulators.add(accuSlot);
     const v1 = this.slotCount++;
     const v2 = e.iterVar2 !== undefined ? this.slotCount++ : -1;
     const accuScope = new Map([[e.accuVar, accuSlot]]);
@@ -860,7 +884,12 @@ class Compiler {
           slots[v1] = a;
           if (two) slots[v2] = b;
           if (cond(f) !== true) return false;
-          slots[accuSlot] = step(f);
+          try {
+            slots[accuSlot] = step(f);
+          } catch (err) {
+            if (err instanceof CelError && (err.kind === "cost" || err.kind === "timeout")) throw err;
+            (slots as unknown[])[accuSlot] = new HeldError(err);
+          }
           return true;
         };
         if (Array.isArray(r)) {
