@@ -1,0 +1,427 @@
+/**
+ * The cel-spec conformance suites (as packaged by @bufbuild/cel-spec) run through `evaluate`.
+ *
+ * Tests that need what this engine deliberately lacks are skipped with a reason: protobuf messages
+ * and enums, containers, function declarations in the type environment, and check-only tests.
+ * Error expectations are met by any failure: cel-spec does not fix error texts, and a check-time
+ * error stands in for a runtime one where cel-go would need type checking disabled.
+ * KNOWN_FAILURES lists tests that are expected to fail for now; they run as `todo`.
+ */
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { test } from "node:test";
+import { tests as conformance } from "@bufbuild/cel-spec/testdata/conformance.js";
+import type {
+  SerializedIncrementalTest,
+  SerializedIncrementalTestSuite,
+} from "@bufbuild/cel-spec/testdata/tests.js";
+import { celEquals } from "../../../src/cel/equality.ts";
+import {
+  CelMap,
+  CelType,
+  type CelValue,
+  Duration,
+  isList,
+  isMap,
+  type MapKey,
+  mapEntries,
+  mapGet,
+  mapSize,
+  Timestamp,
+  typeName,
+  UInt,
+} from "../../../src/cel/values.ts";
+
+const SUITES = [
+  "basic",
+  "comparisons",
+  "conversions",
+  "fp_math",
+  "integer_math",
+  "lists",
+  "logic",
+  "macros",
+  "macros2",
+  "string",
+  "timestamps",
+  "fields",
+  "optionals",
+  "string_ext",
+  "math_ext",
+  "bindings_ext",
+  "parse",
+];
+
+/** "suite/section/name" of tests expected to fail for now. Each entry should say why. */
+const KNOWN_FAILURES: ReadonlyMap<string, string> = new Map<string, string>([
+  [
+    "basic/variables/unbound_is_runtime_error",
+    "Kubernetes type-checks every expression: this is a compile error here, as in the API server, not a runtime error",
+  ],
+  [
+    "basic/functions/unbound_is_runtime_error",
+    "Kubernetes type-checks every expression: this is a compile error here, as in the API server, not a runtime error",
+  ],
+  [
+    "logic/AND/short_circuit_type_left",
+    "Kubernetes type-checks every expression: this is a compile error here, as in the API server, not a runtime error",
+  ],
+  [
+    "logic/AND/short_circuit_type_right",
+    "Kubernetes type-checks every expression: this is a compile error here, as in the API server, not a runtime error",
+  ],
+  [
+    "logic/OR/short_circuit_type_left",
+    "Kubernetes type-checks every expression: this is a compile error here, as in the API server, not a runtime error",
+  ],
+  [
+    "logic/OR/short_circuit_type_right",
+    "Kubernetes type-checks every expression: this is a compile error here, as in the API server, not a runtime error",
+  ],
+  [
+    "fields/quoted_map_fields/field_access_slash",
+    "backquoted field names (cel-spec 0.24) are not parsed by @bufbuild/cel 0.6.1",
+  ],
+  [
+    "fields/quoted_map_fields/field_access_dash",
+    "backquoted field names (cel-spec 0.24) are not parsed by @bufbuild/cel 0.6.1",
+  ],
+  [
+    "fields/quoted_map_fields/field_access_dot",
+    "backquoted field names (cel-spec 0.24) are not parsed by @bufbuild/cel 0.6.1",
+  ],
+  [
+    "fields/quoted_map_fields/has_field_slash",
+    "backquoted field names (cel-spec 0.24) are not parsed by @bufbuild/cel 0.6.1",
+  ],
+  [
+    "fields/quoted_map_fields/has_field_dash",
+    "backquoted field names (cel-spec 0.24) are not parsed by @bufbuild/cel 0.6.1",
+  ],
+  [
+    "fields/quoted_map_fields/has_field_dot",
+    "backquoted field names (cel-spec 0.24) are not parsed by @bufbuild/cel 0.6.1",
+  ],
+  ["parse/comments/new_line_terminated", "@bufbuild/cel 0.6.1's parser rejects this comment form"],
+  [
+    "parse/receiver_function_names/as",
+    "@bufbuild/cel 0.6.1's parser rejects reserved words as receiver function names",
+  ],
+  [
+    "parse/receiver_function_names/break",
+    "@bufbuild/cel 0.6.1's parser rejects reserved words as receiver function names",
+  ],
+  [
+    "parse/receiver_function_names/const",
+    "@bufbuild/cel 0.6.1's parser rejects reserved words as receiver function names",
+  ],
+  [
+    "parse/receiver_function_names/continue",
+    "@bufbuild/cel 0.6.1's parser rejects reserved words as receiver function names",
+  ],
+  [
+    "parse/receiver_function_names/else",
+    "@bufbuild/cel 0.6.1's parser rejects reserved words as receiver function names",
+  ],
+  [
+    "parse/receiver_function_names/for",
+    "@bufbuild/cel 0.6.1's parser rejects reserved words as receiver function names",
+  ],
+  [
+    "parse/receiver_function_names/function",
+    "@bufbuild/cel 0.6.1's parser rejects reserved words as receiver function names",
+  ],
+  [
+    "parse/receiver_function_names/if",
+    "@bufbuild/cel 0.6.1's parser rejects reserved words as receiver function names",
+  ],
+  [
+    "parse/receiver_function_names/import",
+    "@bufbuild/cel 0.6.1's parser rejects reserved words as receiver function names",
+  ],
+  [
+    "parse/receiver_function_names/let",
+    "@bufbuild/cel 0.6.1's parser rejects reserved words as receiver function names",
+  ],
+  [
+    "parse/receiver_function_names/loop",
+    "@bufbuild/cel 0.6.1's parser rejects reserved words as receiver function names",
+  ],
+  [
+    "parse/receiver_function_names/package",
+    "@bufbuild/cel 0.6.1's parser rejects reserved words as receiver function names",
+  ],
+  [
+    "parse/receiver_function_names/namespace",
+    "@bufbuild/cel 0.6.1's parser rejects reserved words as receiver function names",
+  ],
+  [
+    "parse/receiver_function_names/return",
+    "@bufbuild/cel 0.6.1's parser rejects reserved words as receiver function names",
+  ],
+  [
+    "parse/receiver_function_names/var",
+    "@bufbuild/cel 0.6.1's parser rejects reserved words as receiver function names",
+  ],
+  [
+    "parse/receiver_function_names/void",
+    "@bufbuild/cel 0.6.1's parser rejects reserved words as receiver function names",
+  ],
+  [
+    "parse/receiver_function_names/while",
+    "@bufbuild/cel 0.6.1's parser rejects reserved words as receiver function names",
+  ],
+]);
+
+type Evaluate = (
+  source: string,
+  bindings?: Record<string, unknown>,
+) => { ok: true; value: CelValue; type: string } | { ok: false; error: string; stage: "compile" | "eval" };
+
+const INDEX = new URL("../../../src/cel/index.ts", import.meta.url);
+
+// ---------------------------------------------------------------------------------------------
+// cel.expr.Value (proto JSON) → our values.
+
+class Unsupported extends Error {}
+
+type Json = null | boolean | number | string | readonly Json[] | { readonly [k: string]: Json };
+type JsonObject = { readonly [k: string]: Json };
+
+function obj(v: Json | undefined): JsonObject {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) throw new Unsupported("malformed value");
+  return v as JsonObject;
+}
+
+function str(v: Json | undefined): string {
+  if (typeof v !== "string") throw new Unsupported("malformed value");
+  return v;
+}
+
+function toDouble(v: Json | undefined): number {
+  if (typeof v === "number") return v;
+  if (v === "NaN") return Number.NaN;
+  if (v === "Infinity") return Number.POSITIVE_INFINITY;
+  if (v === "-Infinity") return Number.NEGATIVE_INFINITY;
+  if (v === undefined) return 0;
+  throw new Unsupported("malformed double");
+}
+
+function protoDuration(text: string): Duration {
+  const m = /^(-)?(\d+)(?:\.(\d{1,9}))?s$/.exec(text);
+  if (!m) throw new Unsupported(`duration ${text}`);
+  const nanos = BigInt(m[2] ?? "0") * 1_000_000_000n + BigInt((m[3] ?? "").padEnd(9, "0"));
+  return new Duration(m[1] ? -nanos : nanos);
+}
+
+function protoTimestamp(text: string): Timestamp {
+  const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?Z$/.exec(text);
+  if (!m) throw new Unsupported(`timestamp ${text}`);
+  const ms = Date.parse(`${m[1]}Z`);
+  return new Timestamp(BigInt(ms) * 1_000_000n + BigInt((m[2] ?? "").padEnd(9, "0")));
+}
+
+function fromValue(json: Json | undefined): CelValue {
+  const v = obj(json);
+  const [kind] = Object.keys(v);
+  const x = kind === undefined ? undefined : v[kind];
+  switch (kind) {
+    case "nullValue":
+      return null;
+    case "boolValue":
+      return x === true;
+    case "int64Value":
+      return BigInt(typeof x === "number" ? x : str(x));
+    case "uint64Value":
+      return new UInt(BigInt(typeof x === "number" ? x : str(x)));
+    case "doubleValue":
+      return toDouble(x);
+    case "stringValue":
+      return str(x);
+    case "bytesValue":
+      return new Uint8Array(Buffer.from(str(x), "base64"));
+    case "listValue":
+      return ((obj(x).values ?? []) as readonly Json[]).map(fromValue);
+    case "mapValue": {
+      const m = new CelMap();
+      for (const e of (obj(x).entries ?? []) as readonly Json[]) {
+        const entry = obj(e);
+        m.set(fromValue(entry.key) as MapKey, fromValue(entry.value));
+      }
+      return m;
+    }
+    case "typeValue":
+      return new CelType(str(x));
+    case "objectValue": {
+      const any = obj(x);
+      const type = str(any["@type"]);
+      if (type === "type.googleapis.com/google.protobuf.Duration") return protoDuration(str(any.value));
+      if (type === "type.googleapis.com/google.protobuf.Timestamp") return protoTimestamp(str(any.value));
+      throw new Unsupported(`protobuf message ${type}`);
+    }
+    default:
+      throw new Unsupported(`value kind ${String(kind)}`);
+  }
+}
+
+/** Equality that also insists on matching types (celEquals alone has 1 == 1.0) and NaN == NaN. */
+function sameValue(a: CelValue, b: CelValue): boolean {
+  if (typeName(a) !== typeName(b)) return false;
+  if (typeof a === "number" && typeof b === "number") return Number.isNaN(a) ? Number.isNaN(b) : a === b;
+  if (isList(a) && isList(b))
+    return a.length === b.length && a.every((x, i) => sameValue(x, b[i] as CelValue));
+  if (isMap(a) && isMap(b)) {
+    if (mapSize(a) !== mapSize(b)) return false;
+    for (const [k, v] of mapEntries(a)) {
+      const w = mapGet(b, k);
+      if (w === undefined || !sameValue(v, w)) return false;
+    }
+    return true;
+  }
+  return celEquals(a, b);
+}
+
+function show(v: CelValue): string {
+  return JSON.stringify(v, (_k, x: unknown) => {
+    if (typeof x === "bigint") return `${x}`;
+    if (x instanceof UInt) return `${x.value}u`;
+    if (x instanceof CelMap) return Object.fromEntries([...x.entries()].map(([k, w]) => [String(k), w]));
+    if (x instanceof Uint8Array) return `b[${[...x].join(",")}]`;
+    if (x instanceof Duration) return `duration(${x.nanos}ns)`;
+    if (x instanceof Timestamp) return `timestamp(${x.nanos}ns)`;
+    if (x instanceof CelType) return `type(${x.name})`;
+    if (typeof x === "number" && !Number.isFinite(x)) return String(x);
+    return x;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Which tests we run.
+
+const MESSAGE_LITERAL = /(?:^|[^\w.])(?:[A-Za-z_]\w*\.)*[A-Z]\w*\s*\{/;
+
+function skipReason(t: SerializedIncrementalTest): string | undefined {
+  const o = t.original as unknown as JsonObject;
+  if (o.checkOnly === true) return "check-only";
+  if (typeof o.container === "string" && o.container !== "") return `container ${o.container}`;
+  for (const d of (o.typeEnv ?? []) as readonly Json[]) {
+    const decl = obj(d);
+    if (decl.function !== undefined) return "declares functions";
+    if (/messageType|abstractType|wellKnown|enum/.test(JSON.stringify(decl)))
+      return "declares protobuf types";
+  }
+  if (MESSAGE_LITERAL.test(t.original.expr)) return "protobuf message literal";
+  if (/\bcel\.expr\.conformance\b|google\.protobuf\.(?!Timestamp\b|Duration\b)/.test(t.original.expr)) {
+    return "protobuf types";
+  }
+  return undefined;
+}
+
+interface Expectation {
+  readonly error: boolean;
+  readonly value: CelValue;
+}
+
+function expectation(t: SerializedIncrementalTest): Expectation {
+  const o = t.original as unknown as JsonObject;
+  if (o.evalError !== undefined) return { error: true, value: null };
+  if (o.value !== undefined) return { error: false, value: fromValue(o.value) };
+  if (o.typedResult !== undefined) return { error: false, value: fromValue(obj(o.typedResult).result) };
+  if (o.unknown !== undefined || o.anyEvalErrors !== undefined || o.anyUnknowns !== undefined) {
+    throw new Unsupported("unknowns");
+  }
+  // cel-spec: a test without an expected result expects `true`.
+  return { error: false, value: true };
+}
+
+function bindings(t: SerializedIncrementalTest): Record<string, CelValue> {
+  const out: Record<string, CelValue> = {};
+  const o = t.original as unknown as JsonObject;
+  if (o.bindings === undefined) return out;
+  for (const [name, b] of Object.entries(obj(o.bindings))) {
+    const exprValue = obj(b);
+    if (exprValue.value === undefined) throw new Unsupported("binding is an error or unknown");
+    out[name] = fromValue(exprValue.value);
+  }
+  return out;
+}
+
+function collect(
+  suite: SerializedIncrementalTestSuite,
+  path: string,
+  out: { path: string; t: SerializedIncrementalTest }[],
+) {
+  for (const t of suite.tests ?? []) out.push({ path: `${path}/${t.original.name ?? t.original.expr}`, t });
+  for (const s of suite.suites ?? []) collect(s, `${path}/${s.name}`, out);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+if (!existsSync(INDEX)) {
+  test.skip("CEL conformance suites (src/cel/index.ts does not exist yet)");
+} else {
+  const { evaluate } = (await import(INDEX.href)) as { evaluate: Evaluate };
+  const summary: string[] = [];
+
+  for (const suiteName of SUITES) {
+    const suite = conformance.suites?.find((s) => s.name === suiteName);
+    test(`conformance: ${suiteName}`, async (t) => {
+      assert.ok(suite, `suite ${suiteName} is in the conformance data`);
+      const cases = collect(suite, suiteName, []);
+      let passed = 0;
+      let failed = 0;
+      const skipped: string[] = [];
+      for (const { path, t: c } of cases) {
+        let reason = skipReason(c);
+        let expected: Expectation | undefined;
+        let vars: Record<string, CelValue> = {};
+        if (reason === undefined) {
+          try {
+            expected = expectation(c);
+            vars = bindings(c);
+          } catch (e) {
+            if (!(e instanceof Unsupported)) throw e;
+            reason = e.message;
+          }
+        }
+        if (reason !== undefined || expected === undefined) {
+          skipped.push(`${path}: ${reason}`);
+          await t.test(path, { skip: reason ?? "unsupported" }, () => {});
+          continue;
+        }
+        const want = expected;
+        const known = KNOWN_FAILURES.get(path);
+        let ok = false;
+        await t.test(path, known === undefined ? {} : { todo: known }, () => {
+          const r = evaluate(c.original.expr, vars);
+          if (want.error) {
+            assert.equal(
+              r.ok,
+              false,
+              `${c.original.expr}: expected an error, got ${r.ok ? show(r.value) : ""}`,
+            );
+          } else {
+            assert.ok(r.ok, `${c.original.expr}: ${r.ok ? "" : `${r.stage} error: ${r.error}`}`);
+            assert.ok(
+              sameValue(r.value, want.value),
+              `${c.original.expr}: got ${show(r.value)}, want ${show(want.value)}`,
+            );
+          }
+          ok = true;
+        });
+        if (ok) passed++;
+        else failed++;
+      }
+      const line = `${suiteName}: ${passed}/${passed + failed} passed, ${skipped.length} skipped`;
+      summary.push(line);
+      t.diagnostic(line);
+      for (const s of skipped) t.diagnostic(`skipped ${s}`);
+    });
+  }
+
+  test("conformance summary", () => {
+    assert.equal(summary.length, SUITES.length);
+    console.log(summary.join("\n"));
+  });
+}
