@@ -24,6 +24,8 @@ export { toCel, toJson } from "./input.ts";
 export { renderError } from "./source.ts";
 export type { CelValue } from "./values.ts";
 export { CelError, typeName } from "./values.ts";
+export type { AuthorizationAnswer, AuthorizationAttributes, AuthorizerBackend } from "./library/authz.ts";
+export { AuthorizerValue, ResourceCheck, unavailableAuthorizer } from "./library/authz.ts";
 
 /** Kubernetes' limits for admission policies (k8s.io/apiserver/pkg/apis/cel/config.go). */
 export const PER_CALL_COST_LIMIT = 1_000_000;

@@ -6,6 +6,10 @@
  */
 import {
   type Activation,
+  type AuthorizerBackend,
+  AuthorizerValue,
+  ResourceCheck,
+  unavailableAuthorizer,
   CelError as CelErrorLike,
   type CelValue,
   EvalState,
@@ -43,8 +47,8 @@ export interface EngineContext {
   /** The Namespace object with this name, if known (for namespaceSelector and namespaceObject). */
   namespace(name: string): Readonly<Record<string, unknown>> | undefined;
   readonly params: ParamLookup;
-  /** The `authorizer` variable's value; absent: calls fail with a clear error. */
-  readonly authorizer?: CelValue;
+  /** Answers `authorizer` checks; absent: every check fails with a clear error (failurePolicy applies). */
+  readonly authorizer?: AuthorizerBackend;
 }
 
 export interface EvaluateOptions {
@@ -103,6 +107,11 @@ function requestValue(r: AdmissionRequest): Record<string, unknown> {
 
 export function prepare(request: AdmissionRequest, ctx: EngineContext): PreparedRequest {
   const ns = request.namespace ? ctx.namespace(request.namespace) : undefined;
+  const authz = new AuthorizerValue(
+    ctx.authorizer ?? unavailableAuthorizer,
+    request.userInfo.username,
+    request.userInfo.groups,
+  );
   return {
     request,
     values: {
@@ -110,7 +119,14 @@ export function prepare(request: AdmissionRequest, ctx: EngineContext): Prepared
       oldObject: toCel(request.oldObject),
       request: toCel(requestValue(request)),
       namespaceObject: toCel(ns ?? null),
-      ...(ctx.authorizer !== undefined ? { authorizer: ctx.authorizer } : {}),
+      authorizer: authz,
+      "authorizer.requestResource": new ResourceCheck(authz, {
+        group: request.resource.group,
+        resource: request.resource.resource,
+        ...(request.subResource ? { subresource: request.subResource } : {}),
+        namespace: request.namespace,
+        name: request.name,
+      }),
     },
   };
 }

@@ -1,0 +1,218 @@
+/**
+ * Kubernetes' authorizer library: `authorizer.group('apps').resource('deployments')
+ * .namespace('ns').name('x').check('delete').allowed()` and friends. The answers come from an
+ * AuthorizerBackend: a table of rules offline (`eval`, `test`, `repl`), or none in `serve` until
+ * celgate can ask a cluster — then checks fail with a clear error, handled by failurePolicy.
+ */
+import { CelError, CelObject, type CelValue } from "../values.ts";
+import { fn, type Library, memberFn } from "./types.ts";
+
+/** What is being asked, as in Kubernetes' authorizer.Attributes. */
+export interface AuthorizationAttributes {
+  readonly user: string;
+  readonly groups: readonly string[];
+  readonly verb: string;
+  /** Resource checks. */
+  readonly group?: string;
+  readonly resource?: string;
+  readonly subresource?: string;
+  readonly namespace?: string;
+  readonly name?: string;
+  /** Non-resource (path) checks. */
+  readonly path?: string;
+}
+
+export interface AuthorizationAnswer {
+  readonly decision: "allow" | "deny" | "no-opinion";
+  readonly reason: string;
+  /** Set when the backend could not decide; `errored()` is then true. */
+  readonly error?: string;
+}
+
+export interface AuthorizerBackend {
+  authorize(attributes: AuthorizationAttributes): AuthorizationAnswer;
+}
+
+/** The backend of `serve` until a cluster-connected mode exists: every check is an error. */
+export const unavailableAuthorizer: AuthorizerBackend = {
+  authorize: () => {
+    throw new CelError(
+      "authorizer is not available: celgate serve has no connection to a cluster's authorizer yet",
+    );
+  },
+};
+
+/** The `authorizer` variable: the requesting user (or a service account) plus the backend. */
+export class AuthorizerValue extends CelObject {
+  readonly celType = "kubernetes.authorization.Authorizer";
+  constructor(
+    readonly backend: AuthorizerBackend,
+    readonly user: string,
+    readonly groups: readonly string[],
+  ) {
+    super();
+  }
+  equals(other: CelValue): boolean {
+    return other === this;
+  }
+  toJSON(): unknown {
+    return { user: this.user, groups: this.groups };
+  }
+}
+
+export class PathCheck extends CelObject {
+  readonly celType = "kubernetes.authorization.PathCheck";
+  constructor(
+    readonly authz: AuthorizerValue,
+    readonly path: string,
+  ) {
+    super();
+  }
+  equals(other: CelValue): boolean {
+    return other === this;
+  }
+  toJSON(): unknown {
+    return { path: this.path };
+  }
+}
+
+export class ResourceCheck extends CelObject {
+  readonly celType = "kubernetes.authorization.ResourceCheck";
+  constructor(
+    readonly authz: AuthorizerValue,
+    readonly attrs: Omit<AuthorizationAttributes, "user" | "groups" | "verb" | "path">,
+  ) {
+    super();
+  }
+  with(patch: Partial<ResourceCheck["attrs"]>): ResourceCheck {
+    return new ResourceCheck(this.authz, { ...this.attrs, ...patch });
+  }
+  equals(other: CelValue): boolean {
+    return other === this;
+  }
+  toJSON(): unknown {
+    return this.attrs;
+  }
+}
+
+export class AuthorizationDecision extends CelObject {
+  readonly celType = "kubernetes.authorization.Decision";
+  constructor(readonly answer: AuthorizationAnswer) {
+    super();
+  }
+  equals(other: CelValue): boolean {
+    return (
+      other instanceof AuthorizationDecision &&
+      other.answer.decision === this.answer.decision &&
+      other.answer.reason === this.answer.reason
+    );
+  }
+  toJSON(): unknown {
+    return this.answer;
+  }
+}
+
+function ask(
+  authz: AuthorizerValue,
+  attrs: Omit<AuthorizationAttributes, "user" | "groups">,
+): AuthorizationDecision {
+  try {
+    return new AuthorizationDecision(
+      authz.backend.authorize({ user: authz.user, groups: authz.groups, ...attrs }),
+    );
+  } catch (e) {
+    if (e instanceof CelError) throw e;
+    return new AuthorizationDecision({
+      decision: "no-opinion",
+      reason: "",
+      error: e instanceof Error ? e.message : String(e),
+    });
+  }
+}
+
+const A = "kubernetes.authorization.Authorizer";
+const P = "kubernetes.authorization.PathCheck";
+const R = "kubernetes.authorization.ResourceCheck";
+const D = "kubernetes.authorization.Decision";
+
+export const authzLibrary: Library = {
+  name: "authz",
+  availability: "kubernetes",
+  functions: [
+    fn(
+      "path",
+      memberFn("authorizer_path", [A, "string"], P, (a: AuthorizerValue, p: string) => new PathCheck(a, p)),
+    ),
+    fn(
+      "group",
+      memberFn(
+        "authorizer_group",
+        [A, "string"],
+        R,
+        (a: AuthorizerValue, g: string) => new ResourceCheck(a, { group: g }),
+      ),
+    ),
+    fn(
+      "serviceAccount",
+      memberFn(
+        "authorizer_serviceaccount",
+        [A, "string", "string"],
+        A,
+        (a: AuthorizerValue, ns: string, name: string) => {
+          return new AuthorizerValue(a.backend, `system:serviceaccount:${ns}:${name}`, [
+            "system:serviceaccounts",
+            `system:serviceaccounts:${ns}`,
+            "system:authenticated",
+          ]);
+        },
+      ),
+    ),
+    fn(
+      "resource",
+      memberFn("resourcecheck_resource", [R, "string"], R, (r: ResourceCheck, v: string) =>
+        r.with({ resource: v }),
+      ),
+    ),
+    fn(
+      "subresource",
+      memberFn("resourcecheck_subresource", [R, "string"], R, (r: ResourceCheck, v: string) =>
+        r.with({ subresource: v }),
+      ),
+    ),
+    fn(
+      "namespace",
+      memberFn("resourcecheck_namespace", [R, "string"], R, (r: ResourceCheck, v: string) =>
+        r.with({ namespace: v }),
+      ),
+    ),
+    fn(
+      "name",
+      memberFn("resourcecheck_name", [R, "string"], R, (r: ResourceCheck, v: string) => r.with({ name: v })),
+    ),
+    fn(
+      "check",
+      memberFn("pathcheck_check", [P, "string"], D, (p: PathCheck, verb: string) =>
+        ask(p.authz, { verb, path: p.path }),
+      ),
+      memberFn("resourcecheck_check", [R, "string"], D, (r: ResourceCheck, verb: string) =>
+        ask(r.authz, { verb, ...r.attrs }),
+      ),
+    ),
+    fn(
+      "allowed",
+      memberFn("decision_allowed", [D], "bool", (d: AuthorizationDecision) => d.answer.decision === "allow"),
+    ),
+    fn(
+      "reason",
+      memberFn("decision_reason", [D], "string", (d: AuthorizationDecision) => d.answer.reason),
+    ),
+    fn(
+      "errored",
+      memberFn("decision_errored", [D], "bool", (d: AuthorizationDecision) => d.answer.error !== undefined),
+    ),
+    fn(
+      "error",
+      memberFn("decision_error", [D], "string", (d: AuthorizationDecision) => d.answer.error ?? ""),
+    ),
+  ],
+};
