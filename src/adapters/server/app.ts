@@ -1,0 +1,177 @@
+/**
+ * `celgate serve` put together: the policy store (load, compile, watch), the admitter it yields,
+ * TLS material (given or generated), the webhook server, the metrics server, and the signals.
+ * The CLI command only parses flags and prints; everything that runs lives here.
+ */
+import { readFile } from "node:fs/promises";
+import { Registry } from "prom-client";
+import type { CelExtras } from "../../cel/index.ts";
+import { createAdmitter } from "../../engine/admitter.ts";
+import type { Admitter } from "../../engine/types.ts";
+import { type Diagnostic, formatDiagnostic } from "../../errors.ts";
+import type { PolicySnapshot } from "../../sources/store.ts";
+import { PolicyStore } from "../../sources/store.ts";
+import { createWebhookMetrics, type WebhookMetrics } from "./metrics.ts";
+import { buildMetricsServer, buildServer, type WebhookServer } from "./server.ts";
+import { certificateExpiry, generateSelfSignedCertificate, loadTlsMaterial } from "./tls.ts";
+
+export interface ServeOptions {
+  readonly policies: readonly string[];
+  readonly host: string;
+  readonly port: number;
+  /** 0 disables the metrics listener. */
+  readonly metricsPort: number;
+  readonly tlsCert?: string;
+  readonly tlsKey?: string;
+  readonly clientCa?: string;
+  readonly drainMs?: number;
+  readonly celExtras?: CelExtras;
+  /** pino level, or false for no request logs (tests). */
+  readonly logLevel: string | false;
+  readonly pollMs?: number;
+}
+
+export interface RunningWebhook {
+  readonly url: string;
+  readonly metricsUrl: string | undefined;
+  readonly server: WebhookServer;
+  readonly store: PolicyStore;
+  readonly metrics: WebhookMetrics;
+  /** The self-signed certificate, when one was generated (for clients that must trust it). */
+  readonly generatedCert: string | undefined;
+  stop(): Promise<void>;
+}
+
+export type StartResult =
+  | { readonly ok: true; readonly webhook: RunningWebhook }
+  | { readonly ok: false; readonly message: string };
+
+function reportSnapshot(metrics: WebhookMetrics, s: PolicySnapshot): void {
+  metrics.setCompileErrors(s.set.diagnostics.filter((d) => d.severity === "error").length);
+  const count = (kind: "ValidatingAdmissionPolicy" | "MutatingAdmissionPolicy", enforced: boolean) =>
+    (enforced ? s.set.policies.filter((p) => !s.set.unbound.includes(p)) : s.set.unbound).filter(
+      (p) => p.kind === kind,
+    ).length;
+  metrics.setPoliciesLoaded(
+    (["ValidatingAdmissionPolicy", "MutatingAdmissionPolicy"] as const).flatMap((kind) => [
+      { kind, enforced: true, count: count(kind, true) },
+      { kind, enforced: false, count: count(kind, false) },
+    ]),
+  );
+}
+
+/** Lines to log about a snapshot: its problems and the policies loaded without a binding. */
+export function describeSnapshot(s: PolicySnapshot): string[] {
+  const lines = s.diagnostics.map((d: Diagnostic) => formatDiagnostic(d));
+  for (const p of s.set.unbound)
+    lines.push(`${p.kind} '${p.name}' is loaded and checked but not enforced: no binding refers to it`);
+  return lines;
+}
+
+export async function startWebhook(options: ServeOptions, log: (line: string) => void): Promise<StartResult> {
+  let tls: { cert: string; key: string; ca?: string };
+  let generatedCert: string | undefined;
+  if (options.tlsCert || options.tlsKey) {
+    if (!options.tlsCert || !options.tlsKey)
+      return { ok: false, message: "--tls-cert and --tls-key go together" };
+    const loaded = loadTlsMaterial(options.tlsCert, options.tlsKey);
+    if (!loaded.ok) return { ok: false, message: loaded.error.message };
+    tls = { cert: loaded.value.cert, key: loaded.value.key };
+  } else {
+    const g = generateSelfSignedCertificate({ hosts: ["localhost", "127.0.0.1", "::1"], days: 30 });
+    tls = { cert: g.cert, key: g.key };
+    generatedCert = g.cert;
+    log(
+      "WARNING: no --tls-cert/--tls-key given: serving a self-signed certificate for localhost. For development only.",
+    );
+  }
+  if (options.clientCa) {
+    try {
+      tls.ca = await readFile(options.clientCa, "utf8");
+    } catch (e) {
+      return { ok: false, message: `--client-ca ${options.clientCa}: ${(e as Error).message}` };
+    }
+  }
+  const registry = new Registry();
+  const metrics = createWebhookMetrics(registry);
+  metrics.setCertificateExpiry(certificateExpiry(tls.cert));
+  const opened = await PolicyStore.open(options.policies, {
+    ...(options.celExtras ? { compile: { extras: options.celExtras } } : {}),
+    ...(options.pollMs ? { pollMs: options.pollMs } : {}),
+    onReload: (outcome) => {
+      metrics.recordReload(outcome.ok);
+      if (outcome.ok) {
+        admitter = createAdmitter(outcome.snapshot.set);
+        reportSnapshot(metrics, outcome.snapshot);
+        log(
+          `policies reloaded: ${outcome.snapshot.set.policies.length} policies, ${outcome.snapshot.set.bindings.length} bindings`,
+        );
+        for (const line of describeSnapshot(outcome.snapshot)) log(line);
+      } else {
+        log("policy reload rejected; the last good policies keep serving:");
+        for (const d of outcome.diagnostics) log(formatDiagnostic(d));
+      }
+    },
+  });
+  if (!("store" in opened)) {
+    return {
+      ok: false,
+      message: ["policies could not be loaded:", ...opened.diagnostics.map((d) => formatDiagnostic(d))].join(
+        "\n",
+      ),
+    };
+  }
+  const store = opened.store;
+  const first = store.current();
+  let admitter: Admitter = createAdmitter(first.set);
+  metrics.recordReload(true, first.loadedAt);
+  reportSnapshot(metrics, first);
+  for (const line of describeSnapshot(first)) log(line);
+  const server = await buildServer({
+    admitter: () => admitter,
+    tls,
+    logger: options.logLevel === false ? false : { level: options.logLevel },
+    metrics,
+    readiness: () => true,
+    ...(options.drainMs !== undefined ? { drainMs: options.drainMs } : {}),
+  });
+  const address = await server.start({ host: options.host, port: options.port });
+  const metricsServer =
+    options.metricsPort >= 0 && options.metricsPort !== undefined
+      ? await buildMetricsServer(registry)
+      : undefined;
+  const metricsAddress = metricsServer
+    ? await metricsServer.start({ host: options.host, port: options.metricsPort })
+    : undefined;
+  store.watch();
+  const certWatcher =
+    options.tlsCert && options.tlsKey
+      ? server.watchTlsFiles(options.tlsCert, options.tlsKey, (event) => {
+          if (event.ok) {
+            metrics.setCertificateExpiry(event.certificate.notAfter);
+            log("TLS certificate reloaded");
+          } else log(`TLS certificate reload rejected, keeping the current one: ${event.error}`);
+        })
+      : undefined;
+  log(
+    `celgate serving ${first.set.policies.length} policies (${first.set.bindings.length} bindings) on ${address.url}${metricsAddress ? `; metrics on ${metricsAddress.url}/metrics` : ""}`,
+  );
+  const stop = async () => {
+    store.close();
+    certWatcher?.close();
+    await server.drain();
+    await metricsServer?.close();
+  };
+  return {
+    ok: true,
+    webhook: {
+      url: address.url,
+      metricsUrl: metricsAddress?.url,
+      server,
+      store,
+      metrics,
+      generatedCert,
+      stop,
+    },
+  };
+}

@@ -1,0 +1,153 @@
+/**
+ * Prometheus metrics for the webhook. Everything lives on a registry the caller passes in (never
+ * prom-client's global one), so tests get a fresh registry each and a process can run two servers.
+ * Labels stay bounded: route templates, operations, outcomes and policy/binding names (bounded by
+ * what is loaded) — never a resource name, namespace or raw URL.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, type Registry } from "prom-client";
+import type { AdmissionDecision, PolicyResult } from "../../engine/types.ts";
+
+/**
+ * What one review ended as, for `celgate_admission_requests_total`: a verdict, `error` when the
+ * engine failed, `invalid` when the request itself was unusable (400, 413, 415).
+ */
+export type ReviewOutcome = "allowed" | "denied" | "error" | "patched" | "invalid";
+
+export interface PoliciesLoaded {
+  readonly kind: "ValidatingAdmissionPolicy" | "MutatingAdmissionPolicy";
+  /** Whether the policy takes effect (has a binding) rather than being loaded but inert. */
+  readonly enforced: boolean;
+  readonly count: number;
+}
+
+export interface WebhookMetrics {
+  readonly registry: Registry;
+  /**
+   * One finished review. `operation` is the request's operation or `unknown` when the body could
+   * not be decoded; `decision` is absent when there is none (bad request, engine failure).
+   */
+  recordReview(
+    path: string,
+    operation: string,
+    outcome: ReviewOutcome,
+    seconds: number,
+    decision?: AdmissionDecision,
+  ): void;
+  recordPolicyResults(results: readonly PolicyResult[]): void;
+  /** A policy (re)load attempt; the compile-error gauge and loaded counts are set separately. */
+  recordReload(success: boolean, at?: Date): void;
+  setCompileErrors(count: number): void;
+  setPoliciesLoaded(entries: readonly PoliciesLoaded[]): void;
+  setCertificateExpiry(notAfter: Date): void;
+}
+
+/** The outcome label for a decision: patched wins over allowed so mutation rates are visible. */
+export function outcomeOf(decision: AdmissionDecision, mutating: boolean): ReviewOutcome {
+  if (!decision.allowed) return "denied";
+  if (mutating && decision.patch !== undefined && decision.patch.length > 0) return "patched";
+  return "allowed";
+}
+
+/** Admission timeouts are at most 30 s; buckets resolve the sub-millisecond CEL range too. */
+const REVIEW_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+const POLICY_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 0.5, 1];
+
+/** Registers every celgate metric and Node's default process metrics on `registry`. */
+export function createWebhookMetrics(registry: Registry): WebhookMetrics {
+  const registers = [registry];
+  const requests = new Counter({
+    name: "celgate_admission_requests_total",
+    help: "Admission reviews answered, by webhook path, operation and outcome.",
+    labelNames: ["path", "operation", "outcome"] as const,
+    registers,
+  });
+  const reviewDuration = new Histogram({
+    name: "celgate_admission_review_duration_seconds",
+    help: "Time from receiving an admission review to sending its answer.",
+    labelNames: ["path", "operation"] as const,
+    buckets: REVIEW_BUCKETS,
+    registers,
+  });
+  const evaluations = new Counter({
+    name: "celgate_policy_evaluations_total",
+    help: "Policy evaluations, by policy, binding and outcome (pass, fail, skip, error).",
+    labelNames: ["policy", "binding", "outcome"] as const,
+    registers,
+  });
+  const evaluationDuration = new Histogram({
+    name: "celgate_policy_evaluation_duration_seconds",
+    help: "Time spent evaluating one policy for one request.",
+    labelNames: ["policy"] as const,
+    buckets: POLICY_BUCKETS,
+    registers,
+  });
+  const compileErrors = new Gauge({
+    name: "celgate_policy_compile_errors",
+    help: "Compile errors in the policies of the last load.",
+    registers,
+  });
+  const reloads = new Counter({
+    name: "celgate_policy_reloads_total",
+    help: "Policy reload attempts, by result (success, failure).",
+    labelNames: ["result"] as const,
+    registers,
+  });
+  const lastReload = new Gauge({
+    name: "celgate_policy_last_reload_timestamp_seconds",
+    help: "When policies were last reloaded (successfully or not), in seconds since the epoch.",
+    registers,
+  });
+  const lastReloadSuccess = new Gauge({
+    name: "celgate_policy_last_reload_success",
+    help: "1 if the last policy reload succeeded, 0 if the previous policies are still in use.",
+    registers,
+  });
+  const loaded = new Gauge({
+    name: "celgate_policies_loaded",
+    help: "Policies loaded, by kind and whether a binding enforces them.",
+    labelNames: ["kind", "enforced"] as const,
+    registers,
+  });
+  const certificateExpiry = new Gauge({
+    name: "celgate_certificate_expiry_timestamp_seconds",
+    help: "When the serving certificate expires, in seconds since the epoch.",
+    registers,
+  });
+  collectDefaultMetrics({ register: registry });
+
+  return {
+    registry,
+    recordReview(path, operation, outcome, seconds, decision) {
+      requests.inc({ path, operation, outcome });
+      reviewDuration.observe({ path, operation }, seconds);
+      // Guarded because the decision comes from the engine and a metric must never fail a review.
+      if (decision !== undefined && Array.isArray(decision.results))
+        this.recordPolicyResults(decision.results);
+    },
+    recordPolicyResults(results) {
+      for (const r of results) {
+        evaluations.inc({ policy: r.policy, binding: r.binding ?? "", outcome: r.outcome });
+        if (Number.isFinite(r.durationMs) && r.durationMs >= 0)
+          evaluationDuration.observe({ policy: r.policy }, r.durationMs / 1000);
+      }
+    },
+    recordReload(success, at = new Date()) {
+      reloads.inc({ result: success ? "success" : "failure" });
+      lastReload.set(at.getTime() / 1000);
+      lastReloadSuccess.set(success ? 1 : 0);
+    },
+    setCompileErrors(count) {
+      compileErrors.set(count);
+    },
+    setPoliciesLoaded(entries) {
+      // Reset first so a kind that disappears reads 0 rather than its last count.
+      loaded.reset();
+      for (const kind of ["ValidatingAdmissionPolicy", "MutatingAdmissionPolicy"] as const)
+        for (const enforced of ["true", "false"] as const) loaded.set({ kind, enforced }, 0);
+      for (const e of entries) loaded.inc({ kind: e.kind, enforced: String(e.enforced) }, e.count);
+    },
+    setCertificateExpiry(notAfter) {
+      certificateExpiry.set(notAfter.getTime() / 1000);
+    },
+  };
+}
