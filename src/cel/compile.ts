@@ -54,6 +54,8 @@ export interface Activation {
 /** Per-evaluation state: cost so far and the limits. Shared by the programs of one policy evaluation. */
 export class EvalState implements CallContext {
   cost = 0;
+  /** Loop iterations so far across all comprehensions, nested or not; the deadline is read every 256. */
+  private ticks = 0;
   constructor(
     public costLimit: number,
     public deadline: number,
@@ -69,7 +71,11 @@ export class EvalState implements CallContext {
   checkDeadline(): void {
     if (Date.now() > this.deadline)
       throw new CelError("operation cancelled: evaluation deadline exceeded", "timeout");
+  }  /** Called once per loop iteration: cheap, and reads the clock often enough for nested loops too. */
+  tick(): void {
+    if ((++this.ticks & 255) === 0) this.checkDeadline();
   }
+
 }
 
 /**
@@ -877,9 +883,8 @@ class Compiler {
         const r = range(f);
         const slots = f.slots;
         slots[accuSlot] = init(f);
-        let n = 0;
         const iterate = (a: CelValue, b: CelValue): boolean => {
-          if (++n % 1024 === 0) f.st.checkDeadline();
+          f.st.tick();
           f.st.addCost(1);
           slots[v1] = a;
           if (two) slots[v2] = b;

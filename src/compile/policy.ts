@@ -30,6 +30,8 @@ export interface CompiledExpression {
   readonly path: string;
   readonly source: string;
   readonly program: Program | undefined;
+  /** Why it did not compile: the first problem, as cel-go renders it (`ERROR: <input>:1:5: ...`). */
+  readonly compileError?: string;
 }
 
 export interface CompiledValidation {
@@ -175,7 +177,7 @@ class PolicyCompiler {
     const r = compile(source, env);
     if (!r.ok) {
       for (const p of r.problems) this.report(path, p);
-      return { path, source, program: undefined };
+      return { path, source, program: undefined, compileError: (r.problems[0]?.rendered ?? "").split("\n")[0] ?? "" };
     }
     const t = r.program.type;
     if (expect !== "any" && t !== "dyn" && !ACCEPTS[expect].includes(t)) {
@@ -185,7 +187,7 @@ class PolicyCompiler {
         message,
         rendered: `ERROR: <input>: ${message}\n | ${source.split("\n")[0]}`,
       });
-      return { path, source, program: undefined };
+      return { path, source, program: undefined, compileError: `ERROR: <input>: ${message}` };
     }
     return { path, source, program: r.program };
   }

@@ -12,6 +12,18 @@ function label(r: PolicyResult): string {
     : `${r.policyKind} '${r.policy}'`;
 }
 
+/**
+ * The denial status. Mutating policies are denied through Kubernetes' generic policy error, worded
+ * `policy 'p' with binding 'b' denied request: ...` with 403 and reason Invalid.
+ */
+function denial(r: PolicyResult, v: { code: number; reason: string; message: string }): NonNullable<AdmissionDecision["status"]> {
+  if (r.policyKind === "MutatingAdmissionPolicy") {
+    const who = r.binding ? `policy '${r.policy}' with binding '${r.binding}'` : `policy '${r.policy}'`;
+    return { code: 403, reason: "Invalid", message: `${who} denied request: ${v.message}` };
+  }
+  return { code: v.code, reason: v.reason, message: `${label(r)} denied request: ${v.message}` };
+}
+
 export function combine(
   results: readonly PolicyResult[],
   mutation: { patch?: readonly JsonPatchOp[]; patchedObject?: unknown },
@@ -19,15 +31,26 @@ export function combine(
   let status: AdmissionDecision["status"];
   const warnings: string[] = [];
   const auditAnnotations: Record<string, string> = {};
+  /** Which binding set each annotation: params of one binding join their values, other bindings cannot overwrite. */
+  const setBy = new Map<string, string>();
   const auditFailures: unknown[] = [];
   let cost = 0;
   for (const r of results) {
     cost += r.cost;
-    Object.assign(auditAnnotations, r.auditAnnotations);
+    const owner = `${r.policy}\u0000${r.binding ?? ""}`;
+    for (const [k, val] of Object.entries(r.auditAnnotations)) {
+      const prev = setBy.get(k);
+      if (prev === undefined) {
+        auditAnnotations[k] = val;
+        setBy.set(k, owner);
+      } else if (prev === owner && auditAnnotations[k] !== val) {
+        auditAnnotations[k] = `${auditAnnotations[k]}, ${val}`;
+      }
+    }
     warnings.push(...r.warnings);
     for (const v of r.violations) {
       if (v.action === "Deny") {
-        status ??= { code: v.code, reason: v.reason, message: `${label(r)} denied request: ${v.message}` };
+        status ??= denial(r, v);
       } else if (v.action === "Warn") {
         warnings.push(`Validation failed for ${label(r)}: ${v.message}`);
       } else {
@@ -36,7 +59,7 @@ export function combine(
           policy: r.policy,
           ...(r.binding ? { binding: r.binding } : {}),
           expressionIndex: v.expressionIndex,
-          validationActions: ["Audit"],
+          validationActions: r.validationActions ?? ["Audit"],
         });
       }
     }

@@ -137,37 +137,35 @@ interface Evaluation {
   readonly explain: boolean;
 }
 
-/** Runs one expression within the per-expression limit and the remaining policy budget. */
-function runExpr(
-  ev: Evaluation,
-  expr: CompiledExpression,
-  act: Activation,
-):
+const BUDGET_MESSAGE = "validation failed due to running out of cost budget, no further validation rules will be run";
+
+type ExprOutcome =
   | { ok: true; value: CelValue; cost: number }
-  | { ok: false; message: string; kind: EvaluationErrorKind; cost: number } {
+  | { ok: false; message: string; kind: EvaluationErrorKind; cost: number; cause?: string };
+
+/**
+ * Runs one expression within the per-expression limit and the remaining policy budget. Failure
+ * messages are final and worded as the API server words them: `compilation error: ...`,
+ * `expression '<expr>' resulted in error: ...`, or the bare budget message.
+ */
+function runExpr(ev: Evaluation, expr: CompiledExpression, act: Activation): ExprOutcome {
   const program = expr.program;
-  if (!program)
-    return { ok: false, message: `expression '${expr.source}' failed to compile`, kind: "compile", cost: 0 };
+  if (!program) return { ok: false, message: `compilation error: ${expr.compileError ?? "expression did not compile"}`, kind: "compile", cost: 0 };
   const st = ev.state;
-  if (st.cost >= RUNTIME_COST_BUDGET) {
-    return {
-      ok: false,
-      message: "validation failed due to running out of cost budget, no further validation rules will be run",
-      kind: "cost",
-      cost: 0,
-    };
+  if (st.cost >= RUNTIME_COST_BUDGET) return { ok: false, message: BUDGET_MESSAGE, kind: "cost", cost: 0 };
+  if (Date.now() > st.deadline) {
+    return { ok: false, message: `expression '${expr.source}' resulted in error: operation cancelled: evaluation deadline exceeded`, kind: "timeout", cost: 0 };
   }
   st.costLimit = Math.min(st.cost + PER_CALL_COST_LIMIT, RUNTIME_COST_BUDGET);
   const r = run(program, act, st);
   if (r.ok) return { ok: true, value: r.value, cost: r.cost };
-  const budget = r.error.kind === "cost" && st.costLimit >= RUNTIME_COST_BUDGET;
+  if (r.error.kind === "cost" && st.costLimit >= RUNTIME_COST_BUDGET) return { ok: false, message: BUDGET_MESSAGE, kind: "cost", cost: r.cost };
   return {
     ok: false,
-    message: budget
-      ? "validation failed due to running out of cost budget, no further validation rules will be run"
-      : r.error.message,
+    message: `expression '${expr.source}' resulted in error: ${r.error.message}`,
     kind: r.error.kind,
     cost: r.cost,
+    cause: r.error.message,
   };
 }
 
@@ -193,7 +191,8 @@ class LazyVariables implements VariableResolver {
       const v = this.policy.variables.find((x) => x.name === name);
       if (!v) throw new CelErrorLike(`no such variable: ${name}`);
       const r = runExpr(this.ev, v.expression, this.act());
-      hit = r.ok ? { ok: true, value: r.value } : { ok: false, message: r.message, kind: r.kind };
+      // The using expression reports the variable's own failure as its cause, as composition does in Kubernetes.
+      hit = r.ok ? { ok: true, value: r.value } : { ok: false, message: r.cause ?? r.message, kind: r.kind };
       step(this.ev, {
         stage: "variable",
         name,
@@ -233,16 +232,7 @@ function errorResult(
   const fail = subject.policy.failurePolicy === "Fail";
   const actions = validationActions(subject);
   const violations: Violation[] = fail
-    ? actions.map((action) => ({
-        message,
-        reason:
-          kind === "compile" || kind === "param-not-found" || kind === "namespace-not-found"
-            ? "Forbidden"
-            : "Invalid",
-        code: kind === "compile" || kind === "param-not-found" || kind === "namespace-not-found" ? 403 : 422,
-        action,
-        expressionIndex,
-      }))
+    ? actions.map((action) => ({ message, reason: "Invalid", code: 422, action, expressionIndex }))
     : [];
   return finish(
     {
@@ -332,39 +322,15 @@ function evaluateSubject(
     if (m.status === "error") {
       const kind: EvaluationErrorKind =
         m.errorKind === "namespace-not-found" ? "namespace-not-found" : "runtime";
-      return [errorResult(base, subject, kind, m.message, ev, started)];
+      return [errorResult(base, subject, kind, `failed to configure binding: ${m.message}`, ev, started)];
     }
     if (m.status === "not-matched") return skip(`${what}: ${m.reason}`);
-  }
-  if (policy.diagnostics.length > 0) {
-    const first = policy.diagnostics[0];
-    return [
-      errorResult(
-        base,
-        subject,
-        "compile",
-        `policy failed to compile: ${first?.path ?? ""}: ${first?.message ?? ""}`,
-        ev,
-        started,
-      ),
-    ];
   }
   const paramKind = policy.policy.paramKind;
   if (!paramKind) return [body(null, undefined, ev, started, base)];
   const ref = binding?.binding.paramRef;
-  if (!ref) {
-    if (!binding) return skip("policy has paramKind and no binding gives params");
-    return [
-      errorResult(
-        base,
-        subject,
-        "param-not-found",
-        `binding '${binding.binding.name}' has no paramRef but policy '${policy.name}' has paramKind ${paramKind.kind}`,
-        ev,
-        started,
-      ),
-    ];
-  }
+  // No paramRef: Kubernetes evaluates once with params null (the generic policy dispatcher).
+  if (!ref) return [body(null, undefined, ev, started, base)];
   const found = findParams(ctx.params, paramKind, ref, request.namespace);
   if (found.length === 0) {
     if (ref.parameterNotFoundAction === "Allow")
@@ -374,7 +340,7 @@ function evaluateSubject(
         base,
         subject,
         "param-not-found",
-        "no params found for policy binding with `Deny` parameterNotFoundAction",
+        "failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction",
         ev,
         started,
       ),
@@ -428,7 +394,7 @@ function matchConditions(
   if (firstError)
     return {
       go: false,
-      error: `failed to evaluate matchCondition '${firstError.name}': ${firstError.message}`,
+      error: firstError.message,
       kind: firstError.kind,
     };
   return { go: true };
@@ -460,7 +426,7 @@ function messageFor(
   },
   act: Activation,
 ): string {
-  const fallback = v.message ?? `failed expression: ${v.expression.source.trim()}`;
+  const fallback = v.message?.trim() || `failed expression: ${v.expression.source.trim()}`;
   if (!v.messageExpression) return fallback;
   const r = runExpr(ev, v.messageExpression, act);
   step(ev, {
@@ -472,7 +438,7 @@ function messageFor(
   });
   if (!r.ok || typeof r.value !== "string") return fallback;
   const m = r.value.trim();
-  if (m === "" || m.length > MAX_MESSAGE_LENGTH || m.includes("\n")) return fallback;
+  if (m === "" || Buffer.byteLength(m) > MAX_MESSAGE_LENGTH || m.includes("\n")) return fallback;
   return m;
 }
 
@@ -528,9 +494,8 @@ export function validate(
           if (!r.ok) {
             errored ??= { kind: r.kind, message: r.message };
             if (policy.failurePolicy === "Fail") {
-              const message = `expression '${v.expression.source.trim()}' resulted in error: ${r.message}`;
               for (const action of actions)
-                violations.push({ message, reason: "Invalid", code: 422, action, expressionIndex: v.index });
+                violations.push({ message: r.message, reason: "Invalid", code: 422, action, expressionIndex: v.index });
             }
             if (r.kind === "cost" || r.kind === "timeout") break;
             continue;
@@ -559,10 +524,15 @@ export function validate(
           });
           if (!r.ok) {
             errored ??= { kind: r.kind, message: r.message };
+            if (policy.failurePolicy === "Fail") {
+              for (const action of actions)
+                violations.push({ message: r.message, reason: "Invalid", code: 422, action, expressionIndex: -1 });
+            }
             continue;
           }
-          if (typeof r.value === "string")
-            auditAnnotations[`${policy.name}/${a.key}`] = r.value.slice(0, MAX_AUDIT_VALUE_LENGTH);
+          // Kubernetes trims the value and leaves an empty one out.
+          const value = typeof r.value === "string" ? r.value.trim() : "";
+          if (value !== "") auditAnnotations[`${policy.name}/${a.key}`] = value.slice(0, MAX_AUDIT_VALUE_LENGTH);
         }
         const outcome = errored ? "error" : violations.length > 0 ? "fail" : "pass";
         return finish(
@@ -570,6 +540,7 @@ export function validate(
             ...base,
             outcome,
             ...(errored ? { errorKind: errored.kind, reason: errored.message } : {}),
+            validationActions: actions,
             violations,
             warnings: [],
             auditAnnotations,
@@ -648,7 +619,7 @@ export function mutate(
               base,
               subject,
               r.kind,
-              `expression '${m.expression.source.trim()}' resulted in error: ${r.message}`,
+              r.message,
               ev,
               started,
               m.index,

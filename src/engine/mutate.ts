@@ -137,6 +137,8 @@ export function applyMutation(
     return ok(out);
   } catch (e) {
     const name = (e as { name?: string }).name ?? "";
+    // A failed `test` operation leaves the object unpatched without an error, as in Kubernetes.
+    if (name === "TEST_OPERATION_FAILED") return ok(working);
     const message = e instanceof Error ? e.message.split("\n")[0] : String(e);
     return err(`JSONPatch could not be applied: ${name ? `${name}: ` : ""}${message}`);
   }

@@ -100,6 +100,8 @@ export interface PolicyResult {
   readonly policyKind: "ValidatingAdmissionPolicy" | "MutatingAdmissionPolicy";
   /** Absent when the policy was evaluated without a binding (CLI default binding). */
   readonly binding?: string;
+  /** The binding's validationActions (validating policies), as the audit annotation reports them. */
+  readonly validationActions?: readonly ValidationAction[];
   /** `namespace/name` of the param object, when the policy has params. */
   readonly param?: string;
   readonly outcome: PolicyOutcome;

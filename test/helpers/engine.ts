@@ -1,8 +1,10 @@
 /** Builders for engine tests: policy text → compiled set, and admission requests. */
+import { readFileSync } from "node:fs";
+import { stringify as stringifyYaml } from "yaml";
 import { compilePolicySet, type CompiledPolicySet } from "../../src/compile/policy.ts";
-import type { EngineContext } from "../../src/engine/evaluate.ts";
+import { type EngineContext, type EvaluateOptions, mutate, validate } from "../../src/engine/evaluate.ts";
 import { paramLookup } from "../../src/engine/params.ts";
-import type { AdmissionRequest } from "../../src/engine/types.ts";
+import type { AdmissionDecision, AdmissionRequest } from "../../src/engine/types.ts";
 import { checkReferences, parsePolicyText } from "../../src/policy/parse.ts";
 
 export function compileText(text: string): CompiledPolicySet {
@@ -62,3 +64,110 @@ export function deploymentRequest(
 }
 
 export const FAR = () => Date.now() + 10_000;
+
+// ---- YAML builders: tests write policies as objects and run them as real YAML text -------------
+
+type Doc = Record<string, unknown>;
+
+/** Several objects as one multi-document YAML text, as a user would write it. */
+export function yamlDocs(...docs: readonly Doc[]): string {
+  return docs.map((d) => stringifyYaml(d, { lineWidth: 0 })).join("---\n");
+}
+
+export const POD_RULES = [
+  { apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: ["pods"] },
+];
+
+/** A ValidatingAdmissionPolicy for pods (CREATE, UPDATE) unless `spec` says otherwise. */
+export function vap(name: string, spec: Doc): Doc {
+  return {
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "ValidatingAdmissionPolicy",
+    metadata: { name },
+    spec: { matchConstraints: { resourceRules: POD_RULES }, ...spec },
+  };
+}
+
+/** A binding with validationActions [Deny] unless `spec` says otherwise. */
+export function vapBinding(name: string, policyName: string, spec: Doc = {}): Doc {
+  return {
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "ValidatingAdmissionPolicyBinding",
+    metadata: { name },
+    spec: { policyName, validationActions: ["Deny"], ...spec },
+  };
+}
+
+/** A MutatingAdmissionPolicy for pods (CREATE) unless `spec` says otherwise. */
+export function map(name: string, spec: Doc): Doc {
+  return {
+    apiVersion: "admissionregistration.k8s.io/v1alpha1",
+    kind: "MutatingAdmissionPolicy",
+    metadata: { name },
+    spec: {
+      matchConstraints: {
+        resourceRules: [
+          { apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"] },
+        ],
+      },
+      ...spec,
+    },
+  };
+}
+
+export function mapBinding(name: string, policyName: string, spec: Doc = {}): Doc {
+  return {
+    apiVersion: "admissionregistration.k8s.io/v1alpha1",
+    kind: "MutatingAdmissionPolicyBinding",
+    metadata: { name },
+    spec: { policyName, ...spec },
+  };
+}
+
+export function namespaceDoc(name: string, labels: Record<string, string> = {}): Doc {
+  return { apiVersion: "v1", kind: "Namespace", metadata: { name, labels } };
+}
+
+export function configMapDoc(
+  name: string,
+  namespace: string,
+  data: Record<string, string>,
+  labels: Record<string, string> = {},
+): Doc {
+  return { apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace, labels }, data };
+}
+
+/** A Pod object in namespace `default` named `web`. */
+export function podObject(spec: Doc = {}, labels?: Record<string, string>): Record<string, unknown> {
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name: "web", namespace: "default", ...(labels ? { labels } : {}) },
+    spec,
+  };
+}
+
+/** Compiles `text` and runs the validating phase on `request`. */
+export function validateText(
+  text: string,
+  request: AdmissionRequest,
+  options: Partial<EvaluateOptions> = {},
+): AdmissionDecision {
+  const set = compileText(text);
+  return validate(set, request, contextFor(set), { deadline: FAR(), ...options });
+}
+
+/** Compiles `text` and runs the mutating phase on `request`. */
+export function mutateText(
+  text: string,
+  request: AdmissionRequest,
+  options: Partial<EvaluateOptions> = {},
+): AdmissionDecision {
+  const set = compileText(text);
+  return mutate(set, request, contextFor(set), { deadline: FAR(), ...options });
+}
+
+/** The text of a file under test/fixtures/engine/. */
+export function engineFixture(name: string): string {
+  return readFileSync(new URL(`../fixtures/engine/${name}`, import.meta.url), "utf8");
+}

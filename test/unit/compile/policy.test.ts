@@ -1,0 +1,320 @@
+/**
+ * Stage 2, policy text → compiled set: every expression compiled once, its result type checked, and
+ * every problem reported with its field path and place in the file.
+ */
+import assert from "node:assert/strict";
+import { readdirSync } from "node:fs";
+import { test } from "node:test";
+import { type CompiledPolicySet, compilePolicySet, EXTRAS_ANNOTATION } from "../../../src/compile/policy.ts";
+import { parsePolicyText } from "../../../src/policy/parse.ts";
+import { engineFixture, map, mapBinding, vap, vapBinding, yamlDocs } from "../../helpers/engine.ts";
+
+type Doc = Record<string, unknown>;
+
+function compileDocs(...docs: Doc[]): CompiledPolicySet {
+  const { set, diagnostics } = parsePolicyText(yamlDocs(...docs), "policies.yaml");
+  assert.deepEqual(diagnostics, [], "the text must parse; these tests are about compiling");
+  return compilePolicySet(set);
+}
+
+const problems = (set: CompiledPolicySet) =>
+  set.diagnostics.map((d) => [d.object?.name, d.code, d.path, d.message]);
+
+const typeCases: { name: string; policy: Doc; path: string; code: string; message: string }[] = [
+  {
+    name: "a validation must be bool",
+    policy: vap("p", { validations: [{ expression: "1 + 1" }] }),
+    path: "spec.validations[0].expression",
+    code: "PE_CEL_TYPE",
+    message: "must evaluate to bool, but it evaluates to int",
+  },
+  {
+    name: "a messageExpression must be string",
+    policy: vap("p", { validations: [{ expression: "true", messageExpression: "1" }] }),
+    path: "spec.validations[0].messageExpression",
+    code: "PE_CEL_TYPE",
+    message: "must evaluate to string, but it evaluates to int",
+  },
+  {
+    name: "a matchCondition must be bool",
+    policy: vap("p", {
+      matchConditions: [{ name: "m", expression: "'yes'" }],
+      validations: [{ expression: "true" }],
+    }),
+    path: "spec.matchConditions[0].expression",
+    code: "PE_CEL_TYPE",
+    message: "must evaluate to bool, but it evaluates to string",
+  },
+  {
+    name: "an auditAnnotation must be string or null",
+    policy: vap("p", {
+      auditAnnotations: [{ key: "k", valueExpression: "1" }],
+      validations: [{ expression: "true" }],
+    }),
+    path: "spec.auditAnnotations[0].valueExpression",
+    code: "PE_CEL_TYPE",
+    message: "must evaluate to string or null, but it evaluates to int",
+  },
+  {
+    name: "a JSONPatch mutation must be a list",
+    policy: map("p", { mutations: [{ patchType: "JSONPatch", jsonPatch: { expression: "Object{}" } }] }),
+    path: "spec.mutations[0].jsonPatch.expression",
+    code: "PE_CEL_TYPE",
+    message: "must evaluate to a list of JSONPatch, but it evaluates to Object",
+  },
+  {
+    name: "an ApplyConfiguration mutation must be an Object",
+    policy: map("p", {
+      mutations: [{ patchType: "ApplyConfiguration", applyConfiguration: { expression: "[1]" } }],
+    }),
+    path: "spec.mutations[0].applyConfiguration.expression",
+    code: "PE_CEL_TYPE",
+    message: "must evaluate to an Object (ApplyConfiguration), but it evaluates to list",
+  },
+  {
+    name: "a syntax error",
+    policy: vap("p", { validations: [{ expression: "object.x ==" }] }),
+    path: "spec.validations[0].expression",
+    code: "PE_CEL_PARSE",
+    message: "Syntax error: found = but expecting end of input",
+  },
+  {
+    name: "an undeclared variable",
+    policy: vap("p", { validations: [{ expression: "objekt.x == 1" }] }),
+    path: "spec.validations[0].expression",
+    code: "PE_CEL_UNKNOWN_IDENT",
+    message: "undeclared reference to 'objekt' (in container '')",
+  },
+  {
+    name: "an unknown function",
+    policy: vap("p", { validations: [{ expression: "nope(1)" }] }),
+    path: "spec.validations[0].expression",
+    code: "PE_CEL_UNKNOWN_FUNCTION",
+    message: "undeclared reference to 'nope' (in container '')",
+  },
+];
+
+for (const c of typeCases) {
+  test(`compile: ${c.name}`, () => {
+    const set = compileDocs(c.policy);
+    assert.deepEqual(problems(set), [["p", c.code, c.path, c.message]]);
+    const d = set.diagnostics[0];
+    assert.equal(d?.severity, "error");
+    assert.equal(d?.location?.file, "policies.yaml");
+  });
+}
+
+test("compile: a dyn-typed expression passes the result type check (checked at run time instead)", () => {
+  const set = compileDocs(
+    vap("p", {
+      validations: [{ expression: "object.spec.enabled", messageExpression: "object.spec.why" }],
+      auditAnnotations: [{ key: "k", valueExpression: "object.spec.note" }],
+    }),
+  );
+  assert.deepEqual(set.diagnostics, []);
+});
+
+test("compile: every problem of a policy is reported, not just the first, each at its own line", () => {
+  const set = compileDocs(
+    vap("p", {
+      validations: [{ expression: "1" }, { expression: "true" }, { expression: "objekt" }],
+    }),
+  );
+  assert.deepEqual(
+    set.diagnostics.map((d) => [d.path, d.code]),
+    [
+      ["spec.validations[0].expression", "PE_CEL_TYPE"],
+      ["spec.validations[2].expression", "PE_CEL_UNKNOWN_IDENT"],
+    ],
+  );
+  const [first, second] = set.diagnostics;
+  assert.ok(first?.location && second?.location);
+  assert.ok(second.location.line > first.location.line, JSON.stringify([first.location, second.location]));
+  // The policy is still compiled; only the bad expressions lack a program.
+  const p = set.policies[0];
+  assert.ok(p && p.kind === "ValidatingAdmissionPolicy");
+  assert.deepEqual(
+    p.validations.map((v) => v.expression.program !== undefined),
+    [false, true, false],
+  );
+  assert.deepEqual(p.diagnostics, set.diagnostics);
+});
+
+test("compile: a variable sees the variables before it, not after it", () => {
+  const set = compileDocs(
+    vap("p", {
+      variables: [
+        { name: "a", expression: "variables.b" },
+        { name: "b", expression: "1" },
+        { name: "c", expression: "variables.b + 1" },
+      ],
+      validations: [{ expression: "variables.c == 2 && variables.a == 1" }],
+    }),
+  );
+  assert.deepEqual(problems(set), [
+    [
+      "p",
+      "PE_CEL_UNKNOWN_IDENT",
+      "spec.variables[0].expression",
+      "undeclared reference to 'variables.b' (in container '')",
+    ],
+  ]);
+});
+
+test("compile: an unknown variable name is a compile error", () => {
+  const set = compileDocs(
+    vap("p", {
+      variables: [{ name: "a", expression: "1" }],
+      validations: [{ expression: "variables.z == 1" }],
+    }),
+  );
+  assert.deepEqual(
+    set.diagnostics.map((d) => [d.code, d.path]),
+    [["PE_CEL_UNKNOWN_IDENT", "spec.validations[0].expression"]],
+  );
+});
+
+test("compile: problems of several policies are all in the set's diagnostics, in policy order", () => {
+  const set = compileDocs(
+    vap("one", { validations: [{ expression: "1" }] }),
+    vap("fine", { validations: [{ expression: "true" }] }),
+    vap("two", { validations: [{ expression: "'s'" }] }),
+  );
+  assert.deepEqual(
+    set.diagnostics.map((d) => d.object?.name),
+    ["one", "two"],
+  );
+  assert.deepEqual(
+    set.policies.map((p) => [p.name, p.diagnostics.length]),
+    [
+      ["one", 1],
+      ["fine", 0],
+      ["two", 1],
+    ],
+  );
+});
+
+test("compile: cel.bind is not in the Kubernetes environment unless the policy opts in", () => {
+  const plain = compileDocs(vap("p", { validations: [{ expression: "cel.bind(x, 1, x == 1)" }] }));
+  assert.equal(plain.diagnostics[0]?.code, "PE_CEL_UNKNOWN_FUNCTION");
+  assert.match(plain.diagnostics[0]?.message ?? "", /^cel\.bind is not available/);
+  const optIn = vap("p", { validations: [{ expression: "cel.bind(x, 1, x == 1)" }] });
+  optIn.metadata = { name: "p", annotations: { [EXTRAS_ANNOTATION]: "bind" } };
+  assert.deepEqual(compileDocs(optIn).diagnostics, []);
+});
+
+test("compile: an unknown extra in the annotation is reported", () => {
+  const doc = vap("p", { validations: [{ expression: "true" }] });
+  doc.metadata = { name: "p", annotations: { [EXTRAS_ANNOTATION]: "bind, warp" } };
+  assert.deepEqual(problems(compileDocs(doc)), [
+    [
+      "p",
+      "PE_FIELD_VALUE",
+      `metadata.annotations.${EXTRAS_ANNOTATION}`,
+      'unknown CEL extra "warp"; expected some of bind, math, base64',
+    ],
+  ]);
+});
+
+test("compile: bindings join their policies; policies nobody binds are listed as unbound", () => {
+  const set = compileDocs(
+    vap("bound", { validations: [{ expression: "true" }] }),
+    vap("lonely", { validations: [{ expression: "true" }] }),
+    map("m", {
+      mutations: [{ patchType: "ApplyConfiguration", applyConfiguration: { expression: "Object{}" } }],
+    }),
+    vapBinding("b1", "bound"),
+    vapBinding("b2", "bound", { validationActions: ["Warn"] }),
+    mapBinding("mb", "m"),
+    { apiVersion: "v1", kind: "Namespace", metadata: { name: "prod" } },
+  );
+  assert.deepEqual(
+    set.bindings.map((b) => [b.binding.name, b.policy.name, b.policy.kind]),
+    [
+      ["b1", "bound", "ValidatingAdmissionPolicy"],
+      ["b2", "bound", "ValidatingAdmissionPolicy"],
+      ["mb", "m", "MutatingAdmissionPolicy"],
+    ],
+  );
+  assert.deepEqual(
+    set.unbound.map((p) => p.name),
+    ["lonely"],
+  );
+  assert.deepEqual(
+    set.resources.map((r) => [r.kind, r.name]),
+    [["Namespace", "prod"]],
+  );
+  // Both bindings share the one compiled policy.
+  assert.equal(set.bindings[0]?.policy, set.bindings[1]?.policy);
+});
+
+test("compile: a ValidatingAdmissionPolicyBinding never binds a MutatingAdmissionPolicy of the same name", () => {
+  const { set } = parsePolicyText(
+    yamlDocs(
+      map("same", {
+        mutations: [{ patchType: "ApplyConfiguration", applyConfiguration: { expression: "Object{}" } }],
+      }),
+      vapBinding("b", "same"),
+    ),
+    "x.yaml",
+  );
+  const compiled = compilePolicySet(set);
+  assert.deepEqual(compiled.bindings, []);
+  assert.deepEqual(
+    compiled.unbound.map((p) => p.name),
+    ["same"],
+  );
+});
+
+test("compile: a policy's compiled pieces keep their sources and defaults", () => {
+  const set = compileDocs(
+    vap("p", {
+      variables: [{ name: "v", expression: "object.spec" }],
+      matchConditions: [{ name: "m", expression: "true" }],
+      validations: [
+        { expression: "true", message: "m1" },
+        { expression: "false", reason: "Forbidden", messageExpression: "'x'" },
+      ],
+      auditAnnotations: [{ key: "k", valueExpression: "'v'" }],
+    }),
+  );
+  const p = set.policies[0];
+  assert.ok(p && p.kind === "ValidatingAdmissionPolicy");
+  assert.equal(p.failurePolicy, "Fail");
+  assert.deepEqual(
+    p.variables.map((v) => [v.name, v.expression.source, v.expression.path]),
+    [["v", "object.spec", "spec.variables[0].expression"]],
+  );
+  assert.deepEqual(
+    p.matchConditions.map((m) => [m.name, m.expression.source]),
+    [["m", "true"]],
+  );
+  assert.deepEqual(
+    p.validations.map((v) => [
+      v.index,
+      v.expression.source,
+      v.message,
+      v.messageExpression?.source,
+      v.reason,
+    ]),
+    [
+      [0, "true", "m1", undefined, "Invalid"],
+      [1, "false", undefined, "'x'", "Forbidden"],
+    ],
+  );
+  assert.deepEqual(
+    p.auditAnnotations.map((a) => [a.key, a.expression.source]),
+    [["k", "'v'"]],
+  );
+});
+
+test("compile: every engine fixture compiles without a problem", () => {
+  const dir = new URL("../../fixtures/engine/", import.meta.url);
+  const files = readdirSync(dir).filter((f) => f.endsWith(".yaml"));
+  assert.ok(files.length >= 8, files.join(", "));
+  for (const f of files) {
+    const { set, diagnostics } = parsePolicyText(engineFixture(f), f);
+    assert.deepEqual(diagnostics, [], f);
+    assert.deepEqual(compilePolicySet(set).diagnostics, [], f);
+  }
+});
