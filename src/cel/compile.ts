@@ -71,11 +71,10 @@ export class EvalState implements CallContext {
   checkDeadline(): void {
     if (Date.now() > this.deadline)
       throw new CelError("operation cancelled: evaluation deadline exceeded", "timeout");
-  }  /** Called once per loop iteration: cheap, and reads the clock often enough for nested loops too. */
+  } /** Called once per loop iteration: cheap, and reads the clock often enough for nested loops too. */
   tick(): void {
     if ((++this.ticks & 255) === 0) this.checkDeadline();
   }
-
 }
 
 /**

@@ -177,7 +177,12 @@ class PolicyCompiler {
     const r = compile(source, env);
     if (!r.ok) {
       for (const p of r.problems) this.report(path, p);
-      return { path, source, program: undefined, compileError: (r.problems[0]?.rendered ?? "").split("\n")[0] ?? "" };
+      return {
+        path,
+        source,
+        program: undefined,
+        compileError: (r.problems[0]?.rendered ?? "").split("\n")[0] ?? "",
+      };
     }
     const t = r.program.type;
     if (expect !== "any" && t !== "dyn" && !ACCEPTS[expect].includes(t)) {

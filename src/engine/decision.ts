@@ -16,7 +16,10 @@ function label(r: PolicyResult): string {
  * The denial status. Mutating policies are denied through Kubernetes' generic policy error, worded
  * `policy 'p' with binding 'b' denied request: ...` with 403 and reason Invalid.
  */
-function denial(r: PolicyResult, v: { code: number; reason: string; message: string }): NonNullable<AdmissionDecision["status"]> {
+function denial(
+  r: PolicyResult,
+  v: { code: number; reason: string; message: string },
+): NonNullable<AdmissionDecision["status"]> {
   if (r.policyKind === "MutatingAdmissionPolicy") {
     const who = r.binding ? `policy '${r.policy}' with binding '${r.binding}'` : `policy '${r.policy}'`;
     return { code: 403, reason: "Invalid", message: `${who} denied request: ${v.message}` };

@@ -137,7 +137,8 @@ interface Evaluation {
   readonly explain: boolean;
 }
 
-const BUDGET_MESSAGE = "validation failed due to running out of cost budget, no further validation rules will be run";
+const BUDGET_MESSAGE =
+  "validation failed due to running out of cost budget, no further validation rules will be run";
 
 type ExprOutcome =
   | { ok: true; value: CelValue; cost: number }
@@ -150,16 +151,28 @@ type ExprOutcome =
  */
 function runExpr(ev: Evaluation, expr: CompiledExpression, act: Activation): ExprOutcome {
   const program = expr.program;
-  if (!program) return { ok: false, message: `compilation error: ${expr.compileError ?? "expression did not compile"}`, kind: "compile", cost: 0 };
+  if (!program)
+    return {
+      ok: false,
+      message: `compilation error: ${expr.compileError ?? "expression did not compile"}`,
+      kind: "compile",
+      cost: 0,
+    };
   const st = ev.state;
   if (st.cost >= RUNTIME_COST_BUDGET) return { ok: false, message: BUDGET_MESSAGE, kind: "cost", cost: 0 };
   if (Date.now() > st.deadline) {
-    return { ok: false, message: `expression '${expr.source}' resulted in error: operation cancelled: evaluation deadline exceeded`, kind: "timeout", cost: 0 };
+    return {
+      ok: false,
+      message: `expression '${expr.source}' resulted in error: operation cancelled: evaluation deadline exceeded`,
+      kind: "timeout",
+      cost: 0,
+    };
   }
   st.costLimit = Math.min(st.cost + PER_CALL_COST_LIMIT, RUNTIME_COST_BUDGET);
   const r = run(program, act, st);
   if (r.ok) return { ok: true, value: r.value, cost: r.cost };
-  if (r.error.kind === "cost" && st.costLimit >= RUNTIME_COST_BUDGET) return { ok: false, message: BUDGET_MESSAGE, kind: "cost", cost: r.cost };
+  if (r.error.kind === "cost" && st.costLimit >= RUNTIME_COST_BUDGET)
+    return { ok: false, message: BUDGET_MESSAGE, kind: "cost", cost: r.cost };
   return {
     ok: false,
     message: `expression '${expr.source}' resulted in error: ${r.error.message}`,
@@ -495,7 +508,13 @@ export function validate(
             errored ??= { kind: r.kind, message: r.message };
             if (policy.failurePolicy === "Fail") {
               for (const action of actions)
-                violations.push({ message: r.message, reason: "Invalid", code: 422, action, expressionIndex: v.index });
+                violations.push({
+                  message: r.message,
+                  reason: "Invalid",
+                  code: 422,
+                  action,
+                  expressionIndex: v.index,
+                });
             }
             if (r.kind === "cost" || r.kind === "timeout") break;
             continue;
@@ -526,13 +545,20 @@ export function validate(
             errored ??= { kind: r.kind, message: r.message };
             if (policy.failurePolicy === "Fail") {
               for (const action of actions)
-                violations.push({ message: r.message, reason: "Invalid", code: 422, action, expressionIndex: -1 });
+                violations.push({
+                  message: r.message,
+                  reason: "Invalid",
+                  code: 422,
+                  action,
+                  expressionIndex: -1,
+                });
             }
             continue;
           }
           // Kubernetes trims the value and leaves an empty one out.
           const value = typeof r.value === "string" ? r.value.trim() : "";
-          if (value !== "") auditAnnotations[`${policy.name}/${a.key}`] = value.slice(0, MAX_AUDIT_VALUE_LENGTH);
+          if (value !== "")
+            auditAnnotations[`${policy.name}/${a.key}`] = value.slice(0, MAX_AUDIT_VALUE_LENGTH);
         }
         const outcome = errored ? "error" : violations.length > 0 ? "fail" : "pass";
         return finish(
@@ -614,16 +640,7 @@ export function mutate(
             cost: r.cost,
             ...(r.ok ? { value: r.value } : { error: r.message }),
           });
-          if (!r.ok)
-            return errorResult(
-              base,
-              subject,
-              r.kind,
-              r.message,
-              ev,
-              started,
-              m.index,
-            );
+          if (!r.ok) return errorResult(base, subject, r.kind, r.message, ev, started, m.index);
           const applied = applyMutation(working, m.patchType, r.value);
           if (!applied.ok) return errorResult(base, subject, "runtime", applied.error, ev, started, m.index);
           working = applied.value;

@@ -1,11 +1,16 @@
 /** Every function library, in the order their overloads are tried when names collide. */
 import { authzLibrary } from "./authz.ts";
+import { encodersLibrary } from "./encoders.ts";
 import { formatLibrary } from "./format.ts";
 import { ipLibrary } from "./ip.ts";
 import { jsonpatchLibrary } from "./jsonpatch.ts";
+import { celListsLibrary, kubernetesListsLibrary } from "./lists.ts";
+import { mathLibrary } from "./math.ts";
 import { internalLibrary, optionalLibrary } from "./optional.ts";
 import { quantityLibrary } from "./quantity.ts";
+import { regexLibrary } from "./regex.ts";
 import { semverLibrary } from "./semver.ts";
+import { setsLibrary } from "./sets.ts";
 import { stdLibrary } from "./std.ts";
 import { stringsLibrary } from "./strings.ts";
 import { timeLibrary } from "./time.ts";
@@ -18,6 +23,10 @@ export const ALL_LIBRARIES: readonly Library[] = [
   timeLibrary,
   optionalLibrary,
   stringsLibrary,
+  kubernetesListsLibrary,
+  celListsLibrary,
+  setsLibrary,
+  regexLibrary,
   urlLibrary,
   quantityLibrary,
   ipLibrary,
@@ -25,4 +34,6 @@ export const ALL_LIBRARIES: readonly Library[] = [
   semverLibrary,
   jsonpatchLibrary,
   authzLibrary,
+  mathLibrary,
+  encodersLibrary,
 ];
