@@ -531,9 +531,7 @@ class Compiler {
     const byArity = all.filter((o) => o.member === member && o.args.length === args.length);
     const candidates = byArity.filter((o) => o.args.every((t, i) => compatible(types[i] as TypeTag, t)));
     if (candidates.length === 0) {
-      const sig = member
-        ? `${types[0]}.${name}(${types.slice(1).join(", ")})`
-        : `${name}(${types.join(", ")})`;
+      const sig = member ? `${types[0]}.(${types.slice(1).join(", ")})` : `(${types.join(", ")})`;
       const msg =
         byArity.length === 0 && all.every((o) => o.member !== member)
           ? `undeclared reference to '${name}' (in container '')${member ? ": it is not a method; call it as a function" : ": it is a method; call it as receiver." + name + "(...)"}`

@@ -20,7 +20,8 @@ import {
 export function toCel(v: unknown): CelValue {
   switch (typeof v) {
     case "number":
-      return Number.isInteger(v) ? BigInt(v) : v;
+      // Kubernetes decodes a JSON number as int64 when it is integral and fits, else as a double.
+      return Number.isSafeInteger(v) || (Number.isInteger(v) && Math.abs(v) < 2 ** 63) ? BigInt(v) : v;
     case "string":
     case "boolean":
     case "bigint":

@@ -153,6 +153,7 @@ export function parseCel(source: string, options: SyntaxOptions = {}): ParsedExp
   }
   const conv = new Converter(positions, macros, marks, options);
   const root = conv.expr(parsed.expr as PbExpr);
+  pointAtOperators(root, text, conv.offsets);
   return { source, root, offsets: conv.offsets };
 }
 
@@ -493,4 +494,50 @@ class Converter {
     }
     return undefined;
   }
+}
+
+const BINARY_OPERATOR = /^_[^_]+_$/;
+
+/**
+ * @bufbuild/cel places a binary operator's node at the end of its left operand, often a space;
+ * cel-go (and so kubectl) puts the caret on the operator itself. Moves those offsets forward.
+ */
+function pointAtOperators(e: Expr, text: string, offsets: Map<number, number>): void {
+  const walk = (x: Expr): void => {
+    switch (x.kind) {
+      case "call": {
+        if (!x.target && BINARY_OPERATOR.test(x.fn) && x.fn !== "_[_]" && x.fn !== "_[?_]") {
+          let at = offsets.get(x.id);
+          if (at !== undefined) {
+            while (at < text.length && /\s/.test(text[at] as string)) at++;
+            offsets.set(x.id, at);
+          }
+        }
+        if (x.target) walk(x.target);
+        x.args.forEach(walk);
+        return;
+      }
+      case "select":
+        return walk(x.operand);
+      case "list":
+        return x.elements.forEach(walk);
+      case "map":
+        return x.entries.forEach((en) => {
+          walk(en.key);
+          walk(en.value);
+        });
+      case "struct":
+        return x.fields.forEach((f) => walk(f.value));
+      case "comprehension":
+        [x.iterRange, x.accuInit, x.loopCondition, x.loopStep, x.result].forEach(walk);
+        return;
+      case "bind":
+        walk(x.init);
+        walk(x.body);
+        return;
+      default:
+        return;
+    }
+  };
+  walk(e);
 }

@@ -19,7 +19,7 @@ export interface ServeOptions {
   readonly policies: readonly string[];
   readonly host: string;
   readonly port: number;
-  /** 0 disables the metrics listener. */
+  /** Port of the plain-HTTP metrics listener; 0 picks a free one. */
   readonly metricsPort: number;
   readonly tlsCert?: string;
   readonly tlsKey?: string;
@@ -33,13 +33,16 @@ export interface ServeOptions {
 
 export interface RunningWebhook {
   readonly url: string;
-  readonly metricsUrl: string | undefined;
+  readonly metricsUrl: string;
   readonly server: WebhookServer;
   readonly store: PolicyStore;
   readonly metrics: WebhookMetrics;
   /** The self-signed certificate, when one was generated (for clients that must trust it). */
   readonly generatedCert: string | undefined;
+  /** Drains the webhook (readiness off, answers for the drain window), then releases everything. */
   stop(): Promise<void>;
+  /** Stops watching files and closes the metrics listener; for after the webhook has drained. */
+  release(): Promise<void>;
 }
 
 export type StartResult =
@@ -136,13 +139,8 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
     ...(options.drainMs !== undefined ? { drainMs: options.drainMs } : {}),
   });
   const address = await server.start({ host: options.host, port: options.port });
-  const metricsServer =
-    options.metricsPort >= 0 && options.metricsPort !== undefined
-      ? await buildMetricsServer(registry)
-      : undefined;
-  const metricsAddress = metricsServer
-    ? await metricsServer.start({ host: options.host, port: options.metricsPort })
-    : undefined;
+  const metricsServer = await buildMetricsServer(registry);
+  const metricsAddress = await metricsServer.start({ host: options.host, port: options.metricsPort });
   store.watch();
   const certWatcher =
     options.tlsCert && options.tlsKey
@@ -154,24 +152,28 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
         })
       : undefined;
   log(
-    `celgate serving ${first.set.policies.length} policies (${first.set.bindings.length} bindings) on ${address.url}${metricsAddress ? `; metrics on ${metricsAddress.url}/metrics` : ""}`,
+    `celgate serving ${first.set.policies.length} policies (${first.set.bindings.length} bindings) on ${address.url}; metrics on ${metricsAddress.url}/metrics`,
   );
-  const stop = async () => {
+  const release = async () => {
     store.close();
     certWatcher?.close();
+    await metricsServer.close();
+  };
+  const stop = async () => {
     await server.drain();
-    await metricsServer?.close();
+    await release();
   };
   return {
     ok: true,
     webhook: {
       url: address.url,
-      metricsUrl: metricsAddress?.url,
+      metricsUrl: metricsAddress.url,
       server,
       store,
       metrics,
       generatedCert,
       stop,
+      release,
     },
   };
 }

@@ -124,7 +124,7 @@ void test("compile errors: undeclared names and functions, arity, with a caret u
   const arity = failure("'abc'.startsWith('a', 'b')");
   assert.match(
     arity.error,
-    /found no matching overload for 'startsWith' applied to 'string.startsWith\(string, string\)'/,
+    /found no matching overload for 'startsWith' applied to 'string.\(string, string\)'/,
   );
   const syntax = failure("object.spec.replicas >");
   assert.equal(syntax.stage, "compile");

@@ -1,0 +1,285 @@
+/**
+ * `celgate eval`: dry-run policies against resource files, as the API server would admit them —
+ * mutating policies first, then validating policies on the mutated object.
+ */
+import { randomUUID } from "node:crypto";
+import type { CelExtras } from "../../../cel/index.ts";
+import { type CompiledPolicySet, compilePolicySet } from "../../../compile/policy.ts";
+import type { Diagnostic } from "../../../errors.ts";
+import { type EngineContext, mutate, validate } from "../../../engine/evaluate.ts";
+import { paramLookup } from "../../../engine/params.ts";
+import type { AdmissionRequest, UserInfo } from "../../../engine/types.ts";
+import type { Operation, ResourceObject } from "../../../policy/types.ts";
+import { err, ok, type Result } from "../../../result.ts";
+import { loadPolicyPaths } from "../../../sources/files.ts";
+import { errorCount, formatDiagnostics } from "../../output/diagnostics.ts";
+import {
+  formatResultsJson,
+  formatResultsTable,
+  formatResultsYaml,
+  type ResourceEvaluation,
+} from "../../output/results.ts";
+import { HELP_OPTION, parseCommandArgs, splitList, usageError, userPath } from "../args.ts";
+import { isJsonObject, parseDocuments, readDocuments, readSingleDocument } from "../data.ts";
+import { parseExtras } from "../expression.ts";
+import { type CliIO, EXIT_OK, EXIT_OUTCOME, EXIT_USAGE } from "../io.ts";
+import { buildRequest, expandLists, type ResourceRef, resourceRef } from "../request.ts";
+
+export const name = "eval";
+export const summary = "dry-run policies against resource files";
+export const usage = "celgate eval -p POLICY_PATH... -r RESOURCE_FILE... [options]";
+export const help = `Evaluate admission policies against resources, offline, as the API server would: mutating
+policies first, then validating policies on the mutated object.
+
+usage: ${usage}
+
+Options:
+  -p, --policy PATH          policy file or directory (repeatable); parameter objects and
+                             Namespaces found there are used too
+  -r, --resource FILE        resource file, YAML or JSON, one or more documents or a List
+                             (repeatable; '-' reads standard input, e.g. from kubectl get -o yaml)
+  --old-resource FILE        the stored object(s): makes the operation UPDATE. With several
+                             resources, each is paired with the old object of the same kind,
+                             namespace and name
+  --operation OP             CREATE (default), UPDATE (needs --old-resource), DELETE (the resource
+                             is the object being deleted) or CONNECT
+  --subresource NAME         e.g. status, scale
+  --user NAME                request.userInfo.username (default: celgate)
+  --groups G1,G2             request.userInfo.groups (default: system:authenticated)
+  --namespace-object FILE    the Namespace of the resources (namespaceSelector, namespaceObject);
+                             resources without metadata.namespace are put in it
+  --params PATH              files or directories with parameter objects (repeatable)
+  --cel-extras LIST          compile with non-Kubernetes CEL features: bind, math, base64 (or all)
+  -o, --output FORMAT        table (default), json or yaml
+  --explain                  show every matchCondition, variable, validation and mutation with
+                             its value
+  -h, --help                 show this help
+
+Policies that no binding refers to are evaluated as if bound with validationActions [Deny];
+the output says so (binding '(none)*' in the table, "binding": null in JSON and YAML).
+Resources without metadata.namespace go to the default namespace, unless their kind is
+cluster-scoped (Namespace, ClusterRole, ...). Namespaces come from the policy paths,
+--params and --namespace-object.
+
+Exit status: 0 nothing denied and no evaluation errors, 1 a denial or an evaluation error,
+2 bad options or input (policy files with errors are reported and nothing is evaluated).
+`;
+
+const OPTIONS = {
+  options: {
+    ...HELP_OPTION,
+    policy: { type: "string", short: "p", multiple: true },
+    resource: { type: "string", short: "r", multiple: true },
+    "old-resource": { type: "string" },
+    operation: { type: "string" },
+    subresource: { type: "string" },
+    user: { type: "string" },
+    groups: { type: "string" },
+    "namespace-object": { type: "string" },
+    params: { type: "string", multiple: true },
+    "cel-extras": { type: "string" },
+    output: { type: "string", short: "o", default: "table" },
+    explain: { type: "boolean" },
+  },
+  allowPositionals: false,
+} as const;
+
+const OPERATIONS: readonly Operation[] = ["CREATE", "UPDATE", "DELETE", "CONNECT"];
+const OUTPUTS = ["table", "json", "yaml"] as const;
+type Output = (typeof OUTPUTS)[number];
+
+/** How long one resource may take through all policies: the API server's longest webhook timeout. */
+const RESOURCE_DEADLINE_MS = 30_000;
+
+interface InputResource {
+  readonly ref: ResourceRef;
+  readonly object: Record<string, unknown>;
+  readonly where: string;
+}
+
+async function readResources(files: readonly string[], io: CliIO): Promise<Result<InputResource[], string>> {
+  const out: InputResource[] = [];
+  for (const file of files) {
+    const docs =
+      file === "-" ? parseDocuments(await io.stdin(), "<stdin>") : await readDocuments(userPath(io, file));
+    if (!docs.ok) return docs;
+    for (const doc of docs.value) {
+      const items = expandLists(doc.value);
+      for (const [i, item] of items.entries()) {
+        const where = `${file}${docs.value.length > 1 ? ` (document ${doc.index})` : ""}${items.length > 1 || item !== doc.value ? ` item ${i}` : ""}`;
+        const ref = resourceRef(item, where);
+        if (!ref.ok) return ref;
+        out.push({ ref: ref.value, object: item as Record<string, unknown>, where });
+      }
+    }
+  }
+  return ok(out);
+}
+
+function sameObject(a: ResourceRef, b: ResourceRef): boolean {
+  return (
+    a.apiVersion === b.apiVersion && a.kind === b.kind && a.namespace === b.namespace && a.name === b.name
+  );
+}
+
+/** Pairs each resource with its stored version: the only one, or the one with the same identity. */
+function pairOld(
+  resources: readonly InputResource[],
+  olds: readonly InputResource[],
+): Result<(InputResource | undefined)[], string> {
+  if (olds.length === 1 && resources.length === 1) return ok([olds[0]]);
+  const out: (InputResource | undefined)[] = [];
+  for (const r of resources) {
+    const old = olds.find((o) => sameObject(o.ref, r.ref));
+    if (!old)
+      return err(
+        `--old-resource has no ${r.ref.kind} '${r.ref.namespace ? `${r.ref.namespace}/` : ""}${r.ref.name}' to pair with ${r.where}`,
+      );
+    out.push(old);
+  }
+  return ok(out);
+}
+
+function namespacesOf(resources: readonly ResourceObject[]): Map<string, Readonly<Record<string, unknown>>> {
+  return new Map(
+    resources.filter((r) => r.kind === "Namespace" && r.apiVersion === "v1").map((r) => [r.name, r.object]),
+  );
+}
+
+/** Mutate, then validate what the mutations produced, as the API server's admission chain does. */
+export function dryRun(
+  set: CompiledPolicySet,
+  request: AdmissionRequest,
+  ref: ResourceRef,
+  ctx: EngineContext,
+  explain: boolean,
+): ResourceEvaluation {
+  const options = { deadline: Date.now() + RESOURCE_DEADLINE_MS, includeUnbound: true, explain };
+  const mutated = mutate(set, request, ctx, options);
+  const object = (mutated.patchedObject as AdmissionRequest["object"] | undefined) ?? request.object;
+  const validated = validate(set, { ...request, object }, ctx, options);
+  const denial = mutated.status ?? validated.status;
+  return {
+    resource: ref,
+    original: request.operation === "DELETE" ? request.oldObject : request.object,
+    results: [...mutated.results, ...validated.results],
+    allowed: mutated.allowed && validated.allowed,
+    ...(denial ? { denial: denial.message } : {}),
+    warnings: [...new Set([...mutated.warnings, ...validated.warnings])],
+  };
+}
+
+function reportInputErrors(io: CliIO, diagnostics: readonly Diagnostic[]): boolean {
+  if (diagnostics.length > 0) io.stderr(formatDiagnostics(diagnostics));
+  if (errorCount(diagnostics) === 0) return false;
+  io.stderr(`celgate eval: the policy files have errors; nothing was evaluated\n`);
+  return true;
+}
+
+export async function run(args: readonly string[], io: CliIO): Promise<number> {
+  const parsed = parseCommandArgs({ name, usage, help }, args, OPTIONS, io);
+  if (typeof parsed === "number") return parsed;
+  const { values } = parsed;
+  const fail = (message: string) => usageError(io, { name, usage }, message);
+
+  const output = values.output as Output;
+  if (!OUTPUTS.includes(output))
+    return fail(`unknown output format '${output}'; expected table, json or yaml`);
+  const policyPaths = values.policy ?? [];
+  const resourceFiles = values.resource ?? [];
+  if (policyPaths.length === 0) return fail("missing -p/--policy");
+  if (resourceFiles.length === 0) return fail("missing -r/--resource");
+  const oldFile = values["old-resource"];
+  const operation = (values.operation?.toUpperCase() ?? (oldFile ? "UPDATE" : "CREATE")) as Operation;
+  if (!OPERATIONS.includes(operation))
+    return fail(`unknown operation '${values.operation}'; expected ${OPERATIONS.join(", ")}`);
+  if (operation === "UPDATE" && !oldFile) return fail("--operation UPDATE needs --old-resource");
+  if (operation !== "UPDATE" && oldFile) return fail(`--old-resource is only for UPDATE, not ${operation}`);
+  let extras: CelExtras = {};
+  if (values["cel-extras"] !== undefined) {
+    const e = parseExtras(values["cel-extras"]);
+    if (!e.ok) return fail(e.error);
+    extras = e.value;
+  }
+  const userInfo: UserInfo = {
+    username: values.user ?? "celgate",
+    groups: values.groups !== undefined ? splitList(values.groups) : ["system:authenticated"],
+  };
+
+  // Inputs first: a typo in a resource path should not wait for every policy to compile.
+  if ([...resourceFiles, oldFile].filter((f) => f === "-").length > 1)
+    return fail("standard input ('-') can be read only once");
+  const resources = await readResources(resourceFiles, io);
+  if (!resources.ok) return fail(resources.error);
+  if (resources.value.length === 0) return fail(`no resources found in ${resourceFiles.join(", ")}`);
+  let olds: (InputResource | undefined)[] = resources.value.map(() => undefined);
+  if (oldFile) {
+    const read = await readResources([oldFile], io);
+    if (!read.ok) return fail(read.error);
+    const paired = pairOld(resources.value, read.value);
+    if (!paired.ok) return fail(paired.error);
+    olds = paired.value;
+  }
+  let namespaceObject: Record<string, unknown> | undefined;
+  const nsFile = values["namespace-object"];
+  if (nsFile !== undefined) {
+    const doc = await readSingleDocument(userPath(io, nsFile));
+    if (!doc.ok) return fail(doc.error);
+    const ref = resourceRef(doc.value, nsFile);
+    if (!ref.ok) return fail(ref.error);
+    if (ref.value.kind !== "Namespace" || ref.value.name === "")
+      return fail(`${nsFile}: --namespace-object must be a Namespace with a name, got ${ref.value.kind}`);
+    namespaceObject = doc.value as Record<string, unknown>;
+  }
+
+  const loaded = await loadPolicyPaths(policyPaths.map((p) => userPath(io, p)));
+  const compiled = compilePolicySet(loaded.set, { extras });
+  const paramFiles = values.params ?? [];
+  const params =
+    paramFiles.length > 0 ? await loadPolicyPaths(paramFiles.map((p) => userPath(io, p))) : undefined;
+  if (reportInputErrors(io, [...loaded.diagnostics, ...compiled.diagnostics, ...(params?.diagnostics ?? [])]))
+    return EXIT_USAGE;
+
+  const allResources = [...compiled.resources, ...(params?.set.resources ?? [])];
+  const set: CompiledPolicySet = { ...compiled, resources: allResources };
+  const namespaces = namespacesOf(allResources);
+  const nsName = namespaceObject ? resourceRefName(namespaceObject) : undefined;
+  if (namespaceObject && nsName) namespaces.set(nsName, namespaceObject);
+  const ctx: EngineContext = { namespace: (n) => namespaces.get(n), params: paramLookup(allResources) };
+
+  const evaluations = resources.value.map((r, i) => {
+    const old = olds[i];
+    const request = buildRequest(r.ref, {
+      operation,
+      object: r.object,
+      ...(old ? { oldObject: old.object } : {}),
+      ...(values.subresource ? { subResource: values.subresource } : {}),
+      userInfo,
+      ...(nsName ? { defaultNamespace: nsName } : {}),
+      uid: randomUUID(),
+    });
+    // Name the resource by the namespace it was evaluated in (a Namespace is not inside one).
+    const ref = { ...r.ref, namespace: r.ref.kind === "Namespace" ? "" : request.namespace };
+    return dryRun(set, request, ref, ctx, values.explain ?? false);
+  });
+
+  const explain = { explain: values.explain ?? false };
+  io.stdout(
+    output === "json"
+      ? formatResultsJson(evaluations, explain)
+      : output === "yaml"
+        ? formatResultsYaml(evaluations, explain)
+        : formatResultsTable(evaluations, explain),
+  );
+  if (evaluations.some((e) => e.results.some((r) => r.errorKind === "namespace-not-found")))
+    io.stderr(
+      "celgate eval: note: a binding selects namespaces by label; give the Namespace with --namespace-object FILE or in a policy path\n",
+    );
+  const bad = evaluations.some((e) => !e.allowed || e.results.some((r) => r.outcome === "error"));
+  return bad ? EXIT_OUTCOME : EXIT_OK;
+}
+
+function resourceRefName(o: Record<string, unknown>): string | undefined {
+  const meta = o.metadata;
+  return isJsonObject(meta) && typeof meta.name === "string" ? meta.name : undefined;
+}

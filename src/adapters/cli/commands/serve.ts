@@ -1,0 +1,110 @@
+/** `celgate serve`: the policies as an HTTPS admission webhook, until SIGTERM or SIGINT. */
+import { startWebhook } from "../../server/app.ts";
+import { HELP_OPTION, parseCommandArgs, usageError, userPath } from "../args.ts";
+import { parseExtras } from "../expression.ts";
+import { type CliIO, EXIT_OK, EXIT_USAGE } from "../io.ts";
+
+export const name = "serve";
+export const summary = "serve the policies as an HTTPS admission webhook";
+export const usage = "celgate serve --policies PATH... [options]";
+export const help = `Serve ValidatingAdmissionPolicies and MutatingAdmissionPolicies as an HTTPS admission webhook
+(AdmissionReview admission.k8s.io/v1 and v1beta1).
+
+usage: ${usage}
+
+Options:
+  --policies PATH        policy file or directory (repeatable); watched and hot-reloaded
+  --host ADDRESS         address to listen on (default 0.0.0.0; npm start uses 127.0.0.1)
+  --port N               admission port, HTTPS only (default 8443)
+  --metrics-port N       plain-HTTP port for GET /metrics (default 8080; 0 picks a free port)
+  --tls-cert FILE        certificate (PEM); reloaded when the file changes
+  --tls-key FILE         private key (PEM); without --tls-cert/--tls-key a self-signed
+                         certificate for localhost is generated, for development only
+  --client-ca FILE       require client certificates signed by this CA (the API server's)
+  --drain-seconds N      on SIGTERM keep answering for N seconds before closing (default 10)
+  --log-level LEVEL      fatal, error, warn, info (default), debug, trace or silent
+  --cel-extras LIST      compile with non-Kubernetes CEL features: bind, math, base64 (or all)
+  -h, --help             show this help
+
+Routes: POST /validate, /mutate and the split paths /validate/fail, /validate/ignore,
+/mutate/fail, /mutate/ignore that evaluate only the policies with that failurePolicy;
+GET /healthz, /readyz. Policies without a binding are loaded and checked, not enforced.
+
+Exit status: 0 after a clean shutdown, 2 bad options, unreadable certificates or policy files.
+`;
+
+const OPTIONS = {
+  options: {
+    ...HELP_OPTION,
+    policies: { type: "string", multiple: true },
+    host: { type: "string", default: "0.0.0.0" },
+    port: { type: "string", default: "8443" },
+    "metrics-port": { type: "string", default: "8080" },
+    "tls-cert": { type: "string" },
+    "tls-key": { type: "string" },
+    "client-ca": { type: "string" },
+    "drain-seconds": { type: "string", default: "10" },
+    "log-level": { type: "string", default: "info" },
+    "cel-extras": { type: "string" },
+  },
+  allowPositionals: false,
+} as const;
+
+const LEVELS = new Set(["fatal", "error", "warn", "info", "debug", "trace", "silent"]);
+
+function port(text: string): number | undefined {
+  const n = Number(text);
+  return Number.isInteger(n) && n >= 0 && n <= 65535 ? n : undefined;
+}
+
+export async function run(args: readonly string[], io: CliIO): Promise<number> {
+  const parsed = parseCommandArgs({ name, usage, help }, args, OPTIONS, io);
+  if (typeof parsed === "number") return parsed;
+  const { values } = parsed;
+  const fail = (message: string) => usageError(io, { name, usage }, message);
+  const policies = values.policies ?? [];
+  if (policies.length === 0) return fail("missing --policies PATH");
+  const admissionPort = port(values.port);
+  if (admissionPort === undefined) return fail(`--port must be a port number, got '${values.port}'`);
+  const metricsPort = port(values["metrics-port"]);
+  if (metricsPort === undefined)
+    return fail(`--metrics-port must be a port number, got '${values["metrics-port"]}'`);
+  const drain = Number(values["drain-seconds"]);
+  if (!Number.isFinite(drain) || drain < 0)
+    return fail(`--drain-seconds must be a number of seconds, got '${values["drain-seconds"]}'`);
+  if (!LEVELS.has(values["log-level"])) return fail(`--log-level must be one of ${[...LEVELS].join(", ")}`);
+  let celExtras = {};
+  if (values["cel-extras"] !== undefined) {
+    const e = parseExtras(values["cel-extras"]);
+    if (!e.ok) return fail(e.error);
+    celExtras = e.value;
+  }
+  const log = (line: string) => io.stderr(`${line}\n`);
+  const started = await startWebhook(
+    {
+      policies: policies.map((p) => userPath(io, p)),
+      host: values.host,
+      port: admissionPort,
+      metricsPort,
+      ...(values["tls-cert"] ? { tlsCert: userPath(io, values["tls-cert"]) } : {}),
+      ...(values["tls-key"] ? { tlsKey: userPath(io, values["tls-key"]) } : {}),
+      ...(values["client-ca"] ? { clientCa: userPath(io, values["client-ca"]) } : {}),
+      drainMs: drain * 1000,
+      celExtras,
+      logLevel: values["log-level"],
+    },
+    log,
+  );
+  if (!started.ok) {
+    io.stderr(`celgate serve: ${started.message}\n`);
+    return EXIT_USAGE;
+  }
+  const { webhook } = started;
+  // Runs until a signal; the handler drains the webhook (readiness off, keep answering), then closes.
+  const code = await new Promise<number>((resolve) => {
+    webhook.server.installSignalHandlers({ exit: resolve });
+  });
+  await webhook.release();
+  log(code === 0 ? "celgate stopped" : "celgate stopped after a failed shutdown");
+  return code === 0 ? EXIT_OK : code;
+}

@@ -1,0 +1,73 @@
+/**
+ * Reading the data files named on the command line (objects, requests, params, resources): YAML or
+ * JSON, one or many documents. Problems come back as messages naming the file and line, never throws.
+ */
+import { readFile } from "node:fs/promises";
+import { parseAllDocuments } from "yaml";
+import { err, ok, type Result } from "../../result.ts";
+
+export interface DataDocument {
+  readonly file: string;
+  /** 1-based index of the document in its file. */
+  readonly index: number;
+  readonly value: unknown;
+}
+
+export interface ParseOptions {
+  /** Keep integers beyond 2^53 exact (as bigint); only for values that go straight into CEL. */
+  readonly bigInts?: boolean;
+}
+
+/** Parses YAML/JSON text into its non-empty documents. */
+export function parseDocuments(
+  text: string,
+  file: string,
+  options: ParseOptions = {},
+): Result<DataDocument[], string> {
+  const docs = parseAllDocuments(text, { intAsBigInt: options.bigInts ?? false });
+  if (!Array.isArray(docs)) return ok([]);
+  const out: DataDocument[] = [];
+  for (const [i, doc] of docs.entries()) {
+    const problem = doc.errors[0];
+    if (problem) {
+      const pos = problem.linePos?.[0];
+      const where = pos ? `${file}:${pos.line}:${pos.col}` : file;
+      const first = problem.message.split("\n")[0] ?? problem.message;
+      return err(`${where}: not valid YAML or JSON: ${first.replace(/ at line \d+, column \d+:?$/, "")}`);
+    }
+    const value: unknown = doc.toJS();
+    if (value === null || value === undefined) continue;
+    out.push({ file, index: i + 1, value });
+  }
+  return ok(out);
+}
+
+/** Reads a file of one or more documents. */
+export async function readDocuments(
+  file: string,
+  options: ParseOptions = {},
+): Promise<Result<DataDocument[], string>> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (e) {
+    return err(`cannot read ${file}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  return parseDocuments(text, file, options);
+}
+
+/** Reads a file that must hold exactly one document. */
+export async function readSingleDocument(
+  file: string,
+  options: ParseOptions = {},
+): Promise<Result<unknown, string>> {
+  const docs = await readDocuments(file, options);
+  if (!docs.ok) return docs;
+  if (docs.value.length !== 1)
+    return err(`${file}: expected one YAML or JSON document, found ${docs.value.length}`);
+  return ok(docs.value[0]?.value);
+}
+
+export function isJsonObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}

@@ -1,0 +1,84 @@
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import { test } from "node:test";
+import { COMMANDS } from "../../../src/adapters/cli/main.ts";
+import { cli } from "./fake-io.ts";
+
+test("--version prints the version from package.json", async () => {
+  const pkg = JSON.parse(await readFile(new URL("../../../package.json", import.meta.url), "utf8")) as {
+    version: string;
+  };
+  const r = await cli(["--version"]);
+  assert.equal(r.code, 0);
+  assert.equal(r.stdout, `celgate ${pkg.version}\n`);
+  assert.equal(r.stderr, "");
+});
+
+test("--help and -h list every command on stdout", async () => {
+  for (const flag of ["--help", "-h", "help"]) {
+    const r = await cli([flag]);
+    assert.equal(r.code, 0, flag);
+    for (const c of COMMANDS)
+      assert.match(r.stdout, new RegExp(`^  ${c.name} `, "m"), `${flag} lists ${c.name}`);
+  }
+});
+
+test("no arguments: usage on stderr, exit 2", async () => {
+  const r = await cli([]);
+  assert.equal(r.code, 2);
+  assert.equal(r.stdout, "");
+  assert.match(r.stderr, /usage: celgate <command>/);
+});
+
+test("help <command> and <command> --help print that command's help", async () => {
+  for (const c of COMMANDS) {
+    const viaHelp = await cli(["help", c.name]);
+    assert.equal(viaHelp.code, 0);
+    assert.equal(viaHelp.stdout, c.help);
+    assert.ok(c.help.includes(c.usage), `${c.name}'s help shows its usage`);
+  }
+  for (const name of ["expr", "check", "eval"]) {
+    const r = await cli([name, "--help"]);
+    assert.equal(r.code, 0);
+    assert.match(r.stdout, new RegExp(`usage: celgate ${name}`));
+  }
+});
+
+test("unknown commands and global options are usage errors naming them", async () => {
+  const cases: [string[], RegExp][] = [
+    [["frobnicate"], /unknown command 'frobnicate'/],
+    [["help", "frobnicate"], /unknown command 'frobnicate'/],
+    [["--verbose"], /unknown option '--verbose'/],
+  ];
+  for (const [argv, message] of cases) {
+    const r = await cli(argv);
+    assert.equal(r.code, 2, argv.join(" "));
+    assert.match(r.stderr, message);
+    assert.equal(r.stdout, "");
+  }
+});
+
+test("commands not written yet say so and exit 2", async () => {
+  for (const name of ["test", "repl", "manifests"]) {
+    const r = await cli([name, "--anything"]);
+    assert.equal(r.code, 2, name);
+    assert.equal(r.stderr, `celgate ${name}: not implemented yet\n`);
+  }
+});
+
+test("the command table has unique names", () => {
+  const names = COMMANDS.map((c) => c.name);
+  assert.equal(new Set(names).size, names.length);
+});
+
+test("serve rejects bad options with exit 2 before starting anything", async () => {
+  const missing = await cli(["serve"]);
+  assert.equal(missing.code, 2);
+  assert.match(missing.stderr, /missing --policies PATH/);
+  const badPort = await cli(["serve", "--policies", "x", "--port", "99999"]);
+  assert.equal(badPort.code, 2);
+  assert.match(badPort.stderr, /--port must be a port number, got '99999'/);
+  const halfTls = await cli(["serve", "--policies", "x", "--tls-cert", "c.pem"]);
+  assert.equal(halfTls.code, 2);
+  assert.match(halfTls.stderr, /--tls-cert and --tls-key go together/);
+});
