@@ -5,23 +5,43 @@
  */
 import type { AuthorizerBackend } from "../cel/index.ts";
 import type { CompiledPolicySet } from "../compile/policy.ts";
+import type { ResourceObject } from "../policy/types.ts";
 import { type EngineContext, mutate, validate } from "./evaluate.ts";
 import { paramLookup } from "./params.ts";
 import type { AdmissionDecision, AdmissionRequest, Admitter, ReviewOptions } from "./types.ts";
 
-/** Namespaces and params come from the loaded files (offline) — the same lookups `eval` uses. */
-export function contextFromSet(
-  set: CompiledPolicySet,
-  extra: { authorizer?: AuthorizerBackend } = {},
+export interface ContextOptions {
+  readonly authorizer?: AuthorizerBackend;
+  /**
+   * Offline (eval, test, repl): a namespace no file defines is taken to exist with only the label
+   * the API server puts on every Namespace, `kubernetes.io/metadata.name`. The webhook leaves this
+   * off, so a selector on a namespace it cannot see is an error that failurePolicy decides.
+   */
+  readonly assumeNamespaces?: boolean;
+}
+
+/** Namespaces and params come from loaded files: the same lookups for `eval`, `test` and `serve`. */
+export function contextFromResources(
+  resources: readonly ResourceObject[],
+  options: ContextOptions = {},
 ): EngineContext {
   const namespaces = new Map<string, Readonly<Record<string, unknown>>>();
-  for (const r of set.resources)
+  for (const r of resources)
     if (r.apiVersion === "v1" && r.kind === "Namespace") namespaces.set(r.name, r.object);
+  const assumed = (name: string) => ({
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: { name, labels: { "kubernetes.io/metadata.name": name } },
+  });
   return {
-    namespace: (name) => namespaces.get(name),
-    params: paramLookup(set.resources),
-    ...(extra.authorizer ? { authorizer: extra.authorizer } : {}),
+    namespace: (name) => namespaces.get(name) ?? (options.assumeNamespaces ? assumed(name) : undefined),
+    params: paramLookup(resources),
+    ...(options.authorizer ? { authorizer: options.authorizer } : {}),
   };
+}
+
+export function contextFromSet(set: CompiledPolicySet, options: ContextOptions = {}): EngineContext {
+  return contextFromResources(set.resources, options);
 }
 
 export function createAdmitter(

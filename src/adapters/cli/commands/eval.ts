@@ -6,10 +6,10 @@ import { randomUUID } from "node:crypto";
 import type { CelExtras } from "../../../cel/index.ts";
 import { type CompiledPolicySet, compilePolicySet } from "../../../compile/policy.ts";
 import type { Diagnostic } from "../../../errors.ts";
+import { contextFromResources } from "../../../engine/admitter.ts";
 import { type EngineContext, mutate, validate } from "../../../engine/evaluate.ts";
-import { paramLookup } from "../../../engine/params.ts";
 import type { AdmissionRequest, UserInfo } from "../../../engine/types.ts";
-import type { Operation, ResourceObject } from "../../../policy/types.ts";
+import type { Operation } from "../../../policy/types.ts";
 import { err, ok, type Result } from "../../../result.ts";
 import { loadPolicyPaths } from "../../../sources/files.ts";
 import { errorCount, formatDiagnostics } from "../../output/diagnostics.ts";
@@ -140,12 +140,6 @@ function pairOld(
   return ok(out);
 }
 
-function namespacesOf(resources: readonly ResourceObject[]): Map<string, Readonly<Record<string, unknown>>> {
-  return new Map(
-    resources.filter((r) => r.kind === "Namespace" && r.apiVersion === "v1").map((r) => [r.name, r.object]),
-  );
-}
-
 /** Mutate, then validate what the mutations produced, as the API server's admission chain does. */
 export function dryRun(
   set: CompiledPolicySet,
@@ -242,10 +236,13 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
 
   const allResources = [...compiled.resources, ...(params?.set.resources ?? [])];
   const set: CompiledPolicySet = { ...compiled, resources: allResources };
-  const namespaces = namespacesOf(allResources);
   const nsName = namespaceObject ? resourceRefName(namespaceObject) : undefined;
-  if (namespaceObject && nsName) namespaces.set(nsName, namespaceObject);
-  const ctx: EngineContext = { namespace: (n) => namespaces.get(n), params: paramLookup(allResources) };
+  // Offline, a namespace no file defines exists with only its automatic name label.
+  const base = contextFromResources(allResources, { assumeNamespaces: true });
+  const ctx: EngineContext =
+    namespaceObject && nsName
+      ? { ...base, namespace: (n) => (n === nsName ? namespaceObject : base.namespace(n)) }
+      : base;
 
   const evaluations = resources.value.map((r, i) => {
     const old = olds[i];
