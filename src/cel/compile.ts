@@ -24,7 +24,6 @@ import {
   type MapKey,
   mapEntries,
   mapGet,
-  mapKeys,
   noSuchOverload,
   Optional,
   Timestamp,
@@ -484,6 +483,27 @@ class Compiler {
 
   private call(e: CallNode): Compiled {
     if (LOGIC.has(e.fn) && !e.target) return this.builtin(e);
+    const list = e.args[1];
+    if (
+      e.fn === "@in" &&
+      !e.target &&
+      list?.kind === "list" &&
+      list.elements.length > 0 &&
+      list.optionalIndices.size === 0 &&
+      list.elements.every((x) => x.kind === "const" && typeof x.value === "string")
+    ) {
+      // `x in ['a', 'b']`: a Set lookup for strings; other types compare as CEL does (never equal to a string).
+      const members = new Set(list.elements.map((x) => (x as { value: string }).value));
+      const needle = this.compile(e.args[0] as Expr).ev;
+      return {
+        ev: (f) => {
+          f.st.addCost(1);
+          const x = needle(f);
+          return typeof x === "string" && members.has(x);
+        },
+        type: "bool",
+      };
+    }
     // `ns.fn(args)` where `ns` is not a variable: the global function `ns.fn` (optional.of, math.greatest...).
     if (e.target) {
       const q = this.qualifiedName(e.target);
@@ -574,10 +594,49 @@ class Compiler {
       throw noSuchOverload(name, vals);
     };
     const invoke = (o: Overload, vals: CelValue[], st: EvalState): CelValue => {
-      st.addCost(1);
-      if (o.cost) st.addCost((o.cost as unknown as CostFn)(...vals));
+      st.addCost(o.cost ? 1 + (o.cost as unknown as CostFn)(...vals) : 1);
       return (o.impl as unknown as Fn)(...vals, st);
     };
+    // One candidate (the common case): its argument types are checked inline and it is called with
+    // a fixed arity, with no argument array and no overload search.
+    if (candidates.length === 1 && args.length <= 2) {
+      const o = candidates[0] as Overload;
+      const impl = o.impl as unknown as Fn;
+      const cost = o.cost as unknown as CostFn | undefined;
+      const [t0, t1] = o.args as [TypeTag, TypeTag];
+      const any0 = t0 === "dyn";
+      const any1 = t1 === "dyn";
+      if (args.length === 1) {
+        const [a0] = args as [Eval];
+        return (f) => {
+          const v0 = a0(f);
+          try {
+            if (!any0 && !hasTag(v0, t0)) throw noSuchOverload(name, [v0]);
+            const st = f.st;
+            st.addCost(cost ? 1 + cost(v0) : 1);
+            return impl(v0, st);
+          } catch (e) {
+            return withPosition(e, id);
+          }
+        };
+      }
+      if (args.length === 2) {
+        const [a0, a1] = args as [Eval, Eval];
+        return (f) => {
+          const v0 = a0(f);
+          const v1 = a1(f);
+          try {
+            if ((!any0 && !hasTag(v0, t0)) || (!any1 && !hasTag(v1, t1)))
+              throw noSuchOverload(name, [v0, v1]);
+            const st = f.st;
+            st.addCost(cost ? 1 + cost(v0, v1) : 1);
+            return impl(v0, v1, st);
+          } catch (e) {
+            return withPosition(e, id);
+          }
+        };
+      }
+    }
     switch (args.length) {
       case 0:
         return (f) => {
@@ -758,6 +817,18 @@ class Compiler {
 
   private list(elements: readonly Expr[], optional: ReadonlySet<number>, id: number): Compiled {
     const ev = elements.map((x) => this.compile(x).ev);
+    // A non-empty list of constants is built once. (Empty literals stay fresh: comprehension
+    // accumulators start from `[]` and are appended to in place.)
+    if (optional.size === 0 && elements.length > 0 && elements.every((x) => x.kind === "const")) {
+      const constant = Object.freeze(elements.map((x) => (x as { value: CelValue }).value));
+      return {
+        ev: (f) => {
+          f.st.addCost(1);
+          return constant;
+        },
+        type: "list",
+      };
+    }
     if (optional.size === 0) {
       return {
         ev: (f) => {
@@ -879,30 +950,38 @@ class Compiler {
       ev: (f) => {
         const r = range(f);
         const slots = f.slots;
+        const st = f.st;
         slots[accuSlot] = init(f);
-        const iterate = (a: CelValue, b: CelValue): boolean => {
-          f.st.tick();
-          f.st.addCost(1);
-          slots[v1] = a;
-          if (two) slots[v2] = b;
-          if (cond(f) !== true) return false;
-          try {
-            slots[accuSlot] = step(f);
-          } catch (err) {
-            if (err instanceof CelError && (err.kind === "cost" || err.kind === "timeout")) throw err;
-            (slots as unknown[])[accuSlot] = new HeldError(err);
-          }
-          return true;
-        };
+        // The loop body is written out (not a per-evaluation closure): it runs for every element.
         if (Array.isArray(r)) {
           for (let i = 0; i < r.length; i++) {
-            if (!(two ? iterate(BigInt(i), r[i] as CelValue) : iterate(r[i] as CelValue, null))) break;
+            st.tick();
+            st.addCost(1);
+            if (two) {
+              slots[v1] = BigInt(i);
+              slots[v2] = r[i] as CelValue;
+            } else slots[v1] = r[i] as CelValue;
+            if (cond(f) !== true) break;
+            try {
+              slots[accuSlot] = step(f);
+            } catch (err) {
+              if (err instanceof CelError && (err.kind === "cost" || err.kind === "timeout")) throw err;
+              (slots as unknown[])[accuSlot] = new HeldError(err);
+            }
           }
         } else if (r instanceof CelMap || isPlainMap(r)) {
-          if (two) {
-            for (const [k, v] of mapEntries(r)) if (!iterate(k, v)) break;
-          } else {
-            for (const k of mapKeys(r)) if (!iterate(k, null)) break;
+          for (const [k, v] of mapEntries(r)) {
+            st.tick();
+            st.addCost(1);
+            slots[v1] = k;
+            if (two) slots[v2] = v;
+            if (cond(f) !== true) break;
+            try {
+              slots[accuSlot] = step(f);
+            } catch (err) {
+              if (err instanceof CelError && (err.kind === "cost" || err.kind === "timeout")) throw err;
+              (slots as unknown[])[accuSlot] = new HeldError(err);
+            }
           }
         } else {
           return withPosition(

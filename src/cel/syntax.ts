@@ -514,29 +514,33 @@ function pointAtOperators(e: Expr, text: string, offsets: Map<number, number>): 
           }
         }
         if (x.target) walk(x.target);
-        x.args.forEach(walk);
-        return;
+        for (const a of x.args) walk(a);
+        break;
       }
       case "select":
-        return walk(x.operand);
+        walk(x.operand);
+        break;
       case "list":
-        return x.elements.forEach(walk);
+        for (const el of x.elements) walk(el);
+        break;
       case "map":
-        return x.entries.forEach((en) => {
+        for (const en of x.entries) {
           walk(en.key);
           walk(en.value);
-        });
+        }
+        break;
       case "struct":
-        return x.fields.forEach((f) => walk(f.value));
+        for (const fl of x.fields) walk(fl.value);
+        break;
       case "comprehension":
-        [x.iterRange, x.accuInit, x.loopCondition, x.loopStep, x.result].forEach(walk);
-        return;
+        for (const part of [x.iterRange, x.accuInit, x.loopCondition, x.loopStep, x.result]) walk(part);
+        break;
       case "bind":
         walk(x.init);
         walk(x.body);
-        return;
+        break;
       default:
-        return;
+        break;
     }
   };
   walk(e);
