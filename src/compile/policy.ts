@@ -5,6 +5,7 @@
  */
 import {
   ADMISSION_VARIABLES,
+  type CelEnvironment,
   type CelExtras,
   compile,
   createEnvironment,
@@ -32,6 +33,8 @@ export interface CompiledExpression {
   readonly program: Program | undefined;
   /** Why it did not compile: the first problem, as cel-go renders it (`ERROR: <input>:1:5: ...`). */
   readonly compileError?: string;
+  /** The environment it was compiled against, for explaining a false result by its parts. */
+  readonly env?: CelEnvironment;
 }
 
 export interface CompiledValidation {
@@ -194,7 +197,7 @@ class PolicyCompiler {
       });
       return { path, source, program: undefined, compileError: `ERROR: <input>: ${message}` };
     }
-    return { path, source, program: r.program };
+    return { path, source, program: r.program, env };
   }
 }
 

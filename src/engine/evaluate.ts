@@ -13,6 +13,7 @@ import {
   CelError as CelErrorLike,
   type CelValue,
   EvalState,
+  explainFalse,
   PER_CALL_COST_LIMIT,
   RUNTIME_COST_BUDGET,
   run,
@@ -503,6 +504,10 @@ export function validate(
             expression: v.expression.source,
             cost: r.cost,
             ...(r.ok ? { value: r.value } : { error: r.message }),
+            // Only when explaining: which element and field made it false (re-evaluates its parts).
+            ...(ev.explain && r.ok && r.value === false && v.expression.program && v.expression.env
+              ? { because: explainFalse(v.expression.program.parsed, v.expression.env, act) }
+              : {}),
           });
           if (!r.ok) {
             errored ??= { kind: r.kind, message: r.message };
