@@ -12,6 +12,7 @@ import type { PolicySet } from "../policy/types.ts";
 const POLICY_EXTENSIONS = [".yaml", ".yml", ".json"];
 /** Test suites live next to policies and are read by the test runner, not as policies. */
 const TEST_SUITE_SUFFIXES = [".test.yaml", ".test.yml"];
+const TEST_FIXTURES_DIR = "fixtures";
 
 function isPolicyFileName(name: string): boolean {
   return (
@@ -63,14 +64,16 @@ async function walk(
       diagnostics.push(ioDiagnostic(path, error));
       continue;
     }
-    if (info.isDirectory()) await walk(path, visited, files, diagnostics);
-    else if (info.isFile() && isPolicyFileName(name)) files.push(path);
+    // A `fixtures` directory holds test inputs (Pods, objects) for the suites beside it, not policies or params.
+    if (info.isDirectory()) {
+      if (name !== TEST_FIXTURES_DIR) await walk(path, visited, files, diagnostics);
+    } else if (info.isFile() && isPolicyFileName(name)) files.push(path);
   }
 }
 
 /**
  * Reads every policy file under the given paths (files are read whatever their name; directories
- * contribute their `.yaml`, `.yml` and `.json` files except `*.test.yaml`), merges what they hold,
+ * contribute their `.yaml`, `.yml` and `.json` files except `*.test.yaml` and `fixtures/`), merges what they hold,
  * and checks bindings against the merged policies.
  */
 export async function loadPolicyPaths(

@@ -10,12 +10,9 @@ import { plural } from "./diagnostics.ts";
 import { lineDiff } from "./diff.ts";
 
 /** Which object a result is about. */
-export interface ResourceRef {
-  readonly apiVersion: string;
-  readonly kind: string;
-  readonly namespace: string;
-  readonly name: string;
-}
+import type { ResourceRef } from "../../engine/request.ts";
+
+export type { ResourceRef };
 
 /** Everything the policies said about one resource: mutations first, then validations. */
 export interface ResourceEvaluation {

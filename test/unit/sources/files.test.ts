@@ -178,3 +178,18 @@ test("fixtures: the broken policies report every problem with its place", async 
   );
   assert.equal(set.policies.length, 0);
 });
+
+test("a fixtures directory beside test suites is not read as policies or params", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "celgate-fixtures-"));
+  await mkdir(join(dir, "fixtures"));
+  await writeFile(
+    join(dir, "fixtures", "pod.yaml"),
+    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: test-input\n",
+  );
+  await writeFile(join(dir, "ns.yaml"), "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-a\n");
+  const loaded = await loadPolicyPaths([dir]);
+  assert.deepEqual(
+    loaded.set.resources.map((r) => `${r.kind}/${r.name}`),
+    ["Namespace/team-a"],
+  );
+});

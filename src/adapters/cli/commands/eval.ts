@@ -23,7 +23,7 @@ import { HELP_OPTION, parseCommandArgs, splitList, usageError, userPath } from "
 import { isJsonObject, parseDocuments, readDocuments, readSingleDocument } from "../data.ts";
 import { parseExtras } from "../expression.ts";
 import { type CliIO, EXIT_OK, EXIT_OUTCOME, EXIT_USAGE } from "../io.ts";
-import { buildRequest, expandLists, type ResourceRef, resourceRef } from "../request.ts";
+import { buildRequest, expandLists, type ResourceRef, resourceRef } from "../../../engine/request.ts";
 
 export const name = "eval";
 export const summary = "dry-run policies against resource files";

@@ -1,11 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import {
-  buildRequest,
-  expandLists,
-  resourceForKind,
-  resourceRef,
-} from "../../../src/adapters/cli/request.ts";
+import { buildRequest, expandLists, resourceForKind, resourceRef } from "../../../src/engine/request.ts";
 
 test("resource names: lower-case English plurals of the kind", () => {
   const cases: [string, string][] = [

@@ -2,13 +2,21 @@
  * Turning resource files into the admission requests the API server would send for them, for dry
  * runs: kind and resource from apiVersion/kind, namespace from the object, the operation from flags.
  */
-import type { AdmissionRequest, UserInfo } from "../../engine/types.ts";
-import type { Operation } from "../../policy/types.ts";
-import { err, ok, type Result } from "../../result.ts";
-import type { ResourceRef } from "../output/results.ts";
-import { isJsonObject } from "./data.ts";
+import type { AdmissionRequest, UserInfo } from "./types.ts";
+import type { Operation } from "../policy/types.ts";
+import { err, ok, type Result } from "../result.ts";
 
-export type { ResourceRef } from "../output/results.ts";
+/** Which object a result is about, as reports name it. */
+export interface ResourceRef {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly namespace: string;
+  readonly name: string;
+}
+
+function isJsonObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
 
 type JsonObject = Record<string, unknown>;
 

@@ -1,0 +1,259 @@
+/**
+ * Reports of `celgate test`: text for people (a line per case, and for a failure what differed and
+ * how the policies decided), JSON for tools, and JUnit XML for CI dashboards. The text report ends
+ * with `N passed, M failed` alone on a line, the form CI systems read.
+ */
+import { stringify as yamlStringify } from "yaml";
+import { describeCheck } from "../../cel/library/authz-table.ts";
+import { formatDiagnostics } from "./diagnostics.ts";
+import type { CaseResult, Mismatch, SuiteResult } from "../../suite/run.ts";
+import { lineDiff } from "./diff.ts";
+import { formatResultsTable, type ResourceEvaluation, resultEntries } from "./results.ts";
+
+export interface SuiteSummary {
+  readonly passed: number;
+  readonly failed: number;
+  /** Suite files with errors, whose cases were not run. */
+  readonly broken: number;
+}
+
+export function summarize(suites: readonly SuiteResult[]): SuiteSummary {
+  const cases = suites.flatMap((s) => s.cases);
+  const passed = cases.filter((c) => c.passed).length;
+  return { passed, failed: cases.length - passed, broken: suites.filter((s) => s.broken).length };
+}
+
+/** The plain closing line CI reads. */
+export function summaryLine(s: SuiteSummary): string {
+  return `${s.passed} passed, ${s.failed} failed`;
+}
+
+const YAML_OPTIONS = { aliasDuplicateObjects: false, lineWidth: 0 } as const;
+
+function compact(v: unknown): string {
+  if (v === null || v === undefined) return "(none)";
+  return JSON.stringify(v) ?? String(v);
+}
+
+function yamlLines(v: unknown): string {
+  return yamlStringify(v ?? null, YAML_OPTIONS);
+}
+
+function evaluation(c: CaseResult): ResourceEvaluation {
+  return {
+    resource: c.resource,
+    original: c.original,
+    results: c.results,
+    allowed: c.actual.allowed,
+    ...(c.actual.status ? { denial: c.actual.status.message } : {}),
+    warnings: c.actual.warnings,
+  };
+}
+
+/** What differed for one expectation, as lines (unindented). */
+export function mismatchLines(m: Mismatch, casePath: string): string[] {
+  const from = m.path.startsWith(`${casePath}.`) ? "" : ` (expected by ${m.path})`;
+  const head = `expect.${m.key}${from}`;
+  const note = m.note ? [`  ${m.note}`] : [];
+  switch (m.key) {
+    case "allowed":
+    case "code":
+    case "reason":
+    case "unchanged":
+      return [`${head}: expected ${compact(m.expected)}, got ${compact(m.actual)}`, ...note];
+    case "patched":
+    case "patch": {
+      const diff = lineDiff(yamlLines(m.expected), yamlLines(m.actual));
+      if (diff && diff.length > 0)
+        return [`${head}: differs (- expected, + actual)`, ...diff.map((l) => `  ${l}`), ...note];
+      return [`${head}:`, `  expected: ${compact(m.expected)}`, `  actual:   ${compact(m.actual)}`, ...note];
+    }
+    default:
+      return [`${head}:`, `  expected: ${compact(m.expected)}`, `  actual:   ${compact(m.actual)}`, ...note];
+  }
+}
+
+/** How the policies decided: eval's table with traces, and the authorizer checks made. */
+export function decisionLines(c: CaseResult): string[] {
+  const table = formatResultsTable([evaluation(c)], { explain: true })
+    .trimEnd()
+    .split("\n");
+  // The table's closing count ("1 resource: ...") says nothing the case line does not.
+  table.pop();
+  while (table.at(-1) === "") table.pop();
+  const out = ["decision:", ...table.map((l) => `  ${l}`.trimEnd())];
+  if (c.authorizerChecks.length > 0) {
+    out.push("authorizer checks:");
+    for (const ch of c.authorizerChecks) {
+      const by = ch.rule === undefined ? "no rule matched" : `rule ${ch.rule}`;
+      const reason = ch.rule !== undefined && ch.answer.reason ? `: ${ch.answer.reason}` : "";
+      out.push(`  ${describeCheck(ch.attributes)} → ${ch.answer.decision} (${by}${reason})`);
+    }
+  }
+  return out;
+}
+
+/** Everything a person needs about a failed case, unindented. */
+export function failureLines(c: CaseResult): string[] {
+  const where = `${c.location.file}:${c.location.line}:${c.location.column}`;
+  return [
+    `at ${where} (${c.path})`,
+    ...c.mismatches.flatMap((m) => mismatchLines(m, c.path)),
+    ...decisionLines(c),
+  ];
+}
+
+export interface TextOptions {
+  /** ✓/✗ marks, or PASS/FAIL for terminals and logs without them. */
+  readonly ascii?: boolean;
+}
+
+/** The people's report; diagnostics are written separately (to stderr) by the command. */
+export function formatSuiteText(suites: readonly SuiteResult[], options: TextOptions = {}): string {
+  const pass = options.ascii ? "PASS" : "✓";
+  const fail = options.ascii ? "FAIL" : "✗";
+  const out: string[] = [];
+  for (const [i, s] of suites.entries()) {
+    if (i > 0) out.push("");
+    out.push(`${s.name} (${s.file})`);
+    if (s.broken) out.push(`  ${options.ascii ? "ERROR" : "!"} the suite has errors; no case was run`);
+    for (const c of s.cases) {
+      out.push(`  ${c.passed ? pass : fail} ${c.name}`);
+      if (!c.passed) for (const l of failureLines(c)) out.push(l === "" ? "" : `      ${l}`);
+    }
+  }
+  const sum = summarize(suites);
+  out.push("");
+  if (sum.broken > 0)
+    out.push(
+      `${sum.broken} suite ${sum.broken === 1 ? "file has" : "files have"} errors (see above); their cases were not run`,
+    );
+  out.push(summaryLine(sum));
+  return `${out.join("\n")}\n`;
+}
+
+/** The machine form: every suite, every case, what was expected and what happened. */
+export function formatSuiteJson(suites: readonly SuiteResult[]): string {
+  const sum = summarize(suites);
+  return `${JSON.stringify(
+    {
+      suites: suites.map((s) => ({
+        file: s.file,
+        name: s.name,
+        broken: s.broken,
+        diagnostics: s.diagnostics,
+        cases: s.cases.map((c) => ({
+          name: c.name,
+          path: c.path,
+          location: c.location,
+          passed: c.passed,
+          durationMs: Math.round(c.durationMs * 1000) / 1000,
+          mismatches: c.mismatches,
+          actual: c.actual,
+          ...(c.passed
+            ? {}
+            : {
+                results: resultEntries(evaluation(c), { explain: true }),
+                authorizerChecks: c.authorizerChecks,
+              }),
+        })),
+      })),
+      summary: sum,
+    },
+    null,
+    2,
+  )}\n`;
+}
+
+/** Characters XML 1.0 cannot hold at all, even escaped. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: these are the characters being removed.
+const XML_INVALID = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g;
+
+/** Text content: only what would end it or start markup is escaped, so the diff stays readable. */
+export function xmlText(text: string): string {
+  return text.replace(XML_INVALID, "").replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+}
+
+export function xmlAttribute(text: string): string {
+  return xmlText(text).replace(/"/g, "&quot;").replace(/\n/g, "&#10;");
+}
+
+function attrs(a: Readonly<Record<string, string | number>>): string {
+  return Object.entries(a)
+    .map(([k, v]) => ` ${k}="${xmlAttribute(String(v))}"`)
+    .join("");
+}
+
+function seconds(ms: number): string {
+  return (ms / 1000).toFixed(3);
+}
+
+/** One line saying what failed first, for the failure's message attribute. */
+function failureHeadline(c: CaseResult): string {
+  const first = c.mismatches[0];
+  if (!first) return "failed";
+  const more = c.mismatches.length > 1 ? ` (and ${c.mismatches.length - 1} more)` : "";
+  return `${mismatchLines(first, c.path)[0] ?? `expect.${first.key}`}${more}`;
+}
+
+/**
+ * JUnit XML as Jenkins, GitLab and GitHub reporters read it: a testsuite per suite file, a testcase
+ * per case, a failure holding the diff and the decision. A broken suite is one testcase with an error.
+ */
+export function formatJunit(suites: readonly SuiteResult[]): string {
+  const sum = summarize(suites);
+  const totalTime = suites.flatMap((s) => s.cases).reduce((t, c) => t + c.durationMs, 0);
+  const out = [
+    `<?xml version="1.0" encoding="UTF-8"?>`,
+    `<testsuites${attrs({
+      name: "celgate test",
+      tests: sum.passed + sum.failed + sum.broken,
+      failures: sum.failed,
+      errors: sum.broken,
+      time: seconds(totalTime),
+    })}>`,
+  ];
+  for (const s of suites) {
+    const failed = s.cases.filter((c) => !c.passed).length;
+    const time = s.cases.reduce((t, c) => t + c.durationMs, 0);
+    out.push(
+      `  <testsuite${attrs({
+        name: s.name,
+        file: s.file,
+        tests: s.broken ? 1 : s.cases.length,
+        failures: failed,
+        errors: s.broken ? 1 : 0,
+        skipped: 0,
+        time: seconds(time),
+      })}>`,
+    );
+    if (s.broken) {
+      out.push(`    <testcase${attrs({ name: "(suite file)", classname: s.name, file: s.file })}>`);
+      out.push(
+        `      <error${attrs({ message: "the suite has errors; no case was run", type: "TE_SUITE" })}>${xmlText(formatDiagnostics(s.diagnostics))}</error>`,
+      );
+      out.push("    </testcase>");
+    }
+    for (const c of s.cases) {
+      const head = `    <testcase${attrs({
+        name: c.name,
+        classname: s.name,
+        file: c.location.file,
+        line: c.location.line,
+        time: seconds(c.durationMs),
+      })}`;
+      if (c.passed) {
+        out.push(`${head}/>`);
+        continue;
+      }
+      out.push(`${head}>`);
+      out.push(
+        `      <failure${attrs({ message: failureHeadline(c), type: "expectation" })}>${xmlText(`${failureLines(c).join("\n")}\n`)}</failure>`,
+      );
+      out.push("    </testcase>");
+    }
+    out.push("  </testsuite>");
+  }
+  out.push("</testsuites>");
+  return `${out.join("\n")}\n`;
+}

@@ -1,0 +1,538 @@
+/**
+ * Running a test suite: every case becomes the AdmissionRequest the API server would send, runs
+ * through the mutating then the validating policies as `celgate eval` runs them (unbound policies as
+ * if bound with validationActions [Deny]), with the suite's authorizer table answering `authorizer`
+ * checks, and the decision is compared with the case's `expect`.
+ *
+ * A suite is prepared whole before any case runs: a missing object file or a policy with errors
+ * makes the suite broken (exit 2), never a failed case, so a failure always means the policy did
+ * something other than what the test says.
+ */
+import { parseAllDocuments } from "yaml";
+import { buildRequest, type ResourceRef, resourceRef } from "../engine/request.ts";
+import type { CelExtras } from "../cel/index.ts";
+import { type AuthorizerCheck, tableAuthorizer } from "../cel/library/authz-table.ts";
+import { compileRegex } from "../cel/regex.ts";
+import { type CompiledPolicySet, compilePolicySet } from "../compile/policy.ts";
+import { type EngineContext, mutate, validate } from "../engine/evaluate.ts";
+import { paramLookup } from "../engine/params.ts";
+import type { AdmissionRequest, JsonPatchOp, PolicyResult, UserInfo } from "../engine/types.ts";
+import type { Diagnostic, SourceLocation } from "../errors.ts";
+import type { ResourceObject } from "../policy/types.ts";
+import type { SuiteReader } from "../sources/suites.ts";
+import { parseSuiteText, suiteNameFromFile } from "./parse.ts";
+import {
+  type At,
+  EXPECT_KEYS,
+  type ExpectKey,
+  type JsonObject,
+  type ObjectSource,
+  type Suite,
+  type SuiteCase,
+} from "./types.ts";
+
+/** How long one case may take through all policies: the API server's longest webhook timeout. */
+const CASE_DEADLINE_MS = 30_000;
+
+/** The user of a case that names none, as `celgate eval` defaults it. */
+export const DEFAULT_USER: UserInfo = { username: "celgate", groups: ["system:authenticated"] };
+
+export interface RunOptions {
+  readonly extras?: CelExtras;
+}
+
+/** What the policies decided about a case, in the terms of `expect`. */
+export interface CaseActual {
+  readonly allowed: boolean;
+  readonly status?: { readonly code: number; readonly reason: string; readonly message: string };
+  readonly warnings: readonly string[];
+  readonly auditAnnotations: Readonly<Record<string, string>>;
+  /** Policies evaluated (outcome pass, fail or error), each once, in order. */
+  readonly matched: readonly string[];
+  /** Policies skipped (did not match, or a matchCondition was false), each once, in order. */
+  readonly skipped: readonly string[];
+  /** JSON Patch from the original object to the mutated one; empty when nothing changed. */
+  readonly patch: readonly JsonPatchOp[];
+  /** The object after every mutation (the original when none changed it); null for DELETE. */
+  readonly patched: unknown;
+}
+
+/** One expectation that did not hold. */
+export interface Mismatch {
+  readonly key: ExpectKey;
+  /** Where the expectation is written (`cases[2].expect.message`). */
+  readonly path: string;
+  readonly expected: unknown;
+  readonly actual: unknown;
+  /** Why, when more than the two values is needed (e.g. which patterns matched no warning). */
+  readonly note?: string;
+}
+
+export interface CaseResult {
+  readonly name: string;
+  /** The object the request is about, as reports name it. */
+  readonly resource: ResourceRef;
+  readonly path: string;
+  readonly location: SourceLocation;
+  readonly passed: boolean;
+  readonly mismatches: readonly Mismatch[];
+  readonly actual: CaseActual;
+  /** The object as the case gave it (for DELETE, the object being deleted). */
+  readonly original: unknown;
+  /** Every policy's result, mutations first, with explain traces. */
+  readonly results: readonly PolicyResult[];
+  readonly authorizerChecks: readonly AuthorizerCheck[];
+  readonly durationMs: number;
+}
+
+export interface SuiteResult {
+  readonly file: string;
+  readonly name: string;
+  /** Problems with the suite or the files it names; any error means no case was run. */
+  readonly diagnostics: readonly Diagnostic[];
+  readonly broken: boolean;
+  readonly cases: readonly CaseResult[];
+}
+
+interface PreparedCase {
+  readonly spec: SuiteCase;
+  readonly resource: ResourceRef;
+  readonly request: AdmissionRequest;
+  readonly original: unknown;
+  readonly namespaceObject?: { readonly name: string; readonly object: JsonObject };
+}
+
+function hasErrors(diagnostics: readonly Diagnostic[]): boolean {
+  return diagnostics.some((d) => d.severity === "error");
+}
+
+function suiteError(suite: Suite, path: string, message: string, detail?: string): Diagnostic {
+  return {
+    code: "TE_SUITE",
+    severity: "error",
+    message,
+    ...(path === "" ? {} : { path }),
+    location: suite.locate(path),
+    ...(detail ? { detail } : {}),
+  };
+}
+
+function isObject(v: unknown): v is JsonObject {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** Reads an object file once per suite: one YAML or JSON document holding a Kubernetes object. */
+async function readObjectFile(
+  reader: SuiteReader,
+  path: string,
+): Promise<{ ok: true; value: JsonObject } | { ok: false; error: string }> {
+  const text = await reader.readText(path);
+  if (!text.ok) return { ok: false, error: `cannot read ${path}: ${text.error}` };
+  const parsed = parseAllDocuments(text.value);
+  const docs = (Array.isArray(parsed) ? parsed : []).filter((d) => d.contents !== null || d.errors.length);
+  for (const d of docs) {
+    const e = d.errors[0];
+    if (e) {
+      const pos = e.linePos?.[0];
+      const first = (e.message.split("\n")[0] ?? e.message).replace(/ at line \d+, column \d+:?$/, "");
+      return { ok: false, error: `${path}${pos ? `:${pos.line}:${pos.col}` : ""}: not valid YAML: ${first}` };
+    }
+  }
+  if (docs.length !== 1)
+    return { ok: false, error: `${path}: expected one YAML or JSON document, found ${docs.length}` };
+  let value: unknown;
+  try {
+    value = docs[0]?.toJS();
+  } catch (e) {
+    return { ok: false, error: `${path}: ${e instanceof Error ? e.message : String(e)}` };
+  }
+  const ref = resourceRef(value, path);
+  if (!ref.ok) return { ok: false, error: ref.error };
+  return { ok: true, value: value as JsonObject };
+}
+
+interface Loaded {
+  readonly set: CompiledPolicySet;
+  readonly namespaces: ReadonlyMap<string, Readonly<Record<string, unknown>>>;
+  readonly cases: readonly PreparedCase[];
+}
+
+async function missingFiles(
+  suite: Suite,
+  reader: SuiteReader,
+  refs: Suite["policies"],
+  what: string,
+): Promise<Diagnostic[]> {
+  const out: Diagnostic[] = [];
+  for (const ref of refs)
+    if (!(await reader.exists(ref.value.resolved)))
+      out.push(
+        suiteError(
+          suite,
+          ref.path,
+          `${what} '${ref.value.written}' not found (looked for ${ref.value.resolved})`,
+        ),
+      );
+  return out;
+}
+
+function namespacesOf(resources: readonly ResourceObject[]): Map<string, Readonly<Record<string, unknown>>> {
+  return new Map(
+    resources.filter((r) => r.kind === "Namespace" && r.apiVersion === "v1").map((r) => [r.name, r.object]),
+  );
+}
+
+/** Loads what the suite names and builds every case's request; any problem is a diagnostic. */
+async function load(
+  suite: Suite,
+  reader: SuiteReader,
+  options: RunOptions,
+): Promise<{ loaded?: Loaded; diagnostics: Diagnostic[] }> {
+  const diagnostics: Diagnostic[] = [
+    ...(await missingFiles(suite, reader, suite.policies, "policy path")),
+    ...(await missingFiles(suite, reader, suite.resources, "resources path")),
+  ];
+  if (hasErrors(diagnostics)) return { diagnostics };
+  const policies = await reader.loadPolicies(suite.policies.map((p) => p.value.resolved));
+  const compiled = compilePolicySet(policies.set, options.extras ? { extras: options.extras } : {});
+  const resources =
+    suite.resources.length > 0
+      ? await reader.loadPolicies(suite.resources.map((p) => p.value.resolved))
+      : undefined;
+  diagnostics.push(...policies.diagnostics, ...compiled.diagnostics, ...(resources?.diagnostics ?? []));
+  const stray = resources ? resources.set.policies.length + resources.set.bindings.length : 0;
+  if (stray > 0)
+    diagnostics.push({
+      ...suiteError(
+        suite,
+        "resources",
+        `the resources files hold ${stray} ${stray === 1 ? "policy or binding" : "policies and bindings"}, which are not evaluated; list those files under policies`,
+      ),
+      severity: "warning",
+    });
+  if (compiled.policies.length === 0 && !hasErrors(diagnostics))
+    diagnostics.push(
+      suiteError(
+        suite,
+        "policies",
+        `no ValidatingAdmissionPolicy or MutatingAdmissionPolicy found in ${suite.policies.map((p) => p.value.written).join(", ")}`,
+      ),
+    );
+  const allResources = [...compiled.resources, ...(resources?.set.resources ?? [])];
+  const set: CompiledPolicySet = { ...compiled, resources: allResources };
+
+  const files = new Map<string, Awaited<ReturnType<typeof readObjectFile>>>();
+  const objectOf = async (source: At<ObjectSource>): Promise<JsonObject | undefined> => {
+    const s = source.value;
+    if (s.inline) return s.inline;
+    let read = files.get(s.file.resolved);
+    if (!read) {
+      read = await readObjectFile(reader, s.file.resolved);
+      files.set(s.file.resolved, read);
+    }
+    if (read.ok) return structuredClone(read.value);
+    diagnostics.push(suiteError(suite, source.path, read.error));
+    return undefined;
+  };
+
+  const cases: PreparedCase[] = [];
+  for (const [index, c] of suite.cases.entries()) {
+    const object = await objectOf(c.object);
+    const oldObject = c.oldObject ? await objectOf(c.oldObject) : undefined;
+    if (!object || (c.oldObject && !oldObject)) continue;
+    const prepared = prepareCase(suite, c, index, object, oldObject, diagnostics);
+    if (prepared) cases.push(prepared);
+  }
+  if (hasErrors(diagnostics)) return { diagnostics };
+  return { loaded: { set, namespaces: namespacesOf(allResources), cases }, diagnostics };
+}
+
+function prepareCase(
+  suite: Suite,
+  c: SuiteCase,
+  index: number,
+  object: JsonObject,
+  oldObject: JsonObject | undefined,
+  diagnostics: Diagnostic[],
+): PreparedCase | undefined {
+  const ref = resourceRef(object, c.object.path);
+  if (!ref.ok) {
+    diagnostics.push(suiteError(suite, c.object.path, ref.error));
+    return undefined;
+  }
+  const nsObject = c.namespaceObject?.value;
+  const nsName = nsObject && isObject(nsObject.metadata) ? String(nsObject.metadata.name) : undefined;
+  // The case's own namespace wins over the object's; the namespaceObject's and the defaults' only fill in.
+  const defaultNamespace = nsName ?? c.defaultNamespace;
+  let request = buildRequest(
+    {
+      ...ref.value,
+      namespace: c.namespace ?? ref.value.namespace,
+      name: c.requestName ?? ref.value.name,
+    },
+    {
+      operation: c.operation,
+      object,
+      ...(oldObject ? { oldObject } : {}),
+      ...(c.subResource ? { subResource: c.subResource } : {}),
+      userInfo: c.userInfo ?? DEFAULT_USER,
+      ...(defaultNamespace !== undefined ? { defaultNamespace } : {}),
+      // Deterministic, so traces that show the request are the same on every run.
+      uid: `00000000-0000-4000-8000-${String(index + 1).padStart(12, "0")}`,
+    },
+  );
+  if (c.kind) request = { ...request, kind: c.kind, requestKind: c.kind };
+  if (c.resource) request = { ...request, resource: c.resource, requestResource: c.resource };
+  if (c.dryRun !== undefined) request = { ...request, dryRun: c.dryRun };
+  if (c.namespaceObject && nsName !== undefined && nsObject) {
+    if (request.namespace === "") {
+      diagnostics.push({
+        ...suiteError(
+          suite,
+          c.namespaceObject.path,
+          "namespaceObject is not used: the request is for a cluster-scoped object, so namespaceObject is null",
+        ),
+        severity: "warning",
+      });
+    } else if (request.namespace !== nsName) {
+      diagnostics.push(
+        suiteError(
+          suite,
+          c.namespaceObject.path,
+          `namespaceObject is '${nsName}' but the request's namespace is '${request.namespace}'`,
+        ),
+      );
+      return undefined;
+    }
+  }
+  return {
+    spec: c,
+    resource: { ...ref.value, namespace: request.namespace, name: request.name },
+    request,
+    original: object,
+    ...(nsObject && nsName !== undefined ? { namespaceObject: { name: nsName, object: nsObject } } : {}),
+  };
+}
+
+function unique(names: readonly string[]): string[] {
+  return [...new Set(names)];
+}
+
+/** Deep equality of JSON values (key order does not matter). */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((x, i) => jsonEqual(x, b[i]));
+  }
+  if (isObject(a) && isObject(b)) {
+    const ka = Object.keys(a).filter((k) => a[k] !== undefined);
+    const kb = Object.keys(b).filter((k) => b[k] !== undefined);
+    return ka.length === kb.length && ka.every((k) => Object.hasOwn(b, k) && jsonEqual(a[k], b[k]));
+  }
+  return false;
+}
+
+function sameSet(a: readonly string[], b: readonly string[]): boolean {
+  const x = [...new Set(a)].sort();
+  const y = [...new Set(b)].sort();
+  return x.length === y.length && x.every((v, i) => v === y[i]);
+}
+
+function sameMultiset(a: readonly string[], b: readonly string[]): boolean {
+  const x = [...a].sort();
+  const y = [...b].sort();
+  return x.length === y.length && x.every((v, i) => v === y[i]);
+}
+
+/** Compares the actual decision with every expectation the case states. */
+export function compare(c: SuiteCase, actual: CaseActual): Mismatch[] {
+  const e = c.expect;
+  const out: Mismatch[] = [];
+  const miss = (key: ExpectKey, expected: unknown, got: unknown, note?: string) =>
+    out.push({
+      key,
+      path: c.expectPaths[key] ?? `${c.path}.expect.${key}`,
+      expected,
+      actual: got,
+      ...(note ? { note } : {}),
+    });
+  const status = actual.status;
+  const allowedNote = status ? undefined : "the request was allowed, so there is no status";
+  for (const key of EXPECT_KEYS) {
+    switch (key) {
+      case "allowed":
+        if (e.allowed !== undefined && e.allowed !== actual.allowed) miss(key, e.allowed, actual.allowed);
+        break;
+      case "code":
+        if (e.code !== undefined && e.code !== status?.code)
+          miss(key, e.code, status?.code ?? null, allowedNote);
+        break;
+      case "reason":
+        if (e.reason !== undefined && e.reason !== status?.reason)
+          miss(key, e.reason, status?.reason ?? null, allowedNote);
+        break;
+      case "message":
+        if (e.message !== undefined && e.message !== status?.message)
+          miss(key, e.message, status?.message ?? null, allowedNote);
+        break;
+      case "messageMatches":
+        if (
+          e.messageMatches !== undefined &&
+          !(status && compileRegex(e.messageMatches).test(status.message))
+        )
+          miss(
+            key,
+            e.messageMatches,
+            status?.message ?? null,
+            allowedNote ?? "the pattern is not found in the message",
+          );
+        break;
+      case "warnings":
+        if (e.warnings !== undefined && !sameMultiset(e.warnings, actual.warnings))
+          miss(key, e.warnings, actual.warnings);
+        break;
+      case "warningsMatch":
+        if (e.warningsMatch !== undefined) {
+          const unmatched = e.warningsMatch.filter((p) => {
+            const re = compileRegex(p);
+            return !actual.warnings.some((w) => re.test(w));
+          });
+          if (unmatched.length > 0)
+            miss(
+              key,
+              e.warningsMatch,
+              actual.warnings,
+              `no warning matches ${unmatched.map((p) => JSON.stringify(p)).join(", ")}`,
+            );
+        }
+        break;
+      case "auditAnnotations":
+        if (e.auditAnnotations !== undefined) {
+          const bad = Object.entries(e.auditAnnotations).filter(([k, v]) => actual.auditAnnotations[k] !== v);
+          if (bad.length > 0)
+            miss(
+              key,
+              e.auditAnnotations,
+              actual.auditAnnotations,
+              `${bad.map(([k]) => JSON.stringify(k)).join(", ")} ${bad.length === 1 ? "differs" : "differ"} (only the keys given are checked)`,
+            );
+        }
+        break;
+      case "matched":
+        if (e.matched !== undefined && !sameSet(e.matched, actual.matched))
+          miss(key, e.matched, actual.matched);
+        break;
+      case "skipped":
+        if (e.skipped !== undefined && !sameSet(e.skipped, actual.skipped))
+          miss(key, e.skipped, actual.skipped);
+        break;
+      case "patched":
+        if (e.patched !== undefined && !jsonEqual(e.patched, actual.patched))
+          miss(key, e.patched, actual.patched);
+        break;
+      case "patch":
+        if (e.patch !== undefined && !jsonEqual(e.patch, actual.patch)) miss(key, e.patch, actual.patch);
+        break;
+      case "unchanged":
+        if (e.unchanged !== undefined && e.unchanged !== (actual.patch.length === 0))
+          miss(
+            key,
+            e.unchanged,
+            actual.patch.length === 0,
+            e.unchanged ? "a mutation changed the object" : "no mutation changed the object",
+          );
+        break;
+    }
+  }
+  return out;
+}
+
+function runCase(loaded: Loaded, rules: Suite["authorizer"], pc: PreparedCase): CaseResult {
+  const started = performance.now();
+  const checks: AuthorizerCheck[] = [];
+  const ns = pc.namespaceObject;
+  const ctx: EngineContext = {
+    namespace: (name) => (ns && name === ns.name ? ns.object : loaded.namespaces.get(name)),
+    params: paramLookup(loaded.set.resources),
+    authorizer: tableAuthorizer(rules, (c) => checks.push(c)),
+  };
+  const options = { deadline: Date.now() + CASE_DEADLINE_MS, includeUnbound: true, explain: true };
+  const request = pc.request;
+  const mutated = mutate(loaded.set, request, ctx, options);
+  const object = (mutated.patchedObject as AdmissionRequest["object"] | undefined) ?? request.object;
+  const validated = validate(loaded.set, { ...request, object }, ctx, options);
+  const results = [...mutated.results, ...validated.results];
+  const status = mutated.status ?? validated.status;
+  const actual: CaseActual = {
+    allowed: mutated.allowed && validated.allowed,
+    ...(status ? { status } : {}),
+    warnings: unique([...mutated.warnings, ...validated.warnings]),
+    auditAnnotations: { ...mutated.auditAnnotations, ...validated.auditAnnotations },
+    matched: unique(results.filter((r) => r.outcome !== "skip").map((r) => r.policy)),
+    skipped: unique(results.filter((r) => r.outcome === "skip").map((r) => r.policy)),
+    patch: mutated.patch ?? [],
+    patched: request.operation === "DELETE" ? null : (mutated.patchedObject ?? request.object),
+  };
+  const mismatches = compare(pc.spec, actual);
+  return {
+    name: pc.spec.name,
+    resource: pc.resource,
+    path: pc.spec.path,
+    location: pc.spec.location,
+    passed: mismatches.length === 0,
+    mismatches,
+    actual,
+    original: pc.original,
+    results,
+    authorizerChecks: checks,
+    durationMs: performance.now() - started,
+  };
+}
+
+/** Reads, checks, loads and runs one suite file. Never throws for bad input. */
+export async function runSuiteFile(
+  file: string,
+  reader: SuiteReader,
+  options: RunOptions = {},
+): Promise<SuiteResult> {
+  const broken = (name: string, diagnostics: readonly Diagnostic[]): SuiteResult => ({
+    file,
+    name,
+    diagnostics,
+    broken: true,
+    cases: [],
+  });
+  const text = await reader.readText(file);
+  if (!text.ok)
+    return broken(suiteNameFromFile(file), [
+      {
+        code: "TE_SUITE",
+        severity: "error",
+        message: `cannot read the suite file: ${text.error}`,
+        location: { file, line: 1, column: 1 },
+      },
+    ]);
+  const parsed = parseSuiteText(text.value, file);
+  if (!parsed.suite) return broken(parsed.name, parsed.diagnostics);
+  return runSuite(parsed.suite, reader, options, parsed.diagnostics);
+}
+
+/** Loads and runs a parsed suite. */
+export async function runSuite(
+  suite: Suite,
+  reader: SuiteReader,
+  options: RunOptions = {},
+  parseDiagnostics: readonly Diagnostic[] = [],
+): Promise<SuiteResult> {
+  const { loaded, diagnostics } = await load(suite, reader, options);
+  const all = [...parseDiagnostics, ...diagnostics];
+  if (!loaded) return { file: suite.file, name: suite.name, diagnostics: all, broken: true, cases: [] };
+  return {
+    file: suite.file,
+    name: suite.name,
+    diagnostics: all,
+    broken: false,
+    cases: loaded.cases.map((pc) => runCase(loaded, suite.authorizer, pc)),
+  };
+}
