@@ -1,0 +1,227 @@
+/**
+ * The ValidatingWebhookConfiguration and MutatingWebhookConfiguration that send the API server's
+ * admission requests to celgate for a given set of policies. Pure: policies and options in, plain
+ * objects out (the command renders them as YAML).
+ *
+ * One webhook per failurePolicy in use, each calling the server's split path for it
+ * (`/validate/fail`, `/mutate/ignore`, ...), so that when celgate cannot be reached the API server
+ * applies the same failurePolicy the policies declare, and a policy that says Ignore never blocks a
+ * request because a Fail policy's webhook is down.
+ */
+import type { FailurePolicy, ParsedBinding, ParsedPolicy } from "../policy/types.ts";
+import { boundRules, mergeRules, type WebhookRule } from "./rules.ts";
+
+/** What the generator reads of a policy set; a CompiledPolicySet has it. */
+export interface EnforcedPolicies {
+  readonly bindings: readonly {
+    readonly binding: ParsedBinding;
+    readonly policy: { readonly policy: ParsedPolicy };
+  }[];
+  readonly unbound: readonly { readonly kind: ParsedPolicy["kind"]; readonly name: string }[];
+}
+
+export interface CertManagerIssuer {
+  readonly kind: "Issuer" | "ClusterIssuer";
+  readonly name: string;
+}
+
+export interface WebhookOptions {
+  /** The Service in front of celgate, and its namespace (also excluded from interception). */
+  readonly service: string;
+  readonly namespace: string;
+  /** The Service port the API server calls; default 443. */
+  readonly port?: number;
+  /** 1–30; default 10. */
+  readonly timeoutSeconds?: number;
+  /** Base64 of the PEM bundle the API server verifies celgate's certificate with. */
+  readonly caBundle?: string;
+  /** Let cert-manager issue the serving certificate and inject its CA into the configurations. */
+  readonly certManager?: CertManagerIssuer;
+}
+
+export type Phase = "validate" | "mutate";
+
+/** The server route for each phase and failurePolicy (src/adapters/server/server.ts). */
+export const WEBHOOK_PATHS: Readonly<Record<Phase, Readonly<Record<FailurePolicy, string>>>> = {
+  validate: { Fail: "/validate/fail", Ignore: "/validate/ignore" },
+  mutate: { Fail: "/mutate/fail", Ignore: "/mutate/ignore" },
+};
+
+export const DEFAULT_PORT = 443;
+export const DEFAULT_TIMEOUT_SECONDS = 10;
+/** The namespace label the API server sets on every namespace (Kubernetes 1.21+). */
+export const NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name";
+export const ADMISSION_REVIEW_VERSIONS = ["v1", "v1beta1"] as const;
+
+const FAILURE_POLICIES: readonly FailurePolicy[] = ["Fail", "Ignore"];
+
+/** The cert-manager Certificate (and the Secret it writes) that serves the webhook. */
+export function certificateName(service: string): string {
+  return `${service}-tls`;
+}
+
+export function webhookName(service: string, namespace: string, phase: Phase, fp: FailurePolicy): string {
+  return `${service}.${namespace}.${fp.toLowerCase()}.${phase}.celgate.dev`;
+}
+
+export function configurationName(service: string, namespace: string): string {
+  return `${service}.${namespace}.celgate.dev`;
+}
+
+/** The DNS names the API server uses for a Service: the serving certificate must carry them. */
+export function serviceDnsNames(service: string, namespace: string): string[] {
+  return [`${service}.${namespace}.svc`, `${service}.${namespace}.svc.cluster.local`];
+}
+
+interface Group {
+  readonly phase: Phase;
+  readonly failurePolicy: FailurePolicy;
+  readonly rules: WebhookRule[];
+  readonly policies: Set<string>;
+  reinvoke: boolean;
+}
+
+export interface WebhookManifests {
+  /** Certificate (with certManager), then the validating and the mutating configuration, each when it has webhooks. */
+  readonly documents: readonly Record<string, unknown>[];
+  /** What a reader should know about the result: omitted configurations, policies that add no rules. */
+  readonly notes: readonly string[];
+}
+
+function phaseOf(policy: ParsedPolicy): Phase {
+  return policy.kind === "ValidatingAdmissionPolicy" ? "validate" : "mutate";
+}
+
+/** Collects each enforced (policy, binding) pair's rules under its phase and failurePolicy. */
+function groupBindings(set: EnforcedPolicies, notes: string[]): Group[] {
+  const groups: Group[] = [];
+  for (const phase of ["validate", "mutate"] as const)
+    for (const failurePolicy of FAILURE_POLICIES)
+      groups.push({ phase, failurePolicy, rules: [], policies: new Set(), reinvoke: false });
+  for (const { binding, policy: compiled } of set.bindings) {
+    const policy = compiled.policy;
+    const group = groups.find((g) => g.phase === phaseOf(policy) && g.failurePolicy === policy.failurePolicy);
+    if (!group) continue;
+    const rules = boundRules(
+      policy.matchConstraints?.resourceRules ?? [],
+      binding.matchResources?.resourceRules ?? [],
+    );
+    if (rules.length === 0) {
+      notes.push(
+        policy.matchConstraints === undefined
+          ? `${policy.kind} '${policy.name}' has no matchConstraints: it matches nothing and adds no webhook rules`
+          : `${binding.kind} '${binding.name}' selects no resource of policy '${policy.name}': it adds no webhook rules`,
+      );
+      continue;
+    }
+    group.rules.push(...rules);
+    group.policies.add(policy.name);
+    if (policy.kind === "MutatingAdmissionPolicy" && policy.reinvocationPolicy === "IfNeeded")
+      group.reinvoke = true;
+  }
+  for (const p of set.unbound)
+    notes.push(`${p.kind} '${p.name}' has no binding: not enforced, so it adds no webhook rules`);
+  return groups.filter((g) => g.policies.size > 0);
+}
+
+function webhook(group: Group, options: WebhookOptions): Record<string, unknown> {
+  const { service, namespace } = options;
+  // Excluding kube-system keeps the control plane working whatever the policies say; excluding
+  // celgate's own namespace lets its pods restart even when every celgate replica is down
+  // ("Avoiding deadlocks in self-hosted webhooks").
+  const excluded = [...new Set(["kube-system", namespace])];
+  return {
+    name: webhookName(service, namespace, group.phase, group.failurePolicy),
+    admissionReviewVersions: [...ADMISSION_REVIEW_VERSIONS],
+    clientConfig: {
+      service: {
+        namespace,
+        name: service,
+        path: WEBHOOK_PATHS[group.phase][group.failurePolicy],
+        port: options.port ?? DEFAULT_PORT,
+      },
+      ...(options.caBundle !== undefined ? { caBundle: options.caBundle } : {}),
+    },
+    rules: mergeRules(group.rules).map((r) => ({
+      operations: [...r.operations],
+      apiGroups: [...r.apiGroups],
+      apiVersions: [...r.apiVersions],
+      resources: [...r.resources],
+      scope: r.scope,
+    })),
+    failurePolicy: group.failurePolicy,
+    // Policies name the versions they were written for; Equivalent also sends the same objects
+    // requested through another group or version (converted), so no version bypasses a policy.
+    matchPolicy: "Equivalent",
+    namespaceSelector: {
+      matchExpressions: [{ key: NAMESPACE_NAME_LABEL, operator: "NotIn", values: excluded }],
+    },
+    sideEffects: "None",
+    timeoutSeconds: options.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS,
+    ...(group.phase === "mutate" ? { reinvocationPolicy: group.reinvoke ? "IfNeeded" : "Never" } : {}),
+  };
+}
+
+function metadata(options: WebhookOptions, name: string): Record<string, unknown> {
+  return {
+    name,
+    labels: { "app.kubernetes.io/name": "celgate", "app.kubernetes.io/instance": options.service },
+    ...(options.certManager
+      ? {
+          annotations: {
+            "cert-manager.io/inject-ca-from": `${options.namespace}/${certificateName(options.service)}`,
+          },
+        }
+      : {}),
+  };
+}
+
+function certificate(options: WebhookOptions, issuer: CertManagerIssuer): Record<string, unknown> {
+  const name = certificateName(options.service);
+  return {
+    apiVersion: "cert-manager.io/v1",
+    kind: "Certificate",
+    metadata: {
+      name,
+      namespace: options.namespace,
+      labels: { "app.kubernetes.io/name": "celgate", "app.kubernetes.io/instance": options.service },
+    },
+    spec: {
+      secretName: name,
+      dnsNames: serviceDnsNames(options.service, options.namespace),
+      issuerRef: { name: issuer.name, kind: issuer.kind, group: "cert-manager.io" },
+      privateKey: { algorithm: "ECDSA", size: 256, rotationPolicy: "Always" },
+      // 90 days, renewed 30 days ahead; celgate reloads the mounted files without a restart.
+      duration: "2160h",
+      renewBefore: "720h",
+    },
+  };
+}
+
+/** Builds the webhook configurations for the enforced policies. Never throws. */
+export function webhookManifests(set: EnforcedPolicies, options: WebhookOptions): WebhookManifests {
+  const notes: string[] = [];
+  const groups = groupBindings(set, notes);
+  const documents: Record<string, unknown>[] = [];
+  if (options.certManager) documents.push(certificate(options, options.certManager));
+  const name = configurationName(options.service, options.namespace);
+  for (const [phase, kind] of [
+    ["validate", "ValidatingWebhookConfiguration"],
+    ["mutate", "MutatingWebhookConfiguration"],
+  ] as const) {
+    const hooks = groups.filter((g) => g.phase === phase).map((g) => webhook(g, options));
+    if (hooks.length === 0) {
+      notes.push(
+        `no ${kind}: no enforced ${phase === "validate" ? "ValidatingAdmissionPolicy" : "MutatingAdmissionPolicy"} selects any resource`,
+      );
+      continue;
+    }
+    documents.push({
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind,
+      metadata: metadata(options, name),
+      webhooks: hooks,
+    });
+  }
+  return { documents, notes };
+}
