@@ -6,22 +6,16 @@ import { readFile } from "node:fs/promises";
 import * as check from "./commands/check.ts";
 import * as evalCommand from "./commands/eval.ts";
 import * as expr from "./commands/expr.ts";
+import * as manifests from "./commands/manifests.ts";
+import * as repl from "./commands/repl.ts";
 import * as serve from "./commands/serve.ts";
-import { notImplemented } from "./commands/stub.ts";
+import * as testCommand from "./commands/test.ts";
 import { type CliIO, type Command, EXIT_OK, EXIT_OUTCOME, EXIT_USAGE } from "./io.ts";
 
 export type { CliIO, Command } from "./io.ts";
 
 /** Every command, in the order `celgate --help` lists them. Adding a command is one line here. */
-export const COMMANDS: readonly Command[] = [
-  check,
-  evalCommand,
-  expr,
-  notImplemented("test", "run the declarative policy tests (*.test.yaml)"),
-  serve,
-  notImplemented("repl", "an interactive CEL shell with the admission variables"),
-  notImplemented("manifests", "print the Kubernetes manifests to deploy celgate"),
-];
+export const COMMANDS: readonly Command[] = [check, evalCommand, expr, testCommand, serve, repl, manifests];
 
 function findCommand(name: string): Command | undefined {
   return COMMANDS.find((c) => c.name === name);
