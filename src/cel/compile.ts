@@ -525,7 +525,7 @@ class Compiler {
     if (e.target && e.fn === "bind" && this.qualifiedName(e.target) === "cel") {
       this.problem(
         "PE_CEL_UNKNOWN_FUNCTION",
-        "cel.bind is not available: Kubernetes does not enable it (use --enable bind / spec extension to allow it)",
+        "cel.bind is not available: Kubernetes does not enable it (allow it with --cel-extras bind, or the celgate.dev/cel-extras annotation on the policy)",
         e.id,
       );
     }
