@@ -294,13 +294,7 @@ function evaluateSubject(
   prepared: PreparedRequest,
   ctx: EngineContext,
   options: EvaluateOptions,
-  body: (
-    params: CelValue,
-    paramName: string | undefined,
-    ev: Evaluation,
-    started: number,
-    base: ResultBase,
-  ) => PolicyResult,
+  body: (params: CelValue, ev: Evaluation, started: number, base: ResultBase) => PolicyResult,
 ): PolicyResult[] {
   const started = performance.now();
   const { policy, binding } = subject;
@@ -314,13 +308,7 @@ function evaluateSubject(
     state: new EvalState(PER_CALL_COST_LIMIT, options.deadline),
     explain: options.explain ?? false,
   };
-  const skip = (reason: string): PolicyResult[] => [
-    finish(
-      { ...base, outcome: "skip", reason, violations: [], warnings: [], auditAnnotations: {} },
-      ev,
-      started,
-    ),
-  ];
+  const skip = (reason: string): PolicyResult[] => [skipResult(base, reason, ev, started)];
   const request = prepared.request;
   const nsLabels = (name: string) => {
     const ns = ctx.namespace(name);
@@ -341,10 +329,10 @@ function evaluateSubject(
     if (m.status === "not-matched") return skip(`${what}: ${m.reason}`);
   }
   const paramKind = policy.policy.paramKind;
-  if (!paramKind) return [body(null, undefined, ev, started, base)];
+  if (!paramKind) return [body(null, ev, started, base)];
   const ref = binding?.binding.paramRef;
   // No paramRef: Kubernetes evaluates once with params null (the generic policy dispatcher).
-  if (!ref) return [body(null, undefined, ev, started, base)];
+  if (!ref) return [body(null, ev, started, base)];
   const found = findParams(ctx.params, paramKind, ref, request.namespace);
   if (found.length === 0) {
     if (ref.parameterNotFoundAction === "Allow")
@@ -365,17 +353,34 @@ function evaluateSubject(
       i === 0
         ? ev
         : { trace: [], state: new EvalState(PER_CALL_COST_LIMIT, options.deadline), explain: ev.explain };
-    return body(
-      toCel(p.object),
-      `${p.namespace ? `${p.namespace}/` : ""}${p.name}`,
-      pev,
-      i === 0 ? started : performance.now(),
-      base,
-    );
+    const param = `${p.namespace ? `${p.namespace}/` : ""}${p.name}`;
+    return body(toCel(p.object), pev, i === 0 ? started : performance.now(), { ...base, param });
   });
 }
 
-type ResultBase = Pick<PolicyResult, "policy" | "policyKind" | "binding">;
+type ResultBase = Pick<PolicyResult, "policy" | "policyKind" | "binding" | "param">;
+
+function skipResult(base: ResultBase, reason: string, ev: Evaluation, started: number): PolicyResult {
+  return finish(
+    { ...base, outcome: "skip", reason, violations: [], warnings: [], auditAnnotations: {} },
+    ev,
+    started,
+  );
+}
+
+/** matchConditions as a gate: undefined to go on, else the skip or error result. */
+function gateOnMatchConditions(
+  subject: Subject,
+  ev: Evaluation,
+  started: number,
+  base: ResultBase,
+  act: Activation,
+): PolicyResult | undefined {
+  const mc = matchConditions(subject.policy, ev, act);
+  if (mc.go) return undefined;
+  if ("skip" in mc) return skipResult(base, mc.skip, ev, started);
+  return errorResult(base, subject, mc.kind, mc.error, ev, started);
+}
 
 /** matchConditions: all true → go on; any false → skip; an error and none false → error. */
 function matchConditions(
@@ -470,28 +475,12 @@ export function validate(
     const policy = subject.policy;
     if (policy.kind !== "ValidatingAdmissionPolicy") continue;
     results.push(
-      ...evaluateSubject(subject, prepared, ctx, options, (params, paramName, ev, started, base0) => {
-        const base = paramName ? { ...base0, param: paramName } : base0;
+      ...evaluateSubject(subject, prepared, ctx, options, (params, ev, started, base) => {
         let resolver: VariableResolver | undefined;
         const act = activation(prepared, params, undefined, () => resolver as VariableResolver);
         resolver = new LazyVariables(policy, ev, () => act);
-        const mc = matchConditions(policy, ev, act);
-        if (!mc.go) {
-          if ("skip" in mc)
-            return finish(
-              {
-                ...base,
-                outcome: "skip",
-                reason: mc.skip,
-                violations: [],
-                warnings: [],
-                auditAnnotations: {},
-              },
-              ev,
-              started,
-            );
-          return errorResult(base, subject, mc.kind, mc.error, ev, started);
-        }
+        const gated = gateOnMatchConditions(subject, ev, started, base, act);
+        if (gated) return gated;
         const actions = validationActions(subject);
         const violations: Violation[] = [];
         let errored: { kind: EvaluationErrorKind; message: string } | undefined;
@@ -611,30 +600,14 @@ export function mutate(
     let changed = false;
     const view: PreparedRequest = { request: { ...request, object: working }, values: prepared.values };
     results.push(
-      ...evaluateSubject(subject, view, ctx, options, (params, paramName, ev, started, base0) => {
-        const base = paramName ? { ...base0, param: paramName } : base0;
+      ...evaluateSubject(subject, view, ctx, options, (params, ev, started, base) => {
         let resolver: VariableResolver | undefined;
         let object = toCel(working);
         const act = () => activation(prepared, params, object, () => resolver as VariableResolver);
         let current = act();
         resolver = new LazyVariables(policy, ev, () => current);
-        const mc = matchConditions(policy, ev, current);
-        if (!mc.go) {
-          if ("skip" in mc)
-            return finish(
-              {
-                ...base,
-                outcome: "skip",
-                reason: mc.skip,
-                violations: [],
-                warnings: [],
-                auditAnnotations: {},
-              },
-              ev,
-              started,
-            );
-          return errorResult(base, subject, mc.kind, mc.error, ev, started);
-        }
+        const gated = gateOnMatchConditions(subject, ev, started, base, current);
+        if (gated) return gated;
         const before = working;
         for (const m of policy.mutations) {
           const r = runExpr(ev, m.expression, current);
