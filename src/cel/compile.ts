@@ -493,11 +493,13 @@ class Compiler {
       list.elements.every((x) => x.kind === "const" && typeof x.value === "string")
     ) {
       // `x in ['a', 'b']`: a Set lookup for strings; other types compare as CEL does (never equal to a string).
+      // cel-go charges a membership test one unit per list element.
+      const cost = Math.max(1, list.elements.length);
       const members = new Set(list.elements.map((x) => (x as { value: string }).value));
       const needle = this.compile(e.args[0] as Expr).ev;
       return {
         ev: (f) => {
-          f.st.addCost(1);
+          f.st.addCost(cost);
           const x = needle(f);
           return typeof x === "string" && members.has(x);
         },

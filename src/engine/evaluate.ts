@@ -255,12 +255,24 @@ function errorResult(
       errorKind: kind,
       reason: message,
       violations,
-      warnings: [],
+      warnings: deadlineWarning(subject.policy, kind),
       auditAnnotations: {},
     },
     ev,
     started,
   );
+}
+
+/**
+ * A policy cut short by the request's deadline under failurePolicy Ignore admits, as Kubernetes
+ * would; unlike an ordinary error it says so, because the request was admitted unchecked.
+ */
+function deadlineWarning(policy: CompiledPolicy, kind: EvaluationErrorKind | undefined): string[] {
+  return kind === "timeout" && policy.failurePolicy === "Ignore"
+    ? [
+        `${policy.kind} '${policy.name}' did not finish before the request's deadline and was ignored (failurePolicy Ignore)`,
+      ]
+    : [];
 }
 
 function validationActions(s: Subject): readonly ValidationAction[] {
@@ -562,7 +574,7 @@ export function validate(
             ...(errored ? { errorKind: errored.kind, reason: errored.message } : {}),
             validationActions: actions,
             violations,
-            warnings: [],
+            warnings: deadlineWarning(policy, errored?.kind),
             auditAnnotations,
           },
           ev,

@@ -19,7 +19,7 @@ export interface PolicySnapshot {
 
 export type LoadOutcome =
   | { readonly ok: true; readonly snapshot: PolicySnapshot; readonly changed: boolean }
-  | { readonly ok: false; readonly diagnostics: readonly Diagnostic[] };
+  | { readonly ok: false; readonly diagnostics: readonly Diagnostic[]; readonly files: readonly string[] };
 
 /** Loads and compiles once. A set is rejected only when a file cannot be read or parsed. */
 export async function loadSnapshot(
@@ -28,7 +28,7 @@ export async function loadSnapshot(
 ): Promise<LoadOutcome> {
   const loaded = await loadPolicyPaths([...paths]);
   const fatal = loaded.diagnostics.filter((d) => d.severity === "error");
-  if (fatal.length > 0) return { ok: false, diagnostics: loaded.diagnostics };
+  if (fatal.length > 0) return { ok: false, diagnostics: loaded.diagnostics, files: loaded.files };
   const set = compilePolicySet(loaded.set, options);
   return {
     ok: true,
@@ -97,10 +97,9 @@ export class PolicyStore {
     this.reloading ??= (async () => {
       try {
         const outcome = await loadSnapshot(this.paths, this.options.compile);
-        if (outcome.ok) {
-          this.snapshot = outcome.snapshot;
-          this.print = await fingerprint(outcome.snapshot.files);
-        }
+        // Remember what was loaded, good or bad: a rejected set is not retried until its files change.
+        this.print = await fingerprint(outcome.ok ? outcome.snapshot.files : outcome.files);
+        if (outcome.ok) this.snapshot = outcome.snapshot;
         this.options.onReload?.(outcome);
         return outcome;
       } finally {

@@ -6,9 +6,11 @@
 import { readFile } from "node:fs/promises";
 import { Registry } from "prom-client";
 import type { CelExtras } from "../../cel/index.ts";
-import { createAdmitter } from "../../engine/admitter.ts";
+import { contextFromSet, createAdmitter } from "../../engine/admitter.ts";
 import type { Admitter } from "../../engine/types.ts";
 import { type Diagnostic, formatDiagnostic } from "../../errors.ts";
+import type { CompiledPolicySet } from "../../compile/policy.ts";
+import type { LabelSelector } from "../../policy/types.ts";
 import type { PolicySnapshot } from "../../sources/store.ts";
 import { PolicyStore } from "../../sources/store.ts";
 import { createWebhookMetrics, type WebhookMetrics } from "./metrics.ts";
@@ -63,11 +65,45 @@ function reportSnapshot(metrics: WebhookMetrics, s: PolicySnapshot): void {
   );
 }
 
+/**
+ * serve has no connection to the cluster, so it sees Namespaces only through the policy files. A
+ * namespace it does not know is taken to have the one label the API server sets on every
+ * Namespace (`kubernetes.io/metadata.name`), which is what selectors such as "not kube-system" use.
+ */
+function admitterFor(set: CompiledPolicySet): Admitter {
+  return createAdmitter(set, contextFromSet(set, { assumeNamespaces: true }));
+}
+
+/** Selector keys celgate can know for any namespace without a cluster connection. */
+const KNOWN_NAMESPACE_LABELS = new Set(["kubernetes.io/metadata.name"]);
+
+function selectorKeys(sel: LabelSelector | undefined): string[] {
+  if (!sel) return [];
+  return [...Object.keys(sel.matchLabels), ...sel.matchExpressions.map((e) => e.key)];
+}
+
 /** Lines to log about a snapshot: its problems and the policies loaded without a binding. */
 export function describeSnapshot(s: PolicySnapshot): string[] {
   const lines = s.diagnostics.map((d: Diagnostic) => formatDiagnostic(d));
   for (const p of s.set.unbound)
     lines.push(`${p.kind} '${p.name}' is loaded and checked but not enforced: no binding refers to it`);
+  const knownNamespaces = s.set.resources.some((r) => r.kind === "Namespace");
+  const selectors = [
+    ...s.set.policies.map(
+      (p) => [`${p.kind} '${p.name}'`, p.policy.matchConstraints?.namespaceSelector] as const,
+    ),
+    ...s.set.bindings.map(
+      (b) => [`${b.binding.kind} '${b.binding.name}'`, b.binding.matchResources?.namespaceSelector] as const,
+    ),
+  ];
+  for (const [who, sel] of selectors) {
+    const unknown = selectorKeys(sel).filter((k) => !KNOWN_NAMESPACE_LABELS.has(k));
+    if (unknown.length > 0 && !knownNamespaces) {
+      lines.push(
+        `WARNING: ${who} selects namespaces by ${unknown.map((k) => `'${k}'`).join(", ")}; serve sees only the Namespaces in its policy files (none are loaded), so other namespaces match as if they had only kubernetes.io/metadata.name`,
+      );
+    }
+  }
   return lines;
 }
 
@@ -104,7 +140,7 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
     onReload: (outcome) => {
       metrics.recordReload(outcome.ok);
       if (outcome.ok) {
-        admitter = createAdmitter(outcome.snapshot.set);
+        admitter = admitterFor(outcome.snapshot.set);
         reportSnapshot(metrics, outcome.snapshot);
         log(
           `policies reloaded: ${outcome.snapshot.set.policies.length} policies, ${outcome.snapshot.set.bindings.length} bindings`,
@@ -126,7 +162,7 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
   }
   const store = opened.store;
   const first = store.current();
-  let admitter: Admitter = createAdmitter(first.set);
+  let admitter: Admitter = admitterFor(first.set);
   metrics.recordReload(true, first.loadedAt);
   reportSnapshot(metrics, first);
   for (const line of describeSnapshot(first)) log(line);

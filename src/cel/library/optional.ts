@@ -107,12 +107,19 @@ export const internalLibrary: Library = {
     ),
     fn(
       "@in",
-      globalFn("in_dyn", ["dyn", "dyn"], "bool", (x: CelValue, c: CelValue) => {
-        if (Array.isArray(c)) return c.some((e) => celEquals(e, x));
-        if (c instanceof CelMap) return c.has(x);
-        if (isPlainMap(c)) return typeof x === "string" && Object.hasOwn(c, x);
-        throw new CelError(`found no matching overload for '@in' applied to '(dyn, dyn)'`);
-      }),
+      globalFn(
+        "in_dyn",
+        ["dyn", "dyn"],
+        "bool",
+        (x: CelValue, c: CelValue) => {
+          if (Array.isArray(c)) return c.some((e) => celEquals(e, x));
+          if (c instanceof CelMap) return c.has(x);
+          if (isPlainMap(c)) return typeof x === "string" && Object.hasOwn(c, x);
+          throw new CelError(`found no matching overload for '@in' applied to '(dyn, dyn)'`);
+        },
+        // cel-go charges a list membership test one unit per element (beyond the call's base cost).
+        (_x: CelValue, c: CelValue) => (Array.isArray(c) ? Math.max(0, c.length - 1) : 0),
+      ),
     ),
   ],
 };
