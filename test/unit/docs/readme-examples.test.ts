@@ -1,0 +1,88 @@
+/**
+ * The README's examples, run: the first policy as written, and the quick start's curl request
+ * against the bundled policies with the reply the README shows.
+ */
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { request } from "node:https";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { startWebhook } from "../../../src/adapters/server/app.ts";
+import { FAR, compileText, contextFor, deploymentRequest } from "../../helpers/engine.ts";
+import { validate } from "../../../src/engine/evaluate.ts";
+
+const readme = readFileSync(new URL("../../../README.md", import.meta.url), "utf8");
+
+function section(title: string): string {
+  const start = readme.indexOf(`## ${title}`);
+  assert.ok(start >= 0, `README has a section '${title}'`);
+  const end = readme.indexOf("\n## ", start + 3);
+  return readme.slice(start, end < 0 ? undefined : end);
+}
+
+function fenced(text: string, lang: string): string[] {
+  return [...text.matchAll(new RegExp(`\`\`\`${lang}\\n([\\s\\S]*?)\`\`\``, "g"))].map((m) => m[1] as string);
+}
+
+void test("README's first policy compiles and denies 7 replicas with its message", () => {
+  const [yaml] = fenced(section("Writing your first policy"), "yaml");
+  assert.ok(yaml);
+  const set = compileText(yaml);
+  const d = validate(set, deploymentRequest(7), contextFor(set), { deadline: FAR() });
+  assert.equal(d.allowed, false);
+  assert.equal(
+    d.status?.message,
+    "ValidatingAdmissionPolicy 'replica-limit.example.com' with binding 'replica-limit.example.com' denied request: at most 5 replicas, got 7",
+  );
+  assert.equal(validate(set, deploymentRequest(5), contextFor(set), { deadline: FAR() }).allowed, true);
+});
+
+void test("README's quick start request gets the reply README shows, from the bundled policies", async (t) => {
+  const quick = section("Quick start");
+  const [sh] = fenced(quick, "sh").filter((b) => b.includes("curl"));
+  assert.ok(sh);
+  const body = /-d '([\s\S]*?)'/.exec(sh)?.[1];
+  assert.ok(body, "the curl line has a body");
+  const [shown] = fenced(quick, "json");
+  assert.ok(shown);
+  const started = await startWebhook(
+    {
+      policies: [fileURLToPath(new URL("../../../policies", import.meta.url))],
+      host: "127.0.0.1",
+      port: 0,
+      metricsPort: 0,
+      logLevel: false,
+      drainMs: 0,
+    },
+    () => {},
+  );
+  assert.ok(started.ok);
+  if (!started.ok) return;
+  t.after(() => started.webhook.stop());
+  const url = new URL("/validate", started.webhook.url);
+  const reply = await new Promise<string>((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        ca: started.webhook.generatedCert,
+        servername: "localhost",
+        timeout: 10_000,
+      },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (c: string) => {
+          text += c;
+        });
+        res.on("end", () => resolve(text));
+      },
+    );
+    req.on("timeout", () => req.destroy(new Error("timed out")));
+    req.on("error", reject);
+    req.end(body);
+  });
+  // README wraps the JSON over several lines for reading; compare the values.
+  assert.deepEqual(JSON.parse(reply), JSON.parse(shown.replace(/\n /g, " ")));
+});
