@@ -54,6 +54,7 @@ export function createAdmitter(
       const opts = {
         deadline: options.deadline,
         ...(options.failurePolicy ? { failurePolicy: options.failurePolicy } : {}),
+        ...(options.explain ? { explain: true } : {}),
       };
       return options.phase === "mutate" ? mutate(set, request, ctx, opts) : validate(set, request, ctx, opts);
     },

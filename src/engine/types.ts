@@ -141,6 +141,8 @@ export interface ReviewOptions {
   readonly failurePolicy?: "Fail" | "Ignore";
   /** Wall-clock deadline, ms since the epoch; evaluation stops and answers by failurePolicy past it. */
   readonly deadline: number;
+  /** Record values and `because` reasons in the trace (costs time; the webhook asks at debug level). */
+  readonly explain?: boolean;
 }
 
 /** What the webhook asks of the engine. Implementations never throw for bad policies or requests. */

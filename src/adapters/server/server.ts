@@ -51,6 +51,11 @@ export const REQUEST_TIMEOUT_MS = 40_000;
 /** An open socket with no traffic at all is closed after this (covers a stalled TLS peer too). */
 export const CONNECTION_TIMEOUT_MS = 120_000;
 
+/** pino's levels at or below debug, when the explain trace is worth its cost. */
+function isDebugging(level: string): boolean {
+  return level === "debug" || level === "trace";
+}
+
 export const INTERNAL_ERROR_MESSAGE = "celgate internal error";
 
 type LoggerOptions = Exclude<NonNullable<FastifyServerOptions<HttpsServer>["logger"]>, boolean>;
@@ -292,6 +297,7 @@ export async function buildServer(deps: ServerDeps): Promise<WebhookServer> {
       phase: route.phase,
       ...(route.failurePolicy !== undefined ? { failurePolicy: route.failurePolicy } : {}),
       deadline: deadlineFor(receivedAt, requestTimeoutMs(timeout, defaultTimeoutMs)),
+      ...(isDebugging(request.log.level) ? { explain: true } : {}),
     };
     const mutating = route.phase === "mutate";
     const encodeOptions = { mutating, operation: admission.operation };
@@ -336,6 +342,23 @@ export async function buildServer(deps: ServerDeps): Promise<WebhookServer> {
       },
       "admission review",
     );
+    if (decision && isDebugging(request.log.level)) {
+      // The explain trace holds expression values, which may come from the object: debug level only.
+      request.log.debug(
+        {
+          uid: admission.uid,
+          results: decision.results.map((r) => ({
+            policy: r.policy,
+            binding: r.binding,
+            param: r.param,
+            outcome: r.outcome,
+            reason: r.reason,
+            trace: r.trace,
+          })),
+        },
+        "admission review trace",
+      );
+    }
     return reply.code(200).send(body);
   };
 

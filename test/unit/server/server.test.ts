@@ -360,3 +360,48 @@ void test("transport: ALPN picks http/1.1 over h2, TLS below 1.2 is refused, tim
   assert.ok(http.headersTimeout > 0 && http.headersTimeout <= http.requestTimeout);
   assert.ok(http.requestTimeout >= 30_000, "a 30 s admission timeout plus upload fits");
 });
+
+void test("at debug level the engine explains and the trace is logged; at info it is not asked for", async (t) => {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(...chunk.toString("utf8").split("\n").filter(Boolean));
+      done();
+    },
+  });
+  const seen: (boolean | undefined)[] = [];
+  const traced: Admitter = {
+    review: (_request, options) => {
+      seen.push(options.explain);
+      return decision({
+        results: [
+          {
+            policy: "p",
+            policyKind: "ValidatingAdmissionPolicy",
+            binding: "b",
+            outcome: "fail",
+            violations: [],
+            warnings: [],
+            auditAnnotations: {},
+            trace: [{ stage: "validation", name: "0", expression: "false", value: false, cost: 1 }],
+            cost: 1,
+            durationMs: 0,
+          },
+        ],
+      });
+    },
+  };
+  const debug = await startServer(t, { admitter: () => traced, logger: { level: "debug", stream } });
+  await send({ port: debug.port, ca, path: "/validate", body: admissionReview({ uid: "dbg-1" }) });
+  const trace = lines
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .find((l) => l.uid === "dbg-1" && l.msg === "admission review trace");
+  assert.ok(trace, "a trace line at debug level");
+  assert.deepEqual((trace.results as { trace: unknown[] }[])[0]?.trace, [
+    { stage: "validation", name: "0", expression: "false", value: false, cost: 1 },
+  ]);
+  const info = await startServer(t, { admitter: () => traced, logger: { level: "info", stream } });
+  await send({ port: info.port, ca, path: "/validate", body: admissionReview({ uid: "inf-1" }) });
+  assert.deepEqual(seen, [true, undefined]);
+  assert.ok(!lines.some((l) => l.includes('"inf-1"') && l.includes("admission review trace")));
+});
