@@ -1,8 +1,8 @@
 /**
  * TLS material for the webhook server: a self-signed certificate for local use and the loading of
- * a certificate/key pair from files. No X.509 package is installed, so the certificate is built
- * here as DER (RFC 5280) and signed with node:crypto; it is small because a self-signed server
- * certificate needs only a handful of fixed structures.
+ * a certificate/key pair from files. No X.509 package is installed, so certificates are built
+ * here as DER (RFC 5280) and signed with node:crypto; it is small because a server certificate
+ * (or a test CA and its client certificates) needs only a handful of fixed structures.
  */
 import {
   createHash,
@@ -50,6 +50,11 @@ function integer(magnitude: Buffer): Buffer {
   return tlv(0x02, needsPad ? Buffer.from([0]) : Buffer.alloc(0), m.length === 0 ? Buffer.from([0]) : m);
 }
 
+function smallInteger(n: number): Buffer {
+  const hex = n.toString(16);
+  return integer(Buffer.from(hex.length % 2 === 0 ? hex : `0${hex}`, "hex"));
+}
+
 function oid(dotted: string): Buffer {
   const arcs = dotted.split(".").map(Number);
   const [a = 0, b = 0, ...rest] = arcs;
@@ -83,8 +88,10 @@ const OID = {
   keyUsage: "2.5.29.15",
   subjectAltName: "2.5.29.17",
   basicConstraints: "2.5.29.19",
+  authorityKeyIdentifier: "2.5.29.35",
   extKeyUsage: "2.5.29.37",
   serverAuth: "1.3.6.1.5.5.7.3.1",
+  clientAuth: "1.3.6.1.5.5.7.3.2",
 } as const;
 
 /** Upper bound on a commonName (RFC 5280 ub-common-name). */
@@ -178,6 +185,114 @@ export interface CertificateAndKey {
 /** Clients trusting it must accept a small clock skew between us and them. */
 const BACKDATE_MS = 5 * 60 * 1000;
 
+/** The bit numbers of RFC 5280's KeyUsage (§4.2.1.3) that celgate's certificates use. */
+const KEY_USAGE_BITS = { digitalSignature: 0, keyEncipherment: 2, keyCertSign: 5, cRLSign: 6 } as const;
+
+export type KeyUsage = keyof typeof KEY_USAGE_BITS;
+
+/** A named bit list as DER wants it: trailing zero bits dropped (X.690 §11.2.2). */
+function keyUsageBits(usages: readonly KeyUsage[]): Buffer {
+  const bits = usages.map((u) => KEY_USAGE_BITS[u]);
+  const highest = Math.max(...bits);
+  const bytes = Buffer.alloc(Math.floor(highest / 8) + 1);
+  for (const b of bits) bytes[b >> 3] = (bytes[b >> 3] ?? 0) | (0x80 >> (b & 7));
+  return bitString(bytes, 7 - (highest % 8));
+}
+
+/** A subject or issuer name: O=organization, CN=commonName. */
+export interface CertificateName {
+  readonly organization: string;
+  /** Cut to 64 characters, the most RFC 5280 allows. */
+  readonly commonName: string;
+}
+
+function encodeName(name: CertificateName): Buffer {
+  const cn = name.commonName.slice(0, MAX_COMMON_NAME);
+  return sequence(
+    set(sequence(oid(OID.organization), utf8String(name.organization))),
+    set(sequence(oid(OID.commonName), utf8String(cn))),
+  );
+}
+
+export interface CertificateOptions {
+  readonly subject: CertificateName;
+  readonly notBefore: Date;
+  readonly notAfter: Date;
+  /** basicConstraints: a CA (at most `pathLength` CAs below it, when given) or an end entity. */
+  readonly isCA: boolean;
+  readonly pathLength?: number;
+  readonly keyUsage: readonly KeyUsage[];
+  readonly extKeyUsage?: readonly ("serverAuth" | "clientAuth")[];
+  /** DNS names and IP addresses, as subjectAltName entries. */
+  readonly hosts?: readonly string[];
+  /** The new key: ECDSA P-256 (default) or RSA 2048. */
+  readonly keyType?: "ec" | "rsa";
+  /** The certificate whose key signs this one; without it the certificate is self-signed. */
+  readonly issuer?: GeneratedCertificate;
+}
+
+export interface GeneratedCertificate extends CertificateAndKey {
+  readonly subject: CertificateName;
+  readonly publicKey: KeyObject;
+  readonly privateKey: KeyObject;
+}
+
+/** A v3 certificate with a fresh key pair and serial, signed by `issuer` or by itself. */
+export function generateCertificate(options: CertificateOptions): GeneratedCertificate {
+  const { publicKey, privateKey } =
+    (options.keyType ?? "ec") === "ec"
+      ? generateKeyPairSync("ec", { namedCurve: "prime256v1" })
+      : generateKeyPairSync("rsa", { modulusLength: 2048 });
+  const issuer = options.issuer ?? { subject: options.subject, publicKey, privateKey };
+  const signatureAlgorithm =
+    issuer.privateKey.asymmetricKeyType === "ec"
+      ? sequence(oid(OID.ecdsaWithSha256))
+      : sequence(oid(OID.sha256WithRsa), derNull());
+
+  // Top bits 01: a positive 16-byte serial whose encoding is already minimal.
+  const serial = randomBytes(16);
+  serial[0] = ((serial[0] ?? 0) & 0x3f) | 0x40;
+
+  const basicConstraints = options.isCA
+    ? sequence(booleanTrue(), ...(options.pathLength === undefined ? [] : [smallInteger(options.pathLength)]))
+    : sequence();
+  const extKeyUsage = options.extKeyUsage ?? [];
+  const hosts = options.hosts ?? [];
+  const issuerKeyId = options.issuer && keyIdentifier(options.issuer.publicKey);
+  const extensions = sequence(
+    extension(OID.basicConstraints, true, basicConstraints),
+    ...(options.keyUsage.length > 0 ? [extension(OID.keyUsage, true, keyUsageBits(options.keyUsage))] : []),
+    ...(extKeyUsage.length > 0
+      ? [extension(OID.extKeyUsage, false, sequence(...extKeyUsage.map((u) => oid(OID[u]))))]
+      : []),
+    extension(OID.subjectKeyIdentifier, false, octetString(keyIdentifier(publicKey))),
+    // [0] keyIdentifier of AuthorityKeyIdentifier (§4.2.1.1); a self-signed certificate may omit it.
+    ...(issuerKeyId ? [extension(OID.authorityKeyIdentifier, false, sequence(tlv(0x80, issuerKeyId)))] : []),
+    ...(hosts.length > 0 ? [extension(OID.subjectAltName, false, subjectAltName(hosts))] : []),
+  );
+
+  const tbs = sequence(
+    explicit(0, smallInteger(2)), // v3
+    integer(serial),
+    signatureAlgorithm,
+    encodeName(issuer.subject),
+    sequence(time(options.notBefore), time(options.notAfter)),
+    encodeName(options.subject),
+    publicKey.export({ type: "spki", format: "der" }),
+    explicit(3, extensions),
+  );
+  const signature = sign("sha256", tbs, issuer.privateKey);
+  const certificate = sequence(tbs, signatureAlgorithm, bitString(signature));
+
+  return {
+    cert: toPem("CERTIFICATE", certificate),
+    key: privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
+    subject: options.subject,
+    publicKey,
+    privateKey,
+  };
+}
+
 /**
  * A self-signed v3 server certificate valid for `hosts`. It is marked as a CA (pathLen 0) so that
  * it can be its own trust anchor in a webhook's caBundle or a client's `ca`, and carries
@@ -192,54 +307,23 @@ export function generateSelfSignedCertificate(options: SelfSignedOptions): Certi
     throw new Error(`generateSelfSignedCertificate: days must be a positive number, got ${options.days}`);
   }
   const keyType = options.keyType ?? "ec";
-  const { publicKey, privateKey } =
-    keyType === "ec"
-      ? generateKeyPairSync("ec", { namedCurve: "prime256v1" })
-      : generateKeyPairSync("rsa", { modulusLength: 2048 });
-
   const nowMs = Math.floor((options.now ?? new Date()).getTime() / 1000) * 1000;
-  const notBefore = new Date(nowMs - BACKDATE_MS);
-  const notAfter = new Date(nowMs + Math.round(options.days * 86_400) * 1000);
-
-  const cn = first.length <= MAX_COMMON_NAME ? first : first.slice(0, MAX_COMMON_NAME);
-  const name = sequence(
-    set(sequence(oid(OID.organization), utf8String("celgate"))),
-    set(sequence(oid(OID.commonName), utf8String(cn))),
-  );
-  const signatureAlgorithm =
-    keyType === "ec" ? sequence(oid(OID.ecdsaWithSha256)) : sequence(oid(OID.sha256WithRsa), derNull());
-
-  // Top bits 01: a positive 16-byte serial whose encoding is already minimal.
-  const serial = randomBytes(16);
-  serial[0] = ((serial[0] ?? 0) & 0x3f) | 0x40;
-
-  // keyUsage bits: digitalSignature (0x80), keyEncipherment (0x20, RSA key exchange), keyCertSign (0x04).
-  const keyUsage = keyType === "ec" ? 0x84 : 0xa4;
-  const extensions = sequence(
-    extension(OID.basicConstraints, true, sequence(booleanTrue(), integer(Buffer.from([0])))),
-    extension(OID.keyUsage, true, bitString(Buffer.from([keyUsage]), 2)),
-    extension(OID.extKeyUsage, false, sequence(oid(OID.serverAuth))),
-    extension(OID.subjectKeyIdentifier, false, octetString(keyIdentifier(publicKey))),
-    extension(OID.subjectAltName, false, subjectAltName(hosts)),
-  );
-
-  const tbs = sequence(
-    explicit(0, integer(Buffer.from([2]))), // v3
-    integer(serial),
-    signatureAlgorithm,
-    name,
-    sequence(time(notBefore), time(notAfter)),
-    name,
-    publicKey.export({ type: "spki", format: "der" }),
-    explicit(3, extensions),
-  );
-  const signature = sign("sha256", tbs, privateKey);
-  const certificate = sequence(tbs, signatureAlgorithm, bitString(signature));
-
-  return {
-    cert: toPem("CERTIFICATE", certificate),
-    key: privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
-  };
+  const { cert, key } = generateCertificate({
+    subject: { organization: "celgate", commonName: first },
+    notBefore: new Date(nowMs - BACKDATE_MS),
+    notAfter: new Date(nowMs + Math.round(options.days * 86_400) * 1000),
+    isCA: true,
+    pathLength: 0,
+    // keyEncipherment only for RSA key exchange.
+    keyUsage:
+      keyType === "ec"
+        ? ["digitalSignature", "keyCertSign"]
+        : ["digitalSignature", "keyEncipherment", "keyCertSign"],
+    extKeyUsage: ["serverAuth"],
+    hosts,
+    keyType,
+  });
+  return { cert, key };
 }
 
 /** When the (first) certificate in a PEM stops being valid. */

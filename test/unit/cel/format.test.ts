@@ -2,41 +2,10 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { celEquals } from "../../../src/cel/equality.ts";
 import { type FormatValue, formatLibrary, NAMED_FORMATS } from "../../../src/cel/library/format.ts";
-import type { CallContext, Overload } from "../../../src/cel/library/types.ts";
 import { type CelValue, Optional } from "../../../src/cel/values.ts";
+import { evaluate, libraryHarness } from "../../helpers/library.ts";
 
-type Evaluate = (
-  source: string,
-) =>
-  | { readonly ok: true; readonly value: CelValue }
-  | { readonly ok: false; readonly error: string; readonly stage: string };
-
-/** The evaluator, loaded only by the end-to-end test so the unit tests do not depend on the whole engine. */
-async function loadEvaluate(): Promise<Evaluate> {
-  const mod = (await import("../../../src/cel/index.ts")) as { evaluate: Evaluate };
-  return mod.evaluate;
-}
-
-const ctx: CallContext = {
-  regex: () => {
-    throw new Error("the format library compiles no regular expressions");
-  },
-  addCost: () => {},
-};
-
-function overload(name: string, id: string): Overload {
-  const decl = formatLibrary.functions.find((f) => f.name === name);
-  assert.ok(decl, `function ${name} is declared`);
-  const o = decl.overloads.find((x) => x.id === id);
-  assert.ok(o, `overload ${id} of ${name} is declared`);
-  return o;
-}
-
-type Fn = (...args: unknown[]) => CelValue;
-
-function call(name: string, id: string, ...args: CelValue[]): CelValue {
-  return (overload(name, id).impl as unknown as Fn)(...args, ctx);
-}
+const { call } = libraryHarness(formatLibrary);
 
 const format = (name: string): FormatValue => call(`format.${name}`, `format.${name}`) as FormatValue;
 
@@ -175,8 +144,7 @@ test("every named format has a constant, and format.named finds it", () => {
   assert.equal(format("uuid").toJSON(), "uuid");
 });
 
-test("format expressions evaluate end to end", async () => {
-  const evaluate = await loadEvaluate();
+test("format expressions evaluate end to end", () => {
   const cases: [string, CelValue][] = [
     [`format.dns1123Label().validate("my-label-name").hasValue()`, false],
     [`format.dns1123Label().validate("Foo").value().size()`, 1n],

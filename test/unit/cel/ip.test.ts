@@ -2,46 +2,10 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { celEquals } from "../../../src/cel/equality.ts";
 import { CIDRValue, goQuote, IPValue, ipLibrary } from "../../../src/cel/library/ip.ts";
-import type { CallContext, Overload } from "../../../src/cel/library/types.ts";
-import { CelError, type CelValue, typeName } from "../../../src/cel/values.ts";
+import { type CelValue, typeName } from "../../../src/cel/values.ts";
+import { errorOf, libraryHarness } from "../../helpers/library.ts";
 
-const ctx: CallContext = {
-  regex: () => {
-    throw new Error("the IP library compiles no regular expressions");
-  },
-  addCost: () => {},
-};
-
-function overload(name: string, id: string): Overload {
-  const decl = ipLibrary.functions.find((f) => f.name === name);
-  assert.ok(decl, `function ${name} is declared`);
-  const o = decl.overloads.find((x) => x.id === id);
-  assert.ok(o, `overload ${id} of ${name} is declared`);
-  return o;
-}
-
-type Fn = (...args: unknown[]) => CelValue;
-type CostFn = (...args: unknown[]) => number;
-
-function call(name: string, id: string, ...args: CelValue[]): CelValue {
-  return (overload(name, id).impl as unknown as Fn)(...args, ctx);
-}
-
-function cost(name: string, id: string, ...args: CelValue[]): number {
-  const c = overload(name, id).cost as unknown as CostFn | undefined;
-  return c ? c(...args) : 0;
-}
-
-/** The message of the CelError that `f` throws. */
-function errorOf(f: () => unknown): string {
-  try {
-    f();
-  } catch (e) {
-    assert.ok(e instanceof CelError, `expected a CelError, got ${String(e)}`);
-    return e.message;
-  }
-  assert.fail("expected an error");
-}
+const { call, cost } = libraryHarness(ipLibrary);
 
 const ip = (s: string): IPValue => call("ip", "string_to_ip", s) as IPValue;
 const cidr = (s: string): CIDRValue => call("cidr", "string_to_cidr", s) as CIDRValue;

@@ -2,52 +2,10 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { celCompare, celEquals } from "../../../src/cel/equality.ts";
 import { QuantityValue, quantityLibrary } from "../../../src/cel/library/quantity.ts";
-import type { CallContext, Overload } from "../../../src/cel/library/types.ts";
-import { CelError, type CelValue } from "../../../src/cel/values.ts";
+import type { CelValue } from "../../../src/cel/values.ts";
+import { errorOf, evaluate, libraryHarness } from "../../helpers/library.ts";
 
-type Evaluate = (
-  source: string,
-) =>
-  | { readonly ok: true; readonly value: CelValue }
-  | { readonly ok: false; readonly error: string; readonly stage: string };
-
-/** The evaluator, loaded only by the end-to-end test so the unit tests do not depend on the whole engine. */
-async function loadEvaluate(): Promise<Evaluate> {
-  const mod = (await import("../../../src/cel/index.ts")) as { evaluate: Evaluate };
-  return mod.evaluate;
-}
-
-const ctx: CallContext = {
-  regex: () => {
-    throw new Error("the quantity library compiles no regular expressions");
-  },
-  addCost: () => {},
-};
-
-function overload(name: string, id: string): Overload {
-  const decl = quantityLibrary.functions.find((f) => f.name === name);
-  assert.ok(decl, `function ${name} is declared`);
-  const o = decl.overloads.find((x) => x.id === id);
-  assert.ok(o, `overload ${id} of ${name} is declared`);
-  return o;
-}
-
-type Fn = (...args: unknown[]) => CelValue;
-type CostFn = (...args: unknown[]) => number;
-
-function call(name: string, id: string, ...args: CelValue[]): CelValue {
-  return (overload(name, id).impl as unknown as Fn)(...args, ctx);
-}
-
-function errorOf(f: () => unknown): string {
-  try {
-    f();
-  } catch (e) {
-    assert.ok(e instanceof CelError, `expected a CelError, got ${String(e)}`);
-    return e.message;
-  }
-  assert.fail("expected an error");
-}
+const { call, cost } = libraryHarness(quantityLibrary);
 
 const q = (s: string): QuantityValue => call("quantity", "string_to_quantity", s) as QuantityValue;
 const FORMAT_WRONG =
@@ -323,7 +281,7 @@ test("sign is -1, 0 or 1", () => {
 });
 
 test("parsing costs one traversal of the string", () => {
-  const parseCost = overload("quantity", "string_to_quantity").cost as unknown as CostFn;
+  const parseCost = (s: string) => cost("quantity", "string_to_quantity", s);
   assert.equal(parseCost("1"), 0);
   assert.equal(parseCost("12345678901"), 1);
   assert.equal(parseCost("x".repeat(100)), 9);
@@ -331,8 +289,7 @@ test("parsing costs one traversal of the string", () => {
 
 // --- through the evaluator -------------------------------------------------------------------------
 
-test("quantity expressions evaluate end to end", async () => {
-  const evaluate = await loadEvaluate();
+test("quantity expressions evaluate end to end", () => {
   const cases: [string, CelValue][] = [
     [`quantity("1Gi") == quantity("1024Mi")`, true],
     [`quantity("200M") == quantity("0.2G") && quantity("0.2G") == quantity("200M")`, true],

@@ -1,11 +1,9 @@
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { test } from "node:test";
-import { ALL_LIBRARIES } from "../../../src/cel/library/index.ts";
 import { regexLibrary } from "../../../src/cel/library/regex.ts";
-import type { CallContext, Overload } from "../../../src/cel/library/types.ts";
 import { compileRegex, compileRegexWith, type RegexEngine, regexEngine } from "../../../src/cel/regex.ts";
 import { CelError, type CelValue } from "../../../src/cel/values.ts";
+import { evaluate, libraryHarness, stubContext } from "../../helpers/library.ts";
 
 // ---------------------------------------------------------------------------------------------
 // The engine
@@ -264,22 +262,8 @@ void test("compiled patterns are cached", () => {
 // ---------------------------------------------------------------------------------------------
 // Kubernetes' find / findAll
 
-const ctx: CallContext = { regex: compileRegex, addCost: () => {} };
-
-function overload(name: string, id: string): Overload {
-  const decl = regexLibrary.functions.find((f) => f.name === name);
-  assert.ok(decl, `function ${name} is declared`);
-  const o = decl.overloads.find((x) => x.id === id);
-  assert.ok(o, `overload ${id} of ${name} is declared`);
-  return o;
-}
-
-type Fn = (...args: unknown[]) => CelValue;
-type CostFn = (...args: unknown[]) => number;
-
-function call(name: string, id: string, ...args: CelValue[]): CelValue {
-  return (overload(name, id).impl as unknown as Fn)(...args, ctx);
-}
+const regex = libraryHarness(regexLibrary, stubContext({ regex: true }));
+const call = regex.call;
 
 void test("regexLibrary is part of the Kubernetes environment", () => {
   assert.equal(regexLibrary.availability, "kubernetes");
@@ -327,25 +311,14 @@ void test("find with an invalid pattern fails as Kubernetes does", () => {
 });
 
 void test("find and findAll cost the product of string and pattern sizes", () => {
-  const cost = overload("find", "string_find_string").cost as unknown as CostFn;
+  const cost = (text: string, pattern: string) => regex.cost("find", "string_find_string", text, pattern);
   // ceil(0.1 × (1 + 19)) × ceil(0.25 × 6) = 2 × 2, of which 1 is the base cost.
   assert.equal(cost("a".repeat(19), "[0-9]+"), 3);
   // Code points, not UTF-16 units: 9 emoji count 9.
   assert.equal(cost("😀".repeat(9), "ab"), 0);
 });
 
-const indexPath = new URL("../../../src/cel/index.ts", import.meta.url);
-
-void test("find and findAll through evaluate", {
-  skip: !existsSync(indexPath)
-    ? "src/cel/index.ts does not exist yet"
-    : !ALL_LIBRARIES.includes(regexLibrary)
-      ? "regexLibrary is not registered in ALL_LIBRARIES yet"
-      : false,
-}, async () => {
-  const { evaluate } = (await import("../../../src/cel/index.ts")) as {
-    evaluate: (s: string) => { ok: true; value: CelValue } | { ok: false; error: string };
-  };
+void test("find and findAll through evaluate", () => {
   const cases: ReadonlyArray<readonly [string, CelValue]> = [
     ["'abc 123'.find('[0-9]+')", "123"],
     ["'abc'.find('x')", ""],

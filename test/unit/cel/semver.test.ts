@@ -2,51 +2,10 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { celCompare, celEquals } from "../../../src/cel/equality.ts";
 import { type SemverValue, semverLibrary } from "../../../src/cel/library/semver.ts";
-import type { CallContext, Overload } from "../../../src/cel/library/types.ts";
-import { CelError, type CelValue } from "../../../src/cel/values.ts";
+import type { CelValue } from "../../../src/cel/values.ts";
+import { errorOf, evaluate, libraryHarness } from "../../helpers/library.ts";
 
-type Evaluate = (
-  source: string,
-) =>
-  | { readonly ok: true; readonly value: CelValue }
-  | { readonly ok: false; readonly error: string; readonly stage: string };
-
-/** The evaluator, loaded only by the end-to-end test so the unit tests do not depend on the whole engine. */
-async function loadEvaluate(): Promise<Evaluate> {
-  const mod = (await import("../../../src/cel/index.ts")) as { evaluate: Evaluate };
-  return mod.evaluate;
-}
-
-const ctx: CallContext = {
-  regex: () => {
-    throw new Error("the semver library compiles no regular expressions");
-  },
-  addCost: () => {},
-};
-
-function overload(name: string, id: string): Overload {
-  const decl = semverLibrary.functions.find((f) => f.name === name);
-  assert.ok(decl, `function ${name} is declared`);
-  const o = decl.overloads.find((x) => x.id === id);
-  assert.ok(o, `overload ${id} of ${name} is declared`);
-  return o;
-}
-
-type Fn = (...args: unknown[]) => CelValue;
-
-function call(name: string, id: string, ...args: CelValue[]): CelValue {
-  return (overload(name, id).impl as unknown as Fn)(...args, ctx);
-}
-
-function errorOf(f: () => unknown): string {
-  try {
-    f();
-  } catch (e) {
-    assert.ok(e instanceof CelError, `expected a CelError, got ${String(e)}`);
-    return e.message;
-  }
-  assert.fail("expected an error");
-}
+const { call } = libraryHarness(semverLibrary);
 
 const semver = (s: string): SemverValue => call("semver", "string_to_semver", s) as SemverValue;
 const semverN = (s: string, normalize: boolean): SemverValue =>
@@ -187,8 +146,7 @@ test("ordering follows semver precedence; build metadata is ignored", () => {
   assert.equal(celEquals(semver("1.2.3"), "1.2.3"), false);
 });
 
-test("semver expressions evaluate end to end", async () => {
-  const evaluate = await loadEvaluate();
+test("semver expressions evaluate end to end", () => {
   const cases: [string, CelValue][] = [
     [`semver("1.2.3").major()`, 1n],
     [`semver("1.2.3").minor()`, 2n],

@@ -3,43 +3,13 @@ import { test } from "node:test";
 import { celEquals } from "../../../src/cel/equality.ts";
 import { compareStrings, formatDouble, parseDouble, stdLibrary } from "../../../src/cel/library/std.ts";
 import { parseDuration, parseTimestamp } from "../../../src/cel/library/time.ts";
-import type { CallContext, Overload } from "../../../src/cel/library/types.ts";
-import { CelError, CelMap, CelType, type CelValue, UInt } from "../../../src/cel/values.ts";
+import { CelMap, CelType, type CelValue, UInt } from "../../../src/cel/values.ts";
+import { overloadsById, stubContext, throwsCel } from "../../helpers/library.ts";
 
-const ctx: CallContext = {
-  regex: (pattern: string) => {
-    const re = new RegExp(pattern, "u");
-    return {
-      test: (s: string) => re.test(s),
-      find: (s: string) => re.exec(s)?.[0],
-      findAll: () => [],
-    };
-  },
-  addCost: () => {},
-};
-
-function overload(id: string): Overload {
-  for (const f of stdLibrary.functions) for (const o of f.overloads) if (o.id === id) return o;
-  throw new Error(`no overload ${id}`);
-}
-
-function call(id: string, ...args: CelValue[]): CelValue {
-  return (overload(id).impl as unknown as (...a: unknown[]) => CelValue)(...args, ctx);
-}
-
-function cost(id: string, ...args: CelValue[]): number {
-  const c = overload(id).cost as unknown as ((...a: unknown[]) => number) | undefined;
-  return 1 + (c ? c(...args) : 0);
-}
-
-function throwsCel(f: () => unknown, message: string | RegExp): void {
-  assert.throws(f, (e: unknown) => {
-    assert.ok(e instanceof CelError, `expected CelError, got ${String(e)}`);
-    if (typeof message === "string") assert.equal(e.message, message);
-    else assert.match(e.message, message);
-    return true;
-  });
-}
+const std = overloadsById([stdLibrary], stubContext({ regex: true }));
+const call = std.call;
+/** The whole cost of a call: the base cost of 1 plus what the overload adds. */
+const cost = (id: string, ...args: CelValue[]): number => 1 + std.cost(id, ...args);
 
 const u = (n: bigint) => new UInt(n);
 const MIN = -9223372036854775808n;

@@ -1,10 +1,8 @@
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { test } from "node:test";
 import { inspect } from "node:util";
 import { tests as conformance } from "@bufbuild/cel-spec/testdata/conformance.js";
 import { celEquals } from "../../../src/cel/equality.ts";
-import type { CallContext, Overload } from "../../../src/cel/library/types.ts";
 import { stringsLibrary } from "../../../src/cel/library/strings.ts";
 import {
   CelError,
@@ -16,31 +14,9 @@ import {
   Timestamp,
   UInt,
 } from "../../../src/cel/values.ts";
+import { evaluate, overloadsById } from "../../helpers/library.ts";
 
-const overloads = new Map<string, Overload>();
-for (const decl of stringsLibrary.functions) for (const o of decl.overloads) overloads.set(o.id, o);
-
-const ctx: CallContext = {
-  regex: () => {
-    throw new Error("the strings library compiles no regular expressions");
-  },
-  addCost: () => {},
-};
-
-function overload(id: string): Overload {
-  const o = overloads.get(id);
-  assert.ok(o, `no overload ${id}`);
-  return o;
-}
-
-function call(id: string, ...args: CelValue[]): CelValue {
-  return (overload(id).impl as unknown as (...a: unknown[]) => CelValue)(...args, ctx);
-}
-
-function cost(id: string, ...args: CelValue[]): number {
-  const c = overload(id).cost as ((...a: CelValue[]) => number) | undefined;
-  return c ? c(...args) : 0;
-}
+const { overload, call, cost } = overloadsById([stringsLibrary]);
 
 /** Runs a table: `want` is the result, or `{ error }` for the exact message of a CelError. */
 type Case = readonly [id: string, args: readonly CelValue[], want: CelValue | { readonly error: string }];
@@ -602,11 +578,6 @@ interface ConformanceSuite {
   readonly tests?: readonly { readonly original: ConformanceCase }[];
 }
 
-type Evaluate = (
-  source: string,
-  bindings?: Record<string, unknown>,
-) => { ok: true; value: CelValue; type: string } | { ok: false; error: string; stage: "compile" | "eval" };
-
 function fromConformance(v: ConformanceValue): CelValue {
   if (v.stringValue !== undefined) return v.stringValue;
   if (v.int64Value !== undefined) return BigInt(v.int64Value);
@@ -643,44 +614,34 @@ void test("the string_ext conformance suite is where we expect it", () => {
   }
 });
 
-const EVALUATOR = new URL("../../../src/cel/index.ts", import.meta.url);
-const evaluatorMissing = !existsSync(EVALUATOR);
-
-void test(
-  "conformance: string_ext through evaluate()",
-  evaluatorMissing ? { skip: "evaluator not built yet" } : {},
-  async (t) => {
-    const mod = (await import(EVALUATOR.href)) as { evaluate: Evaluate };
-    for (const { section, c } of stringExtCases()) {
-      // celgate models no protobuf messages, so the conformance proto types cannot be built.
-      const skip = c.expr.includes("cel.expr.conformance")
-        ? "needs conformance protobuf messages"
-        : undefined;
-      await t.test(`${section}/${c.name}`, skip ? { skip } : {}, () => {
-        const bindings: Record<string, unknown> = {};
-        for (const [k, b] of Object.entries(c.bindings ?? {})) bindings[k] = fromConformance(b.value);
-        const got = mod.evaluate(c.expr, bindings);
-        if (c.evalError) {
-          assert.equal(got.ok, false, `${c.expr} should fail`);
-          if (got.ok) return;
-          // Type errors become compile errors once a checker runs; the rest happen at eval.
-          if (!c.disableCheck) assert.equal(got.stage, "eval", got.error);
-          const want = c.evalError.errors[0]?.message ?? "";
-          if (want === "no such overload") {
-            assert.match(got.error, /no (such|matching) overload/, got.error);
-          } else {
-            assert.ok(
-              got.error.includes(want),
-              `error ${JSON.stringify(got.error)} should contain ${JSON.stringify(want)}`,
-            );
-          }
-          return;
+void test("conformance: string_ext through evaluate()", async (t) => {
+  for (const { section, c } of stringExtCases()) {
+    // celgate models no protobuf messages, so the conformance proto types cannot be built.
+    const skip = c.expr.includes("cel.expr.conformance") ? "needs conformance protobuf messages" : undefined;
+    await t.test(`${section}/${c.name}`, skip ? { skip } : {}, () => {
+      const bindings: Record<string, unknown> = {};
+      for (const [k, b] of Object.entries(c.bindings ?? {})) bindings[k] = fromConformance(b.value);
+      const got = evaluate(c.expr, bindings);
+      if (c.evalError) {
+        assert.equal(got.ok, false, `${c.expr} should fail`);
+        if (got.ok) return;
+        // Type errors become compile errors once a checker runs; the rest happen at eval.
+        if (!c.disableCheck) assert.equal(got.stage, "eval", got.error);
+        const want = c.evalError.errors[0]?.message ?? "";
+        if (want === "no such overload") {
+          assert.match(got.error, /no (such|matching) overload/, got.error);
+        } else {
+          assert.ok(
+            got.error.includes(want),
+            `error ${JSON.stringify(got.error)} should contain ${JSON.stringify(want)}`,
+          );
         }
-        assert.ok(got.ok, got.ok ? "" : `${c.expr}: ${got.error}`);
-        const want = c.value ? fromConformance(c.value) : true;
-        assert.equal(typeof got.value, typeof want, `${c.expr} result type`);
-        assert.ok(celEquals(got.value, want), `${c.expr} = ${String(got.value)}, want ${String(want)}`);
-      });
-    }
-  },
-);
+        return;
+      }
+      assert.ok(got.ok, got.ok ? "" : `${c.expr}: ${got.error}`);
+      const want = c.value ? fromConformance(c.value) : true;
+      assert.equal(typeof got.value, typeof want, `${c.expr} result type`);
+      assert.ok(celEquals(got.value, want), `${c.expr} = ${String(got.value)}, want ${String(want)}`);
+    });
+  }
+});

@@ -10,39 +10,11 @@ import {
   parseTimestamp,
   timeLibrary,
 } from "../../../src/cel/library/time.ts";
-import type { CallContext, Library, Overload } from "../../../src/cel/library/types.ts";
-import { CelError, type CelValue, Duration, Timestamp } from "../../../src/cel/values.ts";
+import { type CelValue, Duration, Timestamp } from "../../../src/cel/values.ts";
+import { overloadsById, throwsCel } from "../../helpers/library.ts";
 
-const ctx: CallContext = {
-  regex: () => {
-    throw new Error("no regex in these tests");
-  },
-  addCost: () => {},
-};
-
-function overload(lib: Library, id: string): Overload {
-  for (const f of lib.functions) for (const o of f.overloads) if (o.id === id) return o;
-  throw new Error(`no overload ${id} in ${lib.name}`);
-}
-
-function call(id: string, ...args: unknown[]): CelValue {
-  let o: Overload;
-  try {
-    o = overload(timeLibrary, id);
-  } catch {
-    o = overload(stdLibrary, id);
-  }
-  return (o.impl as unknown as (...a: unknown[]) => CelValue)(...args, ctx);
-}
-
-function throwsCel(f: () => unknown, message: string | RegExp): void {
-  assert.throws(f, (e: unknown) => {
-    assert.ok(e instanceof CelError, `expected CelError, got ${String(e)}`);
-    if (typeof message === "string") assert.equal(e.message, message);
-    else assert.match(e.message, message);
-    return true;
-  });
-}
+// Conversions such as int64_to_timestamp live in the standard library.
+const { call } = overloadsById([timeLibrary, stdLibrary]);
 
 const S = 1_000_000_000n;
 const ts = (s: string) => parseTimestamp(s);

@@ -1,53 +1,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { celEquals } from "../../../src/cel/equality.ts";
-import type { CallContext, Overload } from "../../../src/cel/library/types.ts";
 import { goQuote, type URLValue, urlLibrary } from "../../../src/cel/library/url.ts";
-import { CelError, CelMap, type CelValue, mapEntries } from "../../../src/cel/values.ts";
+import { CelMap, type CelValue, mapEntries } from "../../../src/cel/values.ts";
+import { errorOf, evaluate, libraryHarness } from "../../helpers/library.ts";
 
-type Evaluate = (
-  source: string,
-) =>
-  | { readonly ok: true; readonly value: CelValue }
-  | { readonly ok: false; readonly error: string; readonly stage: string };
-
-/** The evaluator, loaded only by the end-to-end test so the unit tests do not depend on the whole engine. */
-async function loadEvaluate(): Promise<Evaluate> {
-  const mod = (await import("../../../src/cel/index.ts")) as { evaluate: Evaluate };
-  return mod.evaluate;
-}
-
-const ctx: CallContext = {
-  regex: () => {
-    throw new Error("the URL library compiles no regular expressions");
-  },
-  addCost: () => {},
-};
-
-function overload(name: string, id: string): Overload {
-  const decl = urlLibrary.functions.find((f) => f.name === name);
-  assert.ok(decl, `function ${name} is declared`);
-  const o = decl.overloads.find((x) => x.id === id);
-  assert.ok(o, `overload ${id} of ${name} is declared`);
-  return o;
-}
-
-type Fn = (...args: unknown[]) => CelValue;
-type CostFn = (...args: unknown[]) => number;
-
-function call(name: string, id: string, ...args: CelValue[]): CelValue {
-  return (overload(name, id).impl as unknown as Fn)(...args, ctx);
-}
-
-function errorOf(f: () => unknown): string {
-  try {
-    f();
-  } catch (e) {
-    assert.ok(e instanceof CelError, `expected a CelError, got ${String(e)}`);
-    return e.message;
-  }
-  assert.fail("expected an error");
-}
+const { overload, call, cost } = libraryHarness(urlLibrary);
 
 const url = (s: string): URLValue => call("url", "string_to_url", s) as URLValue;
 
@@ -235,14 +193,13 @@ test("goQuote quotes as Go's %q", () => {
 });
 
 test("url() costs one traversal of its argument; the accessors nothing extra", () => {
-  const c = overload("url", "string_to_url").cost as unknown as CostFn;
+  const c = (s: string) => cost("url", "string_to_url", s);
   assert.equal(c("https://example.com/"), 1);
   assert.equal(c("/"), 0);
   assert.equal(overload("getHost", "url_get_host").cost, undefined);
 });
 
-test("URL expressions evaluate end to end", async () => {
-  const evaluate = await loadEvaluate();
+test("URL expressions evaluate end to end", () => {
   const cases: [string, CelValue][] = [
     [`url('https://example.com:80/').getHost()`, "example.com:80"],
     [`url('https://[::1]:80/').getHostname()`, "::1"],

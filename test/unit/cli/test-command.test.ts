@@ -2,26 +2,17 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
+import { yamlDocs } from "../../helpers/engine.ts";
 import { cli, removeTree, tempTree } from "./fake-io.ts";
+import { deploymentPolicy } from "./policies.ts";
 
 const FIXTURES = join(import.meta.dirname, "..", "..", "fixtures", "suites");
 const fixture = (p: string) => join(FIXTURES, p);
 
-const BIND_POLICY = `apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicy
-metadata:
-  name: bind-policy
-spec:
-  matchConstraints:
-    resourceRules:
-    - apiGroups: ["apps"]
-      apiVersions: ["v1"]
-      operations: ["CREATE"]
-      resources: ["deployments"]
-  validations:
-    - expression: "cel.bind(r, object.spec.replicas, r <= 5)"
-      message: too many
-`;
+const replicasPolicy = (expression: string) =>
+  yamlDocs(
+    deploymentPolicy("bind-policy", ["CREATE"], { validations: [{ expression, message: "too many" }] }),
+  );
 
 const suite = (policy: string, replicas: number, allowed: boolean) => `apiVersion: celgate.dev/v1alpha1
 kind: PolicyTest
@@ -36,12 +27,9 @@ let dir = "";
 
 before(async () => {
   dir = await tempTree({
-    "bind/policy.yaml": BIND_POLICY,
+    "bind/policy.yaml": replicasPolicy("cel.bind(r, object.spec.replicas, r <= 5)"),
     "bind/bind.test.yaml": suite("policy.yaml", 3, true),
-    "plain/policy.yaml": BIND_POLICY.replace(
-      "cel.bind(r, object.spec.replicas, r <= 5)",
-      "object.spec.replicas <= 5",
-    ),
+    "plain/policy.yaml": replicasPolicy("object.spec.replicas <= 5"),
     "tree/a.test.yaml": suite("../plain/policy.yaml", 9, false),
     "tree/nested/b.test.yml": suite("../../plain/policy.yaml", 1, true),
     "tree/.hidden/c.test.yaml": "not: [a suite",
