@@ -183,6 +183,25 @@ function runExpr(ev: Evaluation, expr: CompiledExpression, act: Activation): Exp
   };
 }
 
+/** Runs one expression and records it in the trace under its stage and name. */
+function runStep(
+  ev: Evaluation,
+  stage: TraceStep["stage"],
+  name: string,
+  expr: CompiledExpression,
+  act: Activation,
+): ExprOutcome {
+  const r = runExpr(ev, expr, act);
+  step(ev, {
+    stage,
+    name,
+    expression: expr.source,
+    cost: r.cost,
+    ...(r.ok ? { value: r.value } : { error: r.message }),
+  });
+  return r;
+}
+
 function step(ev: Evaluation, s: Omit<TraceStep, "value"> & { value?: CelValue }): void {
   const { value, ...rest } = s;
   ev.trace.push(ev.explain && value !== undefined ? { ...rest, value: toJson(value) } : rest);
@@ -204,16 +223,9 @@ class LazyVariables implements VariableResolver {
     if (!hit) {
       const v = this.policy.variables.find((x) => x.name === name);
       if (!v) throw new CelErrorLike(`no such variable: ${name}`);
-      const r = runExpr(this.ev, v.expression, this.act());
+      const r = runStep(this.ev, "variable", name, v.expression, this.act());
       // The using expression reports the variable's own failure as its cause, as composition does in Kubernetes.
       hit = r.ok ? { ok: true, value: r.value } : { ok: false, message: r.cause ?? r.message, kind: r.kind };
-      step(this.ev, {
-        stage: "variable",
-        name,
-        expression: v.expression.source,
-        cost: r.cost,
-        ...(r.ok ? { value: r.value } : { error: r.message }),
-      });
       this.cache.set(name, hit);
     }
     if (!hit.ok)
@@ -402,14 +414,7 @@ function matchConditions(
 ): { go: true } | { go: false; skip: string } | { go: false; error: string; kind: EvaluationErrorKind } {
   let firstError: { name: string; message: string; kind: EvaluationErrorKind } | undefined;
   for (const mc of policy.matchConditions) {
-    const r = runExpr(ev, mc.expression, act);
-    step(ev, {
-      stage: "matchCondition",
-      name: mc.name,
-      expression: mc.expression.source,
-      cost: r.cost,
-      ...(r.ok ? { value: r.value } : { error: r.message }),
-    });
+    const r = runStep(ev, "matchCondition", mc.name, mc.expression, act);
     if (!r.ok) {
       firstError ??= { name: mc.name, message: r.message, kind: r.kind };
       continue;
@@ -459,14 +464,7 @@ function messageFor(
 ): string {
   const fallback = v.message?.trim() || `failed expression: ${v.expression.source.trim()}`;
   if (!v.messageExpression) return fallback;
-  const r = runExpr(ev, v.messageExpression, act);
-  step(ev, {
-    stage: "messageExpression",
-    name: "",
-    expression: v.messageExpression.source,
-    cost: r.cost,
-    ...(r.ok ? { value: r.value } : { error: r.message }),
-  });
+  const r = runStep(ev, "messageExpression", "", v.messageExpression, act);
   if (!r.ok || typeof r.value !== "string") return fallback;
   const m = r.value.trim();
   if (m === "" || Buffer.byteLength(m) > MAX_MESSAGE_LENGTH || m.includes("\n")) return fallback;
@@ -539,14 +537,7 @@ export function validate(
         }
         const auditAnnotations: Record<string, string> = {};
         for (const a of policy.auditAnnotations) {
-          const r = runExpr(ev, a.expression, act);
-          step(ev, {
-            stage: "auditAnnotation",
-            name: a.key,
-            expression: a.expression.source,
-            cost: r.cost,
-            ...(r.ok ? { value: r.value } : { error: r.message }),
-          });
+          const r = runStep(ev, "auditAnnotation", a.key, a.expression, act);
           if (!r.ok) {
             errored ??= { kind: r.kind, message: r.message };
             if (policy.failurePolicy === "Fail") {
@@ -622,14 +613,7 @@ export function mutate(
         if (gated) return gated;
         const before = working;
         for (const m of policy.mutations) {
-          const r = runExpr(ev, m.expression, current);
-          step(ev, {
-            stage: "mutation",
-            name: String(m.index),
-            expression: m.expression.source,
-            cost: r.cost,
-            ...(r.ok ? { value: r.value } : { error: r.message }),
-          });
+          const r = runStep(ev, "mutation", String(m.index), m.expression, current);
           if (!r.ok) return errorResult(base, subject, r.kind, r.message, ev, started, m.index);
           const applied = applyMutation(working, m.patchType, r.value);
           if (!applied.ok) return errorResult(base, subject, "runtime", applied.error, ev, started, m.index);
