@@ -539,12 +539,11 @@ class Compiler {
 
   private function(name: string, id: number, args: Compiled[], member: boolean): Compiled {
     const all = this.env.functions.get(name);
-    const shown = name.startsWith("_") || name.startsWith("@") || name.startsWith("!") ? name : name;
     if (!all) {
-      this.problem("PE_CEL_UNKNOWN_FUNCTION", `undeclared reference to '${shown}' (in container '')`, id);
+      this.problem("PE_CEL_UNKNOWN_FUNCTION", `undeclared reference to '${name}' (in container '')`, id);
       return {
         ev: () => {
-          throw new CelError(`undeclared reference to '${shown}'`);
+          throw new CelError(`undeclared reference to '${name}'`);
         },
         type: "dyn",
       };

@@ -11,7 +11,7 @@ import {
   createEnvironment,
   type EnvOptions,
 } from "./env.ts";
-import { toCel, toJson } from "./input.ts";
+import { toCel } from "./input.ts";
 import { renderError } from "./source.ts";
 import { CelSyntaxError, parseCel } from "./syntax.ts";
 import { CelError, type CelValue, typeName } from "./values.ts";
@@ -186,5 +186,3 @@ export function evaluate(
   if (!r.ok) return { ok: false, error: r.error.message, stage: "eval" };
   return { ok: true, value: r.value, type: typeName(r.value), cost: r.cost };
 }
-
-export { toJson as celToJson };

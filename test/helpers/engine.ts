@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { stringify as stringifyYaml } from "yaml";
 import { compilePolicySet, type CompiledPolicySet } from "../../src/compile/policy.ts";
 import { type EngineContext, type EvaluateOptions, mutate, validate } from "../../src/engine/evaluate.ts";
-import { paramLookup } from "../../src/engine/params.ts";
+import { contextFromSet } from "../../src/engine/admitter.ts";
 import type { AdmissionDecision, AdmissionRequest } from "../../src/engine/types.ts";
 import { checkReferences, parsePolicyText } from "../../src/policy/parse.ts";
 
@@ -15,13 +15,9 @@ export function compileText(text: string): CompiledPolicySet {
   return compilePolicySet(set);
 }
 
+/** The engine's own lookups over the set's files (strict about unknown namespaces, like serve without assumptions). */
 export function contextFor(set: CompiledPolicySet): EngineContext {
-  const namespaces = new Map(
-    set.resources
-      .filter((r) => r.kind === "Namespace" && r.apiVersion === "v1")
-      .map((r) => [r.name, r.object] as const),
-  );
-  return { namespace: (n) => namespaces.get(n), params: paramLookup(set.resources) };
+  return contextFromSet(set);
 }
 
 export function podRequest(
