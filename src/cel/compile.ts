@@ -172,6 +172,31 @@ export function compileParsed(
 interface Compiled {
   readonly ev: Eval;
   readonly type: TypeTag;
+  /**
+   * For optional chains (`a.?b.?c`, `m[?k]`): the same evaluation without the Optional wrapper, the
+   * value or ABSENT. `orValue`/`hasValue` on a chain read it, so a chain allocates no Optional per step.
+   */
+  readonly raw?: RawEval;
+}
+
+/** What an optional chain's raw evaluator returns for optional.none(). */
+const ABSENT: unique symbol = Symbol("absent");
+type RawEval = (f: Frame) => CelValue | typeof ABSENT;
+
+/** The raw view of an operand that may or may not be an Optional at run time. */
+function maybeOptional(ev: Eval): RawEval {
+  return (f) => {
+    const v = ev(f);
+    if (v instanceof Optional) return v.hasValue() ? v.value() : ABSENT;
+    return v;
+  };
+}
+
+function wrapOptional(raw: RawEval): Eval {
+  return (f) => {
+    const r = raw(f);
+    return r === ABSENT ? Optional.none : Optional.of(r);
+  };
 }
 
 /** Checks a runtime value against a type tag, for overload dispatch. */
@@ -443,20 +468,17 @@ class Compiler {
         type: "bool",
       };
     }
-    if (e.optional) {
-      return {
-        ev: (f) => {
-          f.st.addCost(1);
-          let v = op(f);
-          if (v instanceof Optional) {
-            if (!v.hasValue()) return v;
-            v = v.value();
-          }
-          const r = selectField(v, field, id);
-          return r === undefined ? Optional.none : Optional.of(r);
-        },
-        type: "optional_type",
+    if (e.optional || operand.raw) {
+      // `a.?b`, or `a.?b.c` (selecting through an optional keeps the chain optional).
+      const opRaw = operand.raw ?? maybeOptional(op);
+      const raw: RawEval = (f) => {
+        f.st.addCost(1);
+        const v = opRaw(f);
+        if (v === ABSENT) return ABSENT;
+        const r = selectField(v, field, id);
+        return r === undefined ? ABSENT : r;
       };
+      return { ev: wrapOptional(raw), raw, type: "optional_type" };
     }
     return {
       ev: (f) => {
@@ -534,7 +556,44 @@ class Compiler {
     const args = e.target
       ? [this.compile(e.target), ...e.args.map((a) => this.compile(a))]
       : e.args.map((a) => this.compile(a));
-    return this.function(e.fn, e.id, args, e.target !== undefined);
+    return this.optionalAccessor(e, args) ?? this.function(e.fn, e.id, args, e.target !== undefined);
+  }
+
+  /**
+   * `chain.orValue(d)` and `chain.hasValue()` on an optional chain read its raw value. Same order of
+   * evaluation and the same cost as the library call: receiver, argument, then one unit for the call.
+   */
+  private optionalAccessor(e: CallNode, args: readonly Compiled[]): Compiled | undefined {
+    const raw = e.target ? args[0]?.raw : undefined;
+    if (!raw) return undefined;
+    const overloads = this.env.functions.get(e.fn);
+    if (
+      e.fn === "orValue" &&
+      args.length === 2 &&
+      overloads?.some((o) => o.id === "optional_orValue_value")
+    ) {
+      const d = (args[1] as Compiled).ev;
+      return {
+        ev: (f) => {
+          const v = raw(f);
+          const dv = d(f);
+          f.st.addCost(1);
+          return v === ABSENT ? dv : v;
+        },
+        type: "dyn",
+      };
+    }
+    if (e.fn === "hasValue" && args.length === 1 && overloads?.some((o) => o.id === "optional_hasValue")) {
+      return {
+        ev: (f) => {
+          const v = raw(f);
+          f.st.addCost(1);
+          return v !== ABSENT;
+        },
+        type: "bool",
+      };
+    }
+    return undefined;
   }
 
   private function(name: string, id: number, args: Compiled[], member: boolean): Compiled {
@@ -649,21 +708,43 @@ class Compiler {
         };
       case 1: {
         const [a0] = args as [Eval];
+        const tags = candidates.map((o) => o.args[0] as TypeTag);
         return (f) => {
-          const v = [a0(f)];
+          const v0 = a0(f);
           try {
-            return invoke(pick(v), v, f.st);
+            for (let i = 0; i < candidates.length; i++) {
+              const t = tags[i] as TypeTag;
+              if (t !== "dyn" && !hasTag(v0, t)) continue;
+              const o = candidates[i] as Overload;
+              const st = f.st;
+              st.addCost(o.cost ? 1 + (o.cost as unknown as CostFn)(v0) : 1);
+              return (o.impl as unknown as Fn)(v0, st);
+            }
+            throw noSuchOverload(name, [v0]);
           } catch (e) {
             return withPosition(e, id);
           }
         };
       }
       case 2: {
+        // Overloads are tried in order without building an argument array.
         const [a0, a1] = args as [Eval, Eval];
+        const tags0 = candidates.map((o) => o.args[0] as TypeTag);
+        const tags1 = candidates.map((o) => o.args[1] as TypeTag);
         return (f) => {
-          const v = [a0(f), a1(f)];
+          const v0 = a0(f);
+          const v1 = a1(f);
           try {
-            return invoke(pick(v), v, f.st);
+            for (let i = 0; i < candidates.length; i++) {
+              const t0 = tags0[i] as TypeTag;
+              const t1 = tags1[i] as TypeTag;
+              if ((t0 !== "dyn" && !hasTag(v0, t0)) || (t1 !== "dyn" && !hasTag(v1, t1))) continue;
+              const o = candidates[i] as Overload;
+              const st = f.st;
+              st.addCost(o.cost ? 1 + (o.cost as unknown as CostFn)(v0, v1) : 1);
+              return (o.impl as unknown as Fn)(v0, v1, st);
+            }
+            throw noSuchOverload(name, [v0, v1]);
           } catch (e) {
             return withPosition(e, id);
           }
@@ -767,6 +848,18 @@ class Compiler {
       }
       case "_[_]": {
         const [c, k] = ev as [Eval, Eval];
+        const cRaw = (args[0] as Compiled).raw;
+        if (cRaw) {
+          const raw: RawEval = (f) => {
+            f.st.addCost(1);
+            const cv = cRaw(f);
+            const kv = k(f);
+            if (cv === ABSENT) return ABSENT;
+            const r = indexValue(cv, kv, id);
+            return r === undefined ? ABSENT : r;
+          };
+          return { ev: wrapOptional(raw), raw, type: "optional_type" };
+        }
         return {
           ev: (f) => {
             f.st.addCost(1);
@@ -786,17 +879,17 @@ class Compiler {
       }
       case "_[?_]": {
         const [c, k] = ev as [Eval, Eval];
+        const cRaw = (args[0] as Compiled).raw ?? maybeOptional(c);
+        const raw: RawEval = (f) => {
+          f.st.addCost(1);
+          const cv = cRaw(f);
+          if (cv === ABSENT) return ABSENT;
+          const r = indexValue(cv, k(f), id);
+          return r === undefined ? ABSENT : r;
+        };
         return {
-          ev: (f) => {
-            f.st.addCost(1);
-            let cv = c(f);
-            if (cv instanceof Optional) {
-              if (!cv.hasValue()) return cv;
-              cv = cv.value();
-            }
-            const r = indexValue(cv, k(f), id);
-            return r === undefined ? Optional.none : Optional.of(r);
-          },
+          ev: wrapOptional(raw),
+          raw,
           type: "optional_type",
         };
       }
@@ -865,6 +958,29 @@ class Compiler {
       optional: en.optional,
       id: en.id,
     }));
+    const names = e.entries.map((en) =>
+      en.key.kind === "const" && typeof en.key.value === "string" ? en.key.value : undefined,
+    );
+    if (
+      names.length > 0 &&
+      e.entries.every((en) => !en.optional) &&
+      names.every((n) => n !== undefined && n !== "__proto__" && !/^(0|[1-9][0-9]*)$/.test(n)) &&
+      new Set(names).size === names.length
+    ) {
+      // Distinct constant string keys: a plain object, read as a map without copying (like JSON input).
+      // Index-like keys would change iteration order, and `__proto__` is not a plain property.
+      const keys = names as string[];
+      const values = entries.map((en) => en.value);
+      return {
+        ev: (f) => {
+          f.st.addCost(1);
+          const m: Record<string, CelValue> = {};
+          for (let i = 0; i < keys.length; i++) m[keys[i] as string] = (values[i] as Eval)(f);
+          return m;
+        },
+        type: "map",
+      };
+    }
     return {
       ev: (f) => {
         f.st.addCost(1);

@@ -112,7 +112,11 @@ export const internalLibrary: Library = {
         ["dyn", "dyn"],
         "bool",
         (x: CelValue, c: CelValue) => {
-          if (Array.isArray(c)) return c.some((e) => celEquals(e, x));
+          if (Array.isArray(c)) {
+            // A string or bool equals only the same string or bool, so strict identity decides.
+            if (typeof x === "string" || typeof x === "boolean") return c.includes(x);
+            return c.some((e) => celEquals(e, x));
+          }
           if (c instanceof CelMap) return c.has(x);
           if (isPlainMap(c)) return typeof x === "string" && Object.hasOwn(c, x);
           throw new CelError(`found no matching overload for '@in' applied to '(dyn, dyn)'`);
