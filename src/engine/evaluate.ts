@@ -27,7 +27,7 @@ import type {
   CompiledPolicy,
   CompiledPolicySet,
 } from "../compile/policy.ts";
-import { isAdmissionConfigurationResource, matchesResources } from "../match/index.ts";
+import { isAdmissionConfigurationResource, matchesResources, PolicyIndex } from "../match/index.ts";
 import type { ValidationAction } from "../policy/types.ts";
 import { applyMutation } from "./mutate.ts";
 import { findParams, type ParamLookup } from "./params.ts";
@@ -301,11 +301,55 @@ function finish(
   return { ...r, trace: ev.trace, cost: ev.state.cost, durationMs: performance.now() - started };
 }
 
-function subjects(set: CompiledPolicySet, kind: CompiledPolicy["kind"], options: EvaluateOptions): Subject[] {
-  const out: Subject[] = [];
-  for (const b of set.bindings) if (b.policy.kind === kind) out.push({ policy: b.policy, binding: b });
-  if (options.includeUnbound)
-    for (const p of set.unbound) if (p.kind === kind) out.push({ policy: p, binding: undefined });
+interface SetIndex {
+  readonly ValidatingAdmissionPolicy: PolicyIndex<Subject>;
+  readonly MutatingAdmissionPolicy: PolicyIndex<Subject>;
+}
+
+/** Built on first use per compiled set; a reload brings a new set and so a new index. */
+const indexes = new WeakMap<CompiledPolicySet, SetIndex>();
+
+function indexOf(set: CompiledPolicySet): SetIndex {
+  let ix = indexes.get(set);
+  if (!ix) {
+    const build = (kind: CompiledPolicy["kind"]) =>
+      new PolicyIndex<Subject>(
+        set.bindings
+          .filter((b) => b.policy.kind === kind)
+          .map((b) => ({
+            value: { policy: b.policy, binding: b },
+            constraints: b.policy.policy.matchConstraints,
+            bindingResources: b.binding.matchResources,
+          })),
+      );
+    ix = {
+      ValidatingAdmissionPolicy: build("ValidatingAdmissionPolicy"),
+      MutatingAdmissionPolicy: build("MutatingAdmissionPolicy"),
+    };
+    indexes.set(set, ix);
+  }
+  return ix;
+}
+
+/**
+ * The subjects to evaluate, in binding order. The webhook takes only the index's candidates, so a
+ * request pays for the policies that can match it. Dry runs and explanations walk every binding, so
+ * each one that does not apply reports why (a skip result naming the rule that did not match).
+ */
+function subjects(
+  set: CompiledPolicySet,
+  kind: CompiledPolicy["kind"],
+  options: EvaluateOptions,
+  request: AdmissionRequest,
+): readonly Subject[] {
+  let out: readonly Subject[];
+  if (options.includeUnbound || options.explain) {
+    const all: Subject[] = [];
+    for (const b of set.bindings) if (b.policy.kind === kind) all.push({ policy: b.policy, binding: b });
+    if (options.includeUnbound)
+      for (const p of set.unbound) if (p.kind === kind) all.push({ policy: p, binding: undefined });
+    out = all;
+  } else out = indexOf(set)[kind].candidates(request);
   return options.failurePolicy ? out.filter((s) => s.policy.failurePolicy === options.failurePolicy) : out;
 }
 
@@ -481,7 +525,7 @@ export function validate(
   if (isAdmissionConfigurationResource(request)) return combine([], {});
   const prepared = prepare(request, ctx);
   const results: PolicyResult[] = [];
-  for (const subject of subjects(set, "ValidatingAdmissionPolicy", options)) {
+  for (const subject of subjects(set, "ValidatingAdmissionPolicy", options, request)) {
     const policy = subject.policy;
     if (policy.kind !== "ValidatingAdmissionPolicy") continue;
     results.push(
@@ -596,7 +640,7 @@ export function mutate(
   let working: Record<string, unknown> = structuredClone(original) as Record<string, unknown>;
   const prepared = prepare(request, ctx);
   const results: PolicyResult[] = [];
-  const all = subjects(set, "MutatingAdmissionPolicy", options);
+  const all = subjects(set, "MutatingAdmissionPolicy", options, request);
   const runSubject = (subject: Subject): boolean => {
     const policy = subject.policy;
     if (policy.kind !== "MutatingAdmissionPolicy") return false;

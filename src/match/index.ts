@@ -23,3 +23,4 @@ export {
   type MatchErrorKind,
   type MatchOutcome,
 } from "./matcher.ts";
+export { type IndexEntry, PolicyIndex } from "./policy-index.ts";

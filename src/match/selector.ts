@@ -169,7 +169,19 @@ const EVERYTHING: LabelMatcher = { empty: true, matches: () => true, text: "" };
  * Compiles a selector. `{}` (no labels, no expressions) matches everything. An absent selector is the
  * caller's business: in admission match criteria it means "everything" too, after API defaulting.
  */
+/** Parsed policies are immutable, so a selector is compiled once however many requests it sees. */
+const compiledSelectors = new WeakMap<LabelSelector, Result<LabelMatcher, InvalidSelectorError>>();
+
 export function compileLabelSelector(sel: LabelSelector): Result<LabelMatcher, InvalidSelectorError> {
+  let compiled = compiledSelectors.get(sel);
+  if (!compiled) {
+    compiled = compileSelector(sel);
+    compiledSelectors.set(sel, compiled);
+  }
+  return compiled;
+}
+
+function compileSelector(sel: LabelSelector): Result<LabelMatcher, InvalidSelectorError> {
   const requirements: Requirement[] = [];
   const problems: SelectorProblem[] = [];
   for (const [key, value] of Object.entries(sel.matchLabels)) {

@@ -34,6 +34,17 @@ function run1(
   return validateText(yamlDocs(vap("p", spec), vapBinding("b", "p", bindingSpec), ...extra), request);
 }
 
+/**
+ * Not evaluated: the policy index left the binding out (no result at all), or the matcher skipped it.
+ * Without `explain` the engine reports nothing for a binding whose rules cannot select the request.
+ */
+function notEvaluated(d: AdmissionDecision): void {
+  assert.ok(
+    d.results.every((r) => r.outcome === "skip"),
+    `expected no evaluated result, got ${JSON.stringify(d.results)}`,
+  );
+}
+
 function only(d: AdmissionDecision): PolicyResult {
   assert.equal(d.results.length, 1, `expected one result, got ${JSON.stringify(d.results)}`);
   return d.results[0] as PolicyResult;
@@ -431,7 +442,42 @@ const denyAll = { validations: [{ expression: "false", message: "no" }] };
 test("matchConstraints not matching: the policy is skipped and the request admitted", () => {
   const d = run1(denyAll, deploymentRequest(3));
   assert.equal(d.allowed, true);
+  assert.deepEqual(d.results, []);
+});
+
+test("with explain, a binding whose rules do not select the request still reports why it was skipped", () => {
+  const text = yamlDocs(vap("p", denyAll), vapBinding("b", "p"));
+  const d = validateText(text, deploymentRequest(3), { explain: true });
+  assert.equal(d.allowed, true);
   assert.equal(only(d).outcome, "skip");
+  assert.match(only(d).reason ?? "", /^matchConstraints: /);
+});
+
+test("the policy index: of many bindings only those whose rules can select the request are evaluated", () => {
+  const docs: Doc[] = [];
+  for (let i = 0; i < 50; i++) {
+    const resource = i % 10 === 3 ? "pods" : `widgets${i}`;
+    docs.push(
+      vap(`p${i}`, {
+        ...denyAll,
+        matchConstraints: {
+          resourceRules: [
+            { apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: [resource] },
+          ],
+        },
+      }),
+      vapBinding(`b${i}`, `p${i}`),
+    );
+  }
+  const d = validateText(yamlDocs(...docs), pod());
+  assert.deepEqual(
+    d.results.map((r) => r.policy),
+    ["p3", "p13", "p23", "p33", "p43"],
+  );
+  assert.ok(d.results.every((r) => r.outcome === "fail"));
+  const all = validateText(yamlDocs(...docs), pod(), { explain: true });
+  assert.equal(all.results.length, 50);
+  assert.equal(all.results.filter((r) => r.outcome === "skip").length, 45);
 });
 
 const bindingMatchCases: {
@@ -552,7 +598,8 @@ for (const c of bindingMatchCases) {
   test(`binding matchResources: ${c.name} → ${c.evaluated ? "evaluated" : "skipped"}`, () => {
     const d = run1(denyAll, c.request, { matchResources: c.matchResources }, c.extra ?? []);
     assert.equal(d.allowed, !c.evaluated);
-    assert.equal(only(d).outcome, c.evaluated ? "fail" : "skip");
+    if (c.evaluated) assert.equal(only(d).outcome, "fail");
+    else notEvaluated(d);
   });
 }
 
@@ -819,7 +866,7 @@ test("a compile error in a policy: Fail denies the requests it matches, and only
   assert.match(d.status?.message ?? "", /^ValidatingAdmissionPolicy 'p' with binding 'b' denied request: /);
   const other = validateText(text, deploymentRequest(1));
   assert.equal(other.allowed, true);
-  assert.equal(only(other).outcome, "skip");
+  notEvaluated(other);
 });
 
 test('a compile error in a policy under Fail: the denial is 422 Invalid with a "compilation error: " message', {}, () => {
