@@ -41,7 +41,7 @@ import type {
   Violation,
 } from "./types.ts";
 import { combine } from "./decision.ts";
-import { diffPatch } from "./patch.ts";
+import { appendPatch } from "./patch.ts";
 
 /** What an evaluation may look up besides the request: Namespaces and parameter objects. */
 export interface EngineContext {
@@ -636,8 +636,10 @@ export function mutate(
   ) {
     return combine([], {});
   }
-  const original = request.object;
-  let working: Record<string, unknown> = structuredClone(original) as Record<string, unknown>;
+  // Mutations never change an object in place (they copy what they change), so the request's
+  // object is the starting point as it is, and the patch is the concatenation of what each did.
+  let working: Record<string, unknown> = request.object;
+  const patch: JsonPatchOp[] = [];
   const prepared = prepare(request, ctx);
   const results: PolicyResult[] = [];
   const all = subjects(set, "MutatingAdmissionPolicy", options, request);
@@ -655,20 +657,28 @@ export function mutate(
         resolver = new LazyVariables(policy, ev, () => current);
         const gated = gateOnMatchConditions(subject, ev, started, base, current);
         if (gated) return gated;
-        const before = working;
+        const ops: JsonPatchOp[] = [];
         for (const m of policy.mutations) {
           const r = runStep(ev, "mutation", String(m.index), m.expression, current);
-          if (!r.ok) return errorResult(base, subject, r.kind, r.message, ev, started, m.index);
+          // An error ends the policy; what its earlier mutations did stays, as in the API server,
+          // where each patch is applied to the versioned object as it comes.
+          if (!r.ok) {
+            return errorResult(base, subject, r.kind, r.message, ev, started, m.index);
+          }
           const applied = applyMutation(working, m.patchType, r.value);
-          if (!applied.ok) return errorResult(base, subject, "runtime", applied.error, ev, started, m.index);
-          working = applied.value;
+          if (!applied.ok) {
+            return errorResult(base, subject, "runtime", applied.error, ev, started, m.index);
+          }
+          if (applied.value.ops.length === 0) continue;
+          working = applied.value.object;
+          appendPatch(ops, applied.value.ops, working);
+          appendPatch(patch, applied.value.ops, working);
           object = toCel(working);
           current = act();
         }
-        const patch: JsonPatchOp[] = diffPatch(before, working);
-        if (patch.length > 0) changed = true;
+        if (ops.length > 0) changed = true;
         return finish(
-          { ...base, outcome: "pass", violations: [], warnings: [], auditAnnotations: {}, patch },
+          { ...base, outcome: "pass", violations: [], warnings: [], auditAnnotations: {}, patch: ops },
           ev,
           started,
         );
@@ -690,6 +700,5 @@ export function mutate(
       }
     });
   }
-  const patch = diffPatch(original, working);
   return combine(results, patch.length > 0 ? { patch, patchedObject: working } : {});
 }

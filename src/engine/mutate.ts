@@ -54,42 +54,125 @@ function keyOf(item: unknown, keys: readonly string[]): string | undefined {
   return JSON.stringify(keys.map((k) => item[k] ?? (k === "protocol" ? "TCP" : null)));
 }
 
-function mergeList(field: string, base: unknown[], patch: unknown[]): unknown[] {
-  if (LIST_SETS.has(field)) {
-    const out = [...base];
-    for (const p of patch) if (!out.some((b) => JSON.stringify(b) === JSON.stringify(p))) out.push(p);
-    return out;
+/** Deep equality of JSON values (key order does not matter; an undefined member is absent). */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
+    return true;
   }
-  const keys = field === "ports" ? portKeys([...base, ...patch]) : LIST_MAP_KEYS[field];
-  if (!keys) return patch;
-  const out = [...base];
-  for (const p of patch) {
-    const k = keyOf(p, keys);
-    const i = k === undefined ? -1 : out.findIndex((b) => keyOf(b, keys) === k);
-    if (i >= 0) out[i] = mergeValue(field, out[i], p);
-    else out.push(p);
+  if (isObject(a) && isObject(b)) {
+    let na = 0;
+    for (const k in a) {
+      if (!Object.hasOwn(a, k) || a[k] === undefined) continue;
+      na++;
+      if (!Object.hasOwn(b, k) || !jsonEqual(a[k], b[k])) return false;
+    }
+    let nb = 0;
+    for (const k in b) if (Object.hasOwn(b, k) && b[k] !== undefined) nb++;
+    return na === nb;
   }
-  return out;
+  return false;
 }
 
-function mergeValue(field: string, base: unknown, patch: unknown): unknown {
-  if (isObject(base) && isObject(patch)) return mergeObject(base, patch);
-  if (Array.isArray(base) && Array.isArray(patch)) return mergeList(field, base, patch);
+/** RFC 6901: `~` and `/` in a member name are escaped. */
+export function pointerSegment(name: string): string {
+  return name.includes("~") || name.includes("/") ? name.replace(/~/g, "~0").replace(/\//g, "~1") : name;
+}
+
+/**
+ * The merge writes the JSON Patch that takes the base to the result as it goes, so the webhook's
+ * patch is never computed by diffing whole objects. Unchanged values emit nothing.
+ */
+function mergeList(
+  field: string,
+  base: unknown[],
+  patch: unknown[],
+  path: string,
+  ops: JsonPatchOp[],
+): unknown[] {
+  // Copied on the first change, so a merge that changes nothing returns the very list it was given.
+  let out: unknown[] | undefined;
+  const append = (item: unknown) => {
+    out ??= [...base];
+    ops.push({ op: "add", path: `${path}/${out.length}`, value: item });
+    out.push(item);
+  };
+  if (LIST_SETS.has(field)) {
+    for (const p of patch) if (!(out ?? base).some((b) => jsonEqual(b, p))) append(p);
+    return out ?? base;
+  }
+  const keys = field === "ports" ? portKeys([...base, ...patch]) : LIST_MAP_KEYS[field];
+  if (!keys) return replaced(base, patch, path, ops) as unknown[];
+  for (const p of patch) {
+    const k = keyOf(p, keys);
+    const items = out ?? base;
+    const i = k === undefined ? -1 : items.findIndex((b) => keyOf(b, keys) === k);
+    if (i < 0) {
+      append(p);
+      continue;
+    }
+    const merged = mergeValue(field, items[i], p, `${path}/${i}`, ops);
+    if (merged !== items[i]) {
+      out ??= [...base];
+      out[i] = merged;
+    }
+  }
+  return out ?? base;
+}
+
+function replaced(base: unknown, patch: unknown, path: string, ops: JsonPatchOp[]): unknown {
+  if (jsonEqual(base, patch)) return base;
+  ops.push({ op: "replace", path, value: patch });
   return patch;
 }
 
-/** Server-side-apply style merge of an apply configuration into an object; returns a new object. */
-export function mergeApplyConfiguration(base: JsonObject, patch: JsonObject): JsonObject {
-  return mergeObject(base, patch);
+function mergeValue(field: string, base: unknown, patch: unknown, path: string, ops: JsonPatchOp[]): unknown {
+  if (isObject(base) && isObject(patch)) return mergeObject(base, patch, path, ops);
+  if (Array.isArray(base) && Array.isArray(patch)) return mergeList(field, base, patch, path, ops);
+  return replaced(base, patch, path, ops);
 }
 
-function mergeObject(base: JsonObject, patch: JsonObject): JsonObject {
-  const out: JsonObject = { ...base };
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === null) delete out[k];
-    else out[k] = k in base ? mergeValue(k, base[k], v) : v;
+/**
+ * Server-side-apply style merge of an apply configuration into an object: a new object (sharing
+ * what did not change) and the JSON Patch from base to it.
+ */
+export function mergeApplyConfiguration(
+  base: JsonObject,
+  patch: JsonObject,
+): { readonly object: JsonObject; readonly ops: JsonPatchOp[] } {
+  const ops: JsonPatchOp[] = [];
+  return { object: mergeObject(base, patch, "", ops), ops };
+}
+
+function mergeObject(base: JsonObject, patch: JsonObject, path: string, ops: JsonPatchOp[]): JsonObject {
+  let out: JsonObject | undefined;
+  for (const k in patch) {
+    if (!Object.hasOwn(patch, k)) continue;
+    const v = patch[k];
+    const p = `${path}/${pointerSegment(k)}`;
+    const had = Object.hasOwn(base, k) && base[k] !== undefined;
+    if (v === null) {
+      if (!had) continue;
+      out ??= { ...base };
+      delete out[k];
+      ops.push({ op: "remove", path: p });
+      continue;
+    }
+    if (!had) {
+      out ??= { ...base };
+      out[k] = v;
+      ops.push({ op: "add", path: p, value: v });
+      continue;
+    }
+    const merged = mergeValue(k, base[k], v, p, ops);
+    if (merged !== base[k]) {
+      out ??= { ...base };
+      out[k] = merged;
+    }
   }
-  return out;
+  return out ?? base;
 }
 
 function toPatchOps(value: unknown): Result<JsonPatchOp[], string> {
@@ -115,12 +198,86 @@ function toPatchOps(value: unknown): Result<JsonPatchOp[], string> {
   return ok(ops);
 }
 
+/** What one mutation did: the object after it, and the JSON Patch from the object before it. */
+export interface AppliedMutation {
+  readonly object: JsonObject;
+  readonly ops: readonly JsonPatchOp[];
+}
+
+/** Parent containers along a JSON pointer, copied so a patch can change them without touching `doc`. */
+function copyAlong(doc: JsonObject, pointer: string): JsonObject {
+  const root: JsonObject = { ...doc };
+  const parts = pointer.split("/").slice(1, -1);
+  let node: unknown = root;
+  for (const raw of parts) {
+    const key = raw.replace(/~1/g, "/").replace(/~0/g, "~");
+    const container = node as Record<string, unknown>;
+    const child = Array.isArray(container) ? container[Number(key)] : container[key];
+    if (typeof child !== "object" || child === null) break;
+    const copy = Array.isArray(child) ? [...child] : { ...(child as JsonObject) };
+    container[key] = copy;
+    node = copy;
+  }
+  return root;
+}
+
+/** The value a pointer names, or undefined. */
+function valueAt(doc: unknown, pointer: string): unknown {
+  let node = doc;
+  for (const raw of pointer.split("/").slice(1)) {
+    if (typeof node !== "object" || node === null) return undefined;
+    const key = raw.replace(/~1/g, "/").replace(/~0/g, "~");
+    node = Array.isArray(node)
+      ? node[Number(key)]
+      : Object.hasOwn(node, key)
+        ? (node as JsonObject)[key]
+        : undefined;
+  }
+  return node;
+}
+
+/**
+ * Applies JSON Patch operations with fast-json-patch (which validates them), copying only the
+ * containers each operation changes. The operations that change something are the patch: a `test`
+ * has been checked here, and an add/replace of an object member with its current value is a no-op.
+ */
+function applyJsonPatch(working: JsonObject, ops: readonly JsonPatchOp[]): AppliedMutation {
+  let doc = working;
+  const effective: JsonPatchOp[] = [];
+  for (let op of ops) {
+    if (op.op === "test") {
+      fastJsonPatch.applyOperation(doc, op as fastJsonPatch.Operation, true, true);
+      continue;
+    }
+    if (
+      (op.op === "replace" || (op.op === "add" && !Array.isArray(valueAt(doc, parentPointer(op.path))))) &&
+      op.path !== "" &&
+      jsonEqual(valueAt(doc, op.path), op.value)
+    )
+      continue;
+    // `/-` appends; the patch names the index it lands at, so it reads the same wherever it is replayed.
+    const parent =
+      op.op === "add" && op.path.endsWith("/-") ? valueAt(doc, parentPointer(op.path)) : undefined;
+    if (Array.isArray(parent)) op = { ...op, path: `${parentPointer(op.path)}/${parent.length}` };
+    doc = op.path === "" ? doc : copyAlong(doc, op.path);
+    if (op.from !== undefined && op.from !== "") doc = copyAlong(doc, op.from);
+    doc = fastJsonPatch.applyOperation(doc, op as fastJsonPatch.Operation, true, true)
+      .newDocument as JsonObject;
+    effective.push(op);
+  }
+  return { object: doc, ops: effective };
+}
+
+function parentPointer(pointer: string): string {
+  return pointer.slice(0, Math.max(0, pointer.lastIndexOf("/")));
+}
+
 /** Applies one mutation result to the working object. Never throws; failures come back as messages. */
 export function applyMutation(
   working: JsonObject,
   patchType: PatchType,
   result: CelValue,
-): Result<JsonObject, string> {
+): Result<AppliedMutation, string> {
   const value = toJson(result);
   if (patchType === "ApplyConfiguration") {
     if (!isObject(value))
@@ -132,13 +289,11 @@ export function applyMutation(
   const ops = toPatchOps(value);
   if (!ops.ok) return ops;
   try {
-    const doc = fastJsonPatch.deepClone(working) as JsonObject;
-    const out = fastJsonPatch.applyPatch(doc, ops.value as fastJsonPatch.Operation[], true, true).newDocument;
-    return ok(out);
+    return ok(applyJsonPatch(working, ops.value));
   } catch (e) {
     const name = (e as { name?: string }).name ?? "";
     // A failed `test` operation leaves the object unpatched without an error, as in Kubernetes.
-    if (name === "TEST_OPERATION_FAILED") return ok(working);
+    if (name === "TEST_OPERATION_FAILED") return ok({ object: working, ops: [] });
     const message = e instanceof Error ? e.message.split("\n")[0] : String(e);
     return err(`JSONPatch could not be applied: ${name ? `${name}: ` : ""}${message}`);
   }

@@ -15,6 +15,7 @@ import { type AuthorizerCheck, tableAuthorizer } from "../cel/library/authz-tabl
 import { compileRegex } from "../cel/regex.ts";
 import { type CompiledPolicySet, compilePolicySet } from "../compile/policy.ts";
 import { type EngineContext, mutate, validate } from "../engine/evaluate.ts";
+import { jsonEqual } from "../engine/mutate.ts";
 import { paramLookup } from "../engine/params.ts";
 import type { AdmissionRequest, JsonPatchOp, PolicyResult, UserInfo } from "../engine/types.ts";
 import type { Diagnostic, SourceLocation } from "../errors.ts";
@@ -316,21 +317,6 @@ function prepareCase(
 
 function unique(names: readonly string[]): string[] {
   return [...new Set(names)];
-}
-
-/** Deep equality of JSON values (key order does not matter). */
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
-    return a.every((x, i) => jsonEqual(x, b[i]));
-  }
-  if (isObject(a) && isObject(b)) {
-    const ka = Object.keys(a).filter((k) => a[k] !== undefined);
-    const kb = Object.keys(b).filter((k) => b[k] !== undefined);
-    return ka.length === kb.length && ka.every((k) => Object.hasOwn(b, k) && jsonEqual(a[k], b[k]));
-  }
-  return false;
 }
 
 function sameSet(a: readonly string[], b: readonly string[]): boolean {

@@ -3,12 +3,12 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { formatDiagnostic } from "../../../src/errors.ts";
 import { fileSuiteReader, type SuiteReader } from "../../../src/sources/suites.ts";
+import { jsonEqual } from "../../../src/engine/mutate.ts";
 import { parseSuiteText } from "../../../src/suite/parse.ts";
 import {
   type CaseActual,
   type CaseResult,
   compare,
-  jsonEqual,
   runSuite,
   runSuiteFile,
   type SuiteResult,
