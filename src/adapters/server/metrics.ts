@@ -6,6 +6,7 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, type Registry } from "prom-client";
 import type { AdmissionDecision, PolicyResult } from "../../engine/types.ts";
+import { PolicyStats } from "./policy-stats.ts";
 
 /**
  * What one review ended as, for `celgate_admission_requests_total`: a verdict, `error` when the
@@ -68,19 +69,7 @@ export function createWebhookMetrics(registry: Registry): WebhookMetrics {
     buckets: REVIEW_BUCKETS,
     registers,
   });
-  const evaluations = new Counter({
-    name: "celgate_policy_evaluations_total",
-    help: "Policy evaluations, by policy, binding and outcome (pass, fail, skip, error).",
-    labelNames: ["policy", "binding", "outcome"] as const,
-    registers,
-  });
-  const evaluationDuration = new Histogram({
-    name: "celgate_policy_evaluation_duration_seconds",
-    help: "Time spent evaluating one policy for one request.",
-    labelNames: ["policy"] as const,
-    buckets: POLICY_BUCKETS,
-    registers,
-  });
+  const policyStats = new PolicyStats(registry, POLICY_BUCKETS);
   const compileErrors = new Gauge({
     name: "celgate_policy_compile_errors",
     help: "Compile errors in the policies of the last load.",
@@ -125,11 +114,7 @@ export function createWebhookMetrics(registry: Registry): WebhookMetrics {
         this.recordPolicyResults(decision.results);
     },
     recordPolicyResults(results) {
-      for (const r of results) {
-        evaluations.inc({ policy: r.policy, binding: r.binding ?? "", outcome: r.outcome });
-        if (Number.isFinite(r.durationMs) && r.durationMs >= 0)
-          evaluationDuration.observe({ policy: r.policy }, r.durationMs / 1000);
-      }
+      policyStats.record(results);
     },
     recordReload(success, at = new Date()) {
       reloads.inc({ result: success ? "success" : "failure" });
