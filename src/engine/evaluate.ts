@@ -192,19 +192,26 @@ function runStep(
   act: Activation,
 ): ExprOutcome {
   const r = runExpr(ev, expr, act);
-  step(ev, {
-    stage,
-    name,
-    expression: expr.source,
-    cost: r.cost,
-    ...(r.ok ? { value: r.value } : { error: r.message }),
-  });
+  step(ev, stage, name, expr, r);
   return r;
 }
 
-function step(ev: Evaluation, s: Omit<TraceStep, "value"> & { value?: CelValue }): void {
-  const { value, ...rest } = s;
-  ev.trace.push(ev.explain && value !== undefined ? { ...rest, value: toJson(value) } : rest);
+type MutableStep = { -readonly [K in keyof TraceStep]: TraceStep[K] };
+
+/** Records a step; values are kept (as JSON) only when explaining. Built without spreads: it is per expression. */
+function step(
+  ev: Evaluation,
+  stage: TraceStep["stage"],
+  name: string,
+  expr: CompiledExpression,
+  r: ExprOutcome,
+  because?: readonly string[],
+): void {
+  const s: MutableStep = { stage, name, expression: expr.source, cost: r.cost };
+  if (!r.ok) s.error = r.message;
+  else if (ev.explain) s.value = toJson(r.value);
+  if (because) s.because = because;
+  ev.trace.push(s);
 }
 
 /** Lazily evaluates a policy's variables, each at most once, errors surfacing only where used. */
@@ -541,17 +548,17 @@ export function validate(
         for (const v of policy.validations) {
           const r = runExpr(ev, v.expression, act);
           const failed = r.ok && r.value !== true;
-          step(ev, {
-            stage: "validation",
-            name: String(v.index),
-            expression: v.expression.source,
-            cost: r.cost,
-            ...(r.ok ? { value: r.value } : { error: r.message }),
+          step(
+            ev,
+            "validation",
+            String(v.index),
+            v.expression,
+            r,
             // Only when explaining: which element and field made it false (re-evaluates its parts).
-            ...(ev.explain && r.ok && r.value === false && v.expression.program && v.expression.env
-              ? { because: explainFalse(v.expression.program.parsed, v.expression.env, act) }
-              : {}),
-          });
+            ev.explain && r.ok && r.value === false && v.expression.program && v.expression.env
+              ? explainFalse(v.expression.program.parsed, v.expression.env, act)
+              : undefined,
+          );
           if (!r.ok) {
             errored ??= { kind: r.kind, message: r.message };
             if (policy.failurePolicy === "Fail") {
@@ -641,6 +648,16 @@ export function mutate(
   let working: Record<string, unknown> = request.object;
   const patch: JsonPatchOp[] = [];
   const prepared = prepare(request, ctx);
+  // The CEL form of the working object, converted again only after a mutation changed it.
+  let celObject = prepared.values.object as CelValue;
+  let celOf: unknown = request.object;
+  const objectValue = (): CelValue => {
+    if (celOf !== working) {
+      celObject = toCel(working);
+      celOf = working;
+    }
+    return celObject;
+  };
   const results: PolicyResult[] = [];
   const all = subjects(set, "MutatingAdmissionPolicy", options, request);
   const runSubject = (subject: Subject): boolean => {
@@ -651,14 +668,16 @@ export function mutate(
     results.push(
       ...evaluateSubject(subject, view, ctx, options, (params, ev, started, base) => {
         let resolver: VariableResolver | undefined;
-        let object = toCel(working);
+        let object = objectValue();
         const act = () => activation(prepared, params, object, () => resolver as VariableResolver);
         let current = act();
         resolver = new LazyVariables(policy, ev, () => current);
         const gated = gateOnMatchConditions(subject, ev, started, base, current);
         if (gated) return gated;
         const ops: JsonPatchOp[] = [];
-        for (const m of policy.mutations) {
+        const mutations = policy.mutations;
+        for (let i = 0; i < mutations.length; i++) {
+          const m = mutations[i] as (typeof mutations)[number];
           const r = runStep(ev, "mutation", String(m.index), m.expression, current);
           // An error ends the policy; what its earlier mutations did stays, as in the API server,
           // where each patch is applied to the versioned object as it comes.
@@ -673,8 +692,10 @@ export function mutate(
           working = applied.value.object;
           appendPatch(ops, applied.value.ops, working);
           appendPatch(patch, applied.value.ops, working);
-          object = toCel(working);
-          current = act();
+          if (i < mutations.length - 1) {
+            object = objectValue();
+            current = act();
+          }
         }
         if (ops.length > 0) changed = true;
         return finish(
