@@ -556,7 +556,50 @@ class Compiler {
     const args = e.target
       ? [this.compile(e.target), ...e.args.map((a) => this.compile(a))]
       : e.args.map((a) => this.compile(a));
-    return this.optionalAccessor(e, args) ?? this.function(e.fn, e.id, args, e.target !== undefined);
+    return (
+      this.optionalAccessor(e, args) ??
+      this.constantRegex(e, args) ??
+      this.function(e.fn, e.id, args, e.target !== undefined)
+    );
+  }
+
+  /**
+   * `s.matches('<constant>')`: the pattern is compiled once, here, instead of being looked up in the
+   * regex cache on every call. Same checks, order and cost as the library overload; a pattern that
+   * does not compile takes the ordinary path, so its error surfaces when the call runs, as before.
+   */
+  private constantRegex(e: CallNode, args: readonly Compiled[]): Compiled | undefined {
+    const member = e.target !== undefined;
+    const node = member ? e.args[0] : e.args[1];
+    if (e.fn !== "matches" || args.length !== 2 || node?.kind !== "const" || typeof node.value !== "string")
+      return undefined;
+    const overload = this.env.functions
+      .get("matches")
+      ?.find((o) => o.member === member && o.args[0] === "string" && o.args[1] === "string");
+    if (!overload) return undefined;
+    const pattern = node.value;
+    let re: CelRegex;
+    try {
+      re = compileRegex(pattern);
+    } catch {
+      return undefined;
+    }
+    const subject = (args[0] as Compiled).ev;
+    const cost = overload.cost as unknown as ((s: string, p: string) => number) | undefined;
+    const id = e.id;
+    return {
+      ev: (f) => {
+        const s = subject(f);
+        try {
+          if (typeof s !== "string") throw noSuchOverload("matches", [s, pattern]);
+          f.st.addCost(cost ? 1 + cost(s, pattern) : 1);
+          return re.test(s);
+        } catch (err) {
+          return withPosition(err, id);
+        }
+      },
+      type: "bool",
+    };
   }
 
   /**

@@ -320,6 +320,17 @@ class Converter {
       e.args[1]?.kind === "list" &&
       e.args[1].elements.length === 1 &&
       e.args[1].optionalIndices.size === 0;
+    // Only when every branch appends one element or keeps the accumulator: a step that could also
+    // set it to another list (`accu + other`) must not then grow that list in place.
+    const appendOnly = (e: Expr): boolean =>
+      isAppend(e) ||
+      (e.kind === "ident" && e.name === accu) ||
+      (e.kind === "call" &&
+        e.fn === "_?_:_" &&
+        !e.target &&
+        appendOnly(e.args[1] as Expr) &&
+        appendOnly(e.args[2] as Expr));
+    if (!appendOnly(step)) return step;
     const rewrite = (e: Expr): Expr => {
       if (isAppend(e)) {
         const call = e as CallNode;

@@ -330,11 +330,12 @@ export const stdLibrary: Library = {
         concatBytes,
         (a: Uint8Array, b: Uint8Array) => traversal(a.length + b.length) - 1,
       ),
-      // cel-go counts list concatenation as O(1): its lists are concatenated lazily.
-      globalFn("add_list", ["list", "list"], "list", (a: readonly CelValue[], b: readonly CelValue[]) => [
-        ...a,
-        ...b,
-      ]),
+      // cel-go counts list concatenation as O(1): its lists are concatenated lazily. CEL lists are
+      // immutable once built (only a comprehension's own accumulator grows in place, and it is never
+      // an operand here), so adding an empty list can return the other one as it is.
+      globalFn("add_list", ["list", "list"], "list", (a: readonly CelValue[], b: readonly CelValue[]) =>
+        b.length === 0 ? a : a.length === 0 ? b : [...a, ...b],
+      ),
       globalFn("add_timestamp_duration", [TS, DUR], TS, addTimestampDuration),
       globalFn("add_duration_timestamp", [DUR, TS], TS, (d: Duration, t: Timestamp) =>
         addTimestampDuration(t, d),
