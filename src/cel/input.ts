@@ -21,7 +21,7 @@ export function toCel(v: unknown): CelValue {
   switch (typeof v) {
     case "number":
       // Kubernetes decodes a JSON number as int64 when it is integral and fits, else as a double.
-      return Number.isSafeInteger(v) || (Number.isInteger(v) && Math.abs(v) < 2 ** 63) ? BigInt(v) : v;
+      return integral(v) ? BigInt(v) : v;
     case "string":
     case "boolean":
     case "bigint":
@@ -45,6 +45,39 @@ export function toCel(v: unknown): CelValue {
     default:
       return null;
   }
+}
+
+function integral(v: number): boolean {
+  return Number.isSafeInteger(v) || (Number.isInteger(v) && Math.abs(v) < 2 ** 63);
+}
+
+/**
+ * `toCel` for JSON the caller owns and will not read again as JSON (a webhook request body just
+ * parsed): integral numbers are turned into ints in place, so no copy of the object is made.
+ */
+export function toCelInPlace(v: unknown): CelValue {
+  if (typeof v !== "object" || v === null) return toCel(v);
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const x: unknown = v[i];
+      if (typeof x === "number") {
+        if (integral(x)) v[i] = BigInt(x);
+      } else if (typeof x === "object" && x !== null) toCelInPlace(x);
+      else if (x === undefined) v[i] = null;
+    }
+    return v as CelValue;
+  }
+  if (!isPlainMap(v)) return v as CelValue;
+  const o = v as Record<string, unknown>;
+  for (const k in o) {
+    if (!Object.hasOwn(o, k)) continue;
+    const x = o[k];
+    if (typeof x === "number") {
+      if (integral(x)) o[k] = BigInt(x);
+    } else if (typeof x === "object" && x !== null) toCelInPlace(x);
+    else if (x === undefined) o[k] = null;
+  }
+  return o as JsonMap;
 }
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);

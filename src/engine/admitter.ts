@@ -55,6 +55,7 @@ export function createAdmitter(
         deadline: options.deadline,
         ...(options.failurePolicy ? { failurePolicy: options.failurePolicy } : {}),
         ...(options.explain ? { explain: true } : {}),
+        ...(options.consumeRequest ? { consumeRequest: true } : {}),
       };
       return options.phase === "mutate" ? mutate(set, request, ctx, opts) : validate(set, request, ctx, opts);
     },

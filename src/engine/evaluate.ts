@@ -18,6 +18,7 @@ import {
   RUNTIME_COST_BUDGET,
   run,
   toCel,
+  toCelInPlace,
   toJson,
   type VariableResolver,
 } from "../cel/index.ts";
@@ -60,6 +61,8 @@ export interface EvaluateOptions {
   readonly includeUnbound?: boolean;
   /** Record every step's value in the trace (CLI, REPL); the webhook leaves it off for speed. */
   readonly explain?: boolean;
+  /** See ReviewOptions.consumeRequest: validation may convert the request's objects in place. */
+  readonly consumeRequest?: boolean;
 }
 
 const REASON_CODES: Record<string, number> = {
@@ -106,7 +109,8 @@ function requestValue(r: AdmissionRequest): Record<string, unknown> {
   return out;
 }
 
-export function prepare(request: AdmissionRequest, ctx: EngineContext): PreparedRequest {
+export function prepare(request: AdmissionRequest, ctx: EngineContext, consume = false): PreparedRequest {
+  const convert = consume ? toCelInPlace : toCel;
   const ns = request.namespace ? ctx.namespace(request.namespace) : undefined;
   const authz = new AuthorizerValue(
     ctx.authorizer ?? unavailableAuthorizer,
@@ -116,8 +120,8 @@ export function prepare(request: AdmissionRequest, ctx: EngineContext): Prepared
   return {
     request,
     values: {
-      object: toCel(request.object),
-      oldObject: toCel(request.oldObject),
+      object: convert(request.object),
+      oldObject: convert(request.oldObject),
       request: toCel(requestValue(request)),
       namespaceObject: toCel(ns ?? null),
       authorizer: authz,
@@ -530,7 +534,7 @@ export function validate(
   options: EvaluateOptions,
 ): AdmissionDecision {
   if (isAdmissionConfigurationResource(request)) return combine([], {});
-  const prepared = prepare(request, ctx);
+  const prepared = prepare(request, ctx, options.consumeRequest ?? false);
   const results: PolicyResult[] = [];
   for (const subject of subjects(set, "ValidatingAdmissionPolicy", options, request)) {
     const policy = subject.policy;

@@ -1224,3 +1224,28 @@ test("oldObject is null on CREATE", () => {
   const d = run1({ validations: [{ expression: "oldObject == null" }] }, pod());
   assert.equal(d.allowed, true);
 });
+
+test("consumeRequest: the webhook's own body is converted in place, with the same verdicts", () => {
+  const text = yamlDocs(
+    vap("p", {
+      validations: [
+        { expression: "object.spec.replicas + 1 == 4 && type(object.spec.replicas) == int" },
+        { expression: "object.spec.ratio == 0.5 && object.spec.ports.all(p, p > 0)" },
+      ],
+    }),
+    vapBinding("b", "p"),
+  );
+  const review = () => pod({ replicas: 3, ratio: 0.5, ports: [80, 443] });
+  const copied = review();
+  const byCopy = validateText(text, copied);
+  assert.equal(byCopy.allowed, true, JSON.stringify(byCopy.results));
+  assert.equal((copied.object?.spec as Doc).replicas, 3, "without consumeRequest the object is left as JSON");
+  const owned = review();
+  const inPlace = validateText(text, owned, { consumeRequest: true });
+  assert.deepEqual(
+    inPlace.results.map((r) => r.outcome),
+    byCopy.results.map((r) => r.outcome),
+  );
+  assert.equal((owned.object?.spec as Doc).replicas, 3n, "converted in place: no copy was made");
+  assert.equal((owned.object?.spec as Doc).ratio, 0.5);
+});
