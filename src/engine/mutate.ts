@@ -204,36 +204,44 @@ export interface AppliedMutation {
   readonly ops: readonly JsonPatchOp[];
 }
 
-/** Parent containers along a JSON pointer, copied so a patch can change them without touching `doc`. */
-function copyAlong(doc: JsonObject, pointer: string): JsonObject {
+/** RFC 6901 reference tokens of a pointer ("" is the whole document). */
+function tokens(pointer: string): string[] {
+  const parts = pointer.split("/");
+  parts.shift();
+  for (let i = 0; i < parts.length; i++) {
+    const t = parts[i] as string;
+    if (t.includes("~")) parts[i] = t.replace(/~1/g, "/").replace(/~0/g, "~");
+  }
+  return parts;
+}
+
+function child(node: unknown, key: string): unknown {
+  if (typeof node !== "object" || node === null) return undefined;
+  if (Array.isArray(node)) return node[Number(key)];
+  return Object.hasOwn(node, key) ? (node as JsonObject)[key] : undefined;
+}
+
+/** The container holding the last token of `path` (undefined when there is none). */
+function parentOf(doc: unknown, path: readonly string[]): unknown {
+  let node = doc;
+  for (let i = 0; i < path.length - 1 && node !== undefined; i++) node = child(node, path[i] as string);
+  return node;
+}
+
+/** Parent containers along a pointer, copied so a patch can change them without touching `doc`. */
+function copyAlong(doc: JsonObject, path: readonly string[]): JsonObject {
   const root: JsonObject = { ...doc };
-  const parts = pointer.split("/").slice(1, -1);
   let node: unknown = root;
-  for (const raw of parts) {
-    const key = raw.replace(/~1/g, "/").replace(/~0/g, "~");
+  for (let i = 0; i < path.length - 1; i++) {
+    const key = path[i] as string;
     const container = node as Record<string, unknown>;
-    const child = Array.isArray(container) ? container[Number(key)] : container[key];
-    if (typeof child !== "object" || child === null) break;
-    const copy = Array.isArray(child) ? [...child] : { ...(child as JsonObject) };
+    const next = Array.isArray(container) ? container[Number(key)] : container[key];
+    if (typeof next !== "object" || next === null) break;
+    const copy = Array.isArray(next) ? [...next] : { ...(next as JsonObject) };
     container[key] = copy;
     node = copy;
   }
   return root;
-}
-
-/** The value a pointer names, or undefined. */
-function valueAt(doc: unknown, pointer: string): unknown {
-  let node = doc;
-  for (const raw of pointer.split("/").slice(1)) {
-    if (typeof node !== "object" || node === null) return undefined;
-    const key = raw.replace(/~1/g, "/").replace(/~0/g, "~");
-    node = Array.isArray(node)
-      ? node[Number(key)]
-      : Object.hasOwn(node, key)
-        ? (node as JsonObject)[key]
-        : undefined;
-  }
-  return node;
 }
 
 /**
@@ -249,27 +257,26 @@ function applyJsonPatch(working: JsonObject, ops: readonly JsonPatchOp[]): Appli
       fastJsonPatch.applyOperation(doc, op as fastJsonPatch.Operation, true, true);
       continue;
     }
+    const path = tokens(op.path);
+    const parent = path.length > 0 ? parentOf(doc, path) : undefined;
+    const last = path[path.length - 1] as string;
+    // An add or replace of a map member (or a replace of a list item) with its current value is a no-op.
     if (
-      (op.op === "replace" || (op.op === "add" && !Array.isArray(valueAt(doc, parentPointer(op.path))))) &&
-      op.path !== "" &&
-      jsonEqual(valueAt(doc, op.path), op.value)
+      path.length > 0 &&
+      (op.op === "replace" || (op.op === "add" && !Array.isArray(parent))) &&
+      jsonEqual(child(parent, last), op.value)
     )
       continue;
     // `/-` appends; the patch names the index it lands at, so it reads the same wherever it is replayed.
-    const parent =
-      op.op === "add" && op.path.endsWith("/-") ? valueAt(doc, parentPointer(op.path)) : undefined;
-    if (Array.isArray(parent)) op = { ...op, path: `${parentPointer(op.path)}/${parent.length}` };
-    doc = op.path === "" ? doc : copyAlong(doc, op.path);
-    if (op.from !== undefined && op.from !== "") doc = copyAlong(doc, op.from);
+    if (op.op === "add" && last === "-" && Array.isArray(parent))
+      op = { ...op, path: `${op.path.slice(0, -1)}${parent.length}` };
+    if (path.length > 0) doc = copyAlong(doc, path);
+    if (op.from !== undefined && op.from !== "") doc = copyAlong(doc, tokens(op.from));
     doc = fastJsonPatch.applyOperation(doc, op as fastJsonPatch.Operation, true, true)
       .newDocument as JsonObject;
     effective.push(op);
   }
   return { object: doc, ops: effective };
-}
-
-function parentPointer(pointer: string): string {
-  return pointer.slice(0, Math.max(0, pointer.lastIndexOf("/")));
 }
 
 /** Applies one mutation result to the working object. Never throws; failures come back as messages. */
