@@ -8,26 +8,41 @@
  * The servers run in a child process (this file with --serve-child) so the load generator and the
  * server do not share one event loop. Every run must have zero errors, timeouts, non-2xx answers
  * and body mismatches (each reply is compared with the one checked before timing); otherwise the
- * benchmark fails.
+ * benchmark fails. The server logs each review at info level as `serve` does; its stdout is /dev/null
+ * and its ready line comes on fd 3.
  *
- *   npx tsx bench/webhook.ts [--duration 5] [--rounds 3] [--connections 10,50] [--warmup 1] [--own-policies]
+ *   node dist-bench/bench/webhook.js [--duration 5] [--rounds 3] [--connections 10,50] [--warmup 1]
+ *       [--own-policies] [--log-level info|off]
  */
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, writeSync } from "node:fs";
 import { request as httpsRequest } from "node:https";
 import { request as httpRequest } from "node:http";
 import { createRequire } from "node:module";
 import { parseArgs } from "node:util";
-import { fileURLToPath, pathToFileURL } from "node:url";
 import Fastify from "fastify";
 import { startWebhook } from "../src/adapters/server/app.ts";
 import { generateSelfSignedCertificate } from "../src/adapters/server/tls.ts";
+import {
+  fmtInt,
+  fmtMs,
+  isMain,
+  median,
+  medianRatio,
+  nodeArgsFor,
+  type PartReport,
+  ROOT,
+  rootPath,
+  type SummaryRow,
+} from "./common.ts";
+import { podReview } from "./review.ts";
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const SELF = fileURLToPath(import.meta.url);
-const FIXTURES = fileURLToPath(new URL("../test/fixtures/webhook/bench-policies", import.meta.url));
+export { podReview } from "./review.ts";
+
+const READY_FD = 3;
+const FIXTURES = rootPath("test", "fixtures", "webhook", "bench-policies");
 const PROJECT_POD_SECURITY = ["pod-security-baseline.yaml", "pod-security-restricted.yaml"].map((f) =>
-  fileURLToPath(new URL(`../policies/${f}`, import.meta.url)),
+  rootPath("policies", f),
 );
 
 // ---------------------------------------------------------------------------------------------
@@ -54,160 +69,6 @@ type Autocannon = (options: Record<string, unknown>) => Promise<AutocannonResult
 const autocannon = createRequire(import.meta.url)("autocannon") as Autocannon;
 
 // ---------------------------------------------------------------------------------------------
-// The review
-
-/** A Deployment-made Pod as the API server sends it after defaulting: 3 containers, probes, volumes. */
-export function podReview(): Record<string, unknown> {
-  const securityContext = {
-    allowPrivilegeEscalation: false,
-    readOnlyRootFilesystem: true,
-    runAsNonRoot: true,
-    capabilities: { drop: ["ALL"] },
-  };
-  const container = (name: string, image: string, port: number) => ({
-    name,
-    image,
-    imagePullPolicy: "IfNotPresent",
-    ports: [{ name: "http", containerPort: port, protocol: "TCP" }],
-    env: [
-      { name: "APP_ENV", value: "production" },
-      { name: "POD_NAME", valueFrom: { fieldRef: { apiVersion: "v1", fieldPath: "metadata.name" } } },
-    ],
-    resources: { requests: { cpu: "100m", memory: "128Mi" }, limits: { cpu: "500m", memory: "256Mi" } },
-    livenessProbe: {
-      httpGet: { path: "/healthz", port, scheme: "HTTP" },
-      periodSeconds: 10,
-      failureThreshold: 3,
-    },
-    readinessProbe: {
-      httpGet: { path: "/readyz", port, scheme: "HTTP" },
-      periodSeconds: 5,
-      failureThreshold: 3,
-    },
-    volumeMounts: [
-      { name: "config", mountPath: "/etc/app", readOnly: true },
-      { name: "tmp", mountPath: "/tmp" },
-      {
-        name: "kube-api-access-7x2kq",
-        mountPath: "/var/run/secrets/kubernetes.io/serviceaccount",
-        readOnly: true,
-      },
-    ],
-    securityContext,
-  });
-  const pod = {
-    apiVersion: "v1",
-    kind: "Pod",
-    metadata: {
-      name: "checkout-7d9f8b6c5d-x2x4q",
-      generateName: "checkout-7d9f8b6c5d-",
-      namespace: "team-a",
-      labels: {
-        app: "checkout",
-        "app.kubernetes.io/name": "checkout",
-        "app.kubernetes.io/version": "2.14.1",
-        "pod-template-hash": "7d9f8b6c5d",
-        team: "payments",
-      },
-      annotations: { "kubectl.kubernetes.io/restartedAt": "2024-05-01T10:00:00Z" },
-      ownerReferences: [
-        {
-          apiVersion: "apps/v1",
-          kind: "ReplicaSet",
-          name: "checkout-7d9f8b6c5d",
-          uid: "5b1c0f1e-8a3b-4c1d-9e2f-0a1b2c3d4e5f",
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ],
-    },
-    spec: {
-      serviceAccountName: "checkout",
-      automountServiceAccountToken: true,
-      securityContext: {
-        runAsNonRoot: true,
-        runAsUser: 10001,
-        fsGroup: 10001,
-        seccompProfile: { type: "RuntimeDefault" },
-      },
-      initContainers: [
-        {
-          name: "migrate",
-          image: "registry.example.com/payments/checkout-migrate:2.14.1",
-          imagePullPolicy: "IfNotPresent",
-          args: ["migrate", "--wait"],
-          resources: { limits: { cpu: "200m", memory: "128Mi" } },
-          securityContext,
-        },
-      ],
-      containers: [
-        container("checkout", "registry.example.com/payments/checkout:2.14.1", 8080),
-        container("envoy", "registry.example.com/mesh/envoy:1.30.2", 15001),
-      ],
-      volumes: [
-        { name: "config", configMap: { name: "checkout-config", defaultMode: 420 } },
-        { name: "tmp", emptyDir: { sizeLimit: "64Mi" } },
-        {
-          name: "kube-api-access-7x2kq",
-          projected: {
-            defaultMode: 420,
-            sources: [
-              { serviceAccountToken: { expirationSeconds: 3607, path: "token" } },
-              { configMap: { name: "kube-root-ca.crt", items: [{ key: "ca.crt", path: "ca.crt" }] } },
-              {
-                downwardAPI: {
-                  items: [
-                    { path: "namespace", fieldRef: { apiVersion: "v1", fieldPath: "metadata.namespace" } },
-                  ],
-                },
-              },
-            ],
-          },
-        },
-      ],
-      restartPolicy: "Always",
-      terminationGracePeriodSeconds: 30,
-      dnsPolicy: "ClusterFirst",
-      schedulerName: "default-scheduler",
-      enableServiceLinks: true,
-      preemptionPolicy: "PreemptLowerPriority",
-      priority: 0,
-      tolerations: [
-        {
-          key: "node.kubernetes.io/not-ready",
-          operator: "Exists",
-          effect: "NoExecute",
-          tolerationSeconds: 300,
-        },
-      ],
-    },
-  };
-  return {
-    apiVersion: "admission.k8s.io/v1",
-    kind: "AdmissionReview",
-    request: {
-      uid: "0f5c2d4e-bench-4a8b-9c1d-2e3f4a5b6c7d",
-      kind: { group: "", version: "v1", kind: "Pod" },
-      resource: { group: "", version: "v1", resource: "pods" },
-      requestKind: { group: "", version: "v1", kind: "Pod" },
-      requestResource: { group: "", version: "v1", resource: "pods" },
-      name: pod.metadata.name,
-      namespace: "team-a",
-      operation: "CREATE",
-      userInfo: {
-        username: "system:serviceaccount:kube-system:replicaset-controller",
-        uid: "a1b2c3d4-0000-4000-8000-000000000001",
-        groups: ["system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"],
-      },
-      object: pod,
-      oldObject: null,
-      dryRun: false,
-      options: { apiVersion: "meta.k8s.io/v1", kind: "CreateOptions" },
-    },
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
 // The servers (child process)
 
 interface ChildReady {
@@ -224,7 +85,7 @@ function policyPaths(own: boolean): string[] {
   return [`${FIXTURES}/pod-security`, common];
 }
 
-async function serveChild(own: boolean): Promise<void> {
+async function serveChild(own: boolean, logLevel: string | false): Promise<void> {
   const pair = generateSelfSignedCertificate({ hosts: ["localhost", "127.0.0.1"], days: 1 });
   const bare = Fastify({
     https: { cert: pair.cert, key: pair.key, ALPNProtocols: ["http/1.1"] },
@@ -246,7 +107,7 @@ async function serveChild(own: boolean): Promise<void> {
   const policies = policyPaths(own);
   const logs: string[] = [];
   const started = await startWebhook(
-    { policies, host: "127.0.0.1", port: 0, metricsPort: 0, logLevel: false, drainMs: 0 },
+    { policies, host: "127.0.0.1", port: 0, metricsPort: 0, logLevel, drainMs: 0 },
     (line) => logs.push(line),
   );
   if (!started.ok) throw new Error(`startWebhook: ${started.message}`);
@@ -258,7 +119,8 @@ async function serveChild(own: boolean): Promise<void> {
     policies,
     loaded: webhook.store.current().set.policies.length,
   };
-  process.stdout.write(`${JSON.stringify(ready)}\n`);
+  // stdout carries the request logs (to /dev/null); the parent reads the ready line on fd 3.
+  writeSync(READY_FD, `${JSON.stringify(ready)}\n`);
   // The parent closes our stdin when it is done (or dies): then we go too.
   process.stdin.resume();
   await new Promise<void>((resolve) => process.stdin.on("close", resolve).on("end", resolve));
@@ -376,12 +238,6 @@ async function fire(target: Target, body: string, connections: number, seconds: 
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99 };
 }
 
-function median(values: readonly number[]): number {
-  const s = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 === 1 ? (s[mid] ?? Number.NaN) : ((s[mid - 1] ?? 0) + (s[mid] ?? 0)) / 2;
-}
-
 export interface WebhookBenchOptions {
   /** Seconds per measured run. */
   readonly duration?: number;
@@ -391,6 +247,11 @@ export interface WebhookBenchOptions {
   readonly warmup?: number;
   /** Use test/fixtures/webhook/bench-policies/pod-security even when policies/pod-security-*.yaml exist. */
   readonly ownPolicies?: boolean;
+  /**
+   * The server's pino level; default info, as `serve` runs, so each review writes its log line (the
+   * child's stdout is /dev/null). false turns request logging off.
+   */
+  readonly logLevel?: string | false;
   readonly log?: (line: string) => void;
 }
 
@@ -402,14 +263,21 @@ export interface WebhookBenchRow {
   readonly p99: number;
 }
 
-function startChild(own: boolean): Promise<{ child: ChildProcessWithoutNullStreams; ready: ChildReady }> {
-  const args = ["--import", "tsx", SELF, "--serve-child", ...(own ? ["--own-policies"] : [])];
-  const child = spawn(process.execPath, args, {
-    cwd: ROOT,
-    stdio: ["pipe", "pipe", "pipe"],
-  });
+function startChild(
+  own: boolean,
+  logLevel: string | false,
+): Promise<{ child: ChildProcess; ready: ChildReady }> {
+  // Built (dist-bench) the child runs plain node, so the server is the code `npm start` runs.
+  const args = [
+    ...nodeArgsFor(import.meta.url),
+    "--serve-child",
+    `--log-level=${logLevel === false ? "off" : logLevel}`,
+    ...(own ? ["--own-policies"] : []),
+  ];
+  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ["pipe", "ignore", "pipe", "pipe"] });
+  const readyPipe = child.stdio[READY_FD] as NodeJS.ReadableStream;
   let stderr = "";
-  child.stderr.setEncoding("utf8").on("data", (d: string) => {
+  child.stderr?.setEncoding("utf8").on("data", (d: string) => {
     stderr += d;
   });
   return new Promise((resolve, reject) => {
@@ -418,7 +286,8 @@ function startChild(own: boolean): Promise<{ child: ChildProcessWithoutNullStrea
       child.kill("SIGKILL");
       reject(new Error(`the server process did not start:\n${stderr}`));
     }, 60_000);
-    child.stdout.setEncoding("utf8").on("data", (d: string) => {
+    readyPipe.setEncoding("utf8");
+    readyPipe.on("data", (d: string) => {
       out += d;
       const line = out.split("\n")[0];
       if (out.includes("\n") && line !== undefined) {
@@ -433,50 +302,76 @@ function startChild(own: boolean): Promise<{ child: ChildProcessWithoutNullStrea
   });
 }
 
-/** Runs the benchmark, prints the table; resolves to the exit code (1 on any failed request). */
-export async function runWebhookBench(options: WebhookBenchOptions = {}): Promise<number> {
+export interface WebhookRatio {
+  readonly target: string;
+  readonly connections: number;
+  /** Medians over rounds of celgate / bare within the round. */
+  readonly rps: number;
+  readonly p99: number;
+}
+
+export interface WebhookBenchReport {
+  /** Why the run failed (startup, a wrong answer, any error or timeout under load); absent when fine. */
+  readonly failure?: string;
+  readonly rows: readonly WebhookBenchRow[];
+  readonly ratios: readonly WebhookRatio[];
+}
+
+/** Runs the benchmark and prints its table; a failed request or a wrong answer is a `failure`. */
+export async function runWebhookBench(options: WebhookBenchOptions = {}): Promise<WebhookBenchReport> {
   const log = options.log ?? ((line: string) => console.log(line));
   const duration = options.duration ?? 5;
   const rounds = options.rounds ?? 3;
   const connections = options.connections ?? [10, 50];
   const warmup = options.warmup ?? 1;
+  const logLevel = options.logLevel ?? "info";
   const body = JSON.stringify(podReview());
 
-  const { child, ready } = await startChild(options.ownPolicies ?? false);
+  let started: { child: ChildProcess; ready: ChildReady };
+  try {
+    started = await startChild(options.ownPolicies ?? false, logLevel);
+  } catch (e) {
+    const failure = e instanceof Error ? e.message : String(e);
+    log(`webhook benchmark FAILED: ${failure}`);
+    return { failure, rows: [], ratios: [] };
+  }
+  const { child, ready } = started;
   const exited = new Promise<void>((resolve) => child.on("close", () => resolve()));
   try {
     log(
-      `policies: ${ready.policies.map((p) => p.replace(`${ROOT}`, "")).join(", ")} (${ready.loaded} loaded)`,
+      `policies: ${ready.policies.map((p) => p.replace(`${ROOT}`, "")).join(", ")} (${ready.loaded} loaded); server log level ${logLevel === false ? "off" : logLevel}, to /dev/null`,
     );
     log(
       `review body: ${Buffer.byteLength(body)} bytes; ${duration} s per run, ${rounds} rounds, connections ${connections.join(", ")}`,
     );
     const expect = await expectedBodies(ready, body);
     const targets: Target[] = [
-      { name: "bare fastify", port: ready.bare, path: "/validate", expect: expect.bare ?? "" },
+      { name: BARE, port: ready.bare, path: "/validate", expect: expect.bare ?? "" },
       { name: "celgate /validate", port: ready.celgate, path: "/validate", expect: expect.validate ?? "" },
       { name: "celgate /mutate", port: ready.celgate, path: "/mutate", expect: expect.mutate ?? "" },
     ];
     if (warmup > 0) for (const t of targets) await fire(t, body, connections[0] ?? 10, warmup);
 
     const samples = new Map<string, Sample[]>();
-    const key = (t: Target, c: number) => `${t.name}\u0000${c}`;
+    const key = (t: string, c: number) => `${t}\u0000${c}`;
     for (let round = 1; round <= rounds; round++) {
       for (const c of connections) {
         // Rotate the order each round so no target always runs first after a pause.
         const order = targets.map((_, i) => targets[(i + round) % targets.length] as Target);
         for (const t of order) {
           const s = await fire(t, body, c, duration);
-          samples.set(key(t, c), [...(samples.get(key(t, c)) ?? []), s]);
+          samples.set(key(t.name, c), [...(samples.get(key(t.name, c)) ?? []), s]);
         }
       }
       log(`round ${round}/${rounds} done`);
     }
 
     const rows: WebhookBenchRow[] = [];
-    for (const c of connections)
+    const ratios: WebhookRatio[] = [];
+    for (const c of connections) {
+      const bare = samples.get(key(BARE, c)) ?? [];
       for (const t of targets) {
-        const s = samples.get(key(t, c)) ?? [];
+        const s = samples.get(key(t.name, c)) ?? [];
         rows.push({
           target: t.name,
           connections: c,
@@ -484,20 +379,41 @@ export async function runWebhookBench(options: WebhookBenchOptions = {}): Promis
           p50: median(s.map((x) => x.p50)),
           p99: median(s.map((x) => x.p99)),
         });
+        if (t.name !== BARE)
+          ratios.push({
+            target: t.name,
+            connections: c,
+            rps: medianRatio(
+              s.map((x) => x.rps),
+              bare.map((x) => x.rps),
+            ),
+            p99: medianRatio(
+              s.map((x) => x.p99),
+              bare.map((x) => x.p99),
+            ),
+          });
       }
-    printTable(rows, log);
-    return 0;
+    }
+    printTable(rows, ratios, log);
+    return { rows, ratios };
   } catch (e) {
-    log(`webhook benchmark FAILED: ${e instanceof Error ? e.message : String(e)}`);
-    return 1;
+    const failure = e instanceof Error ? e.message : String(e);
+    log(`webhook benchmark FAILED: ${failure}`);
+    return { failure, rows: [], ratios: [] };
   } finally {
-    child.stdin.end();
+    child.stdin?.end();
     await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   }
 }
 
-function printTable(rows: readonly WebhookBenchRow[], log: (line: string) => void): void {
+const BARE = "bare fastify";
+
+function printTable(
+  rows: readonly WebhookBenchRow[],
+  ratios: readonly WebhookRatio[],
+  log: (line: string) => void,
+): void {
   const pad = (s: string, n: number) => s.padEnd(n);
   const num = (n: number, digits = 0) => n.toFixed(digits).padStart(9);
   log("");
@@ -507,19 +423,43 @@ function printTable(rows: readonly WebhookBenchRow[], log: (line: string) => voi
   for (const r of rows)
     log(`${pad(r.target, 20)}${pad(String(r.connections), 6)}${num(r.rps)}${num(r.p50, 1)}${num(r.p99, 1)}`);
   log("");
-  log("ratios, celgate / bare (req/s: lower is slower; latency: higher is slower)");
-  for (const r of rows) {
-    if (r.target === "bare fastify") continue;
-    const bare = rows.find((b) => b.target === "bare fastify" && b.connections === r.connections);
-    if (!bare) continue;
-    const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(2) : "n/a").padStart(9);
+  log("ratios, celgate / bare, medians of per-round ratios (req/s: lower is slower; p99: higher is slower)");
+  for (const r of ratios)
     log(
-      `${pad(r.target, 20)}${pad(String(r.connections), 6)}${ratio(r.rps, bare.rps)}${ratio(r.p50, bare.p50)}${ratio(r.p99, bare.p99)}`,
+      `${pad(r.target, 20)}${pad(String(r.connections), 6)}${num(r.rps, 2)}${"".padStart(9)}${num(r.p99, 2)}`,
     );
-  }
 }
 
-export async function main(argv: readonly string[]): Promise<number> {
+export function webhookSummary(r: WebhookBenchReport): SummaryRow[] {
+  const out: SummaryRow[] = [];
+  for (const ratio of r.ratios) {
+    const row = r.rows.find((x) => x.target === ratio.target && x.connections === ratio.connections);
+    const bare = r.rows.find((x) => x.target === BARE && x.connections === ratio.connections);
+    if (!row || !bare) continue;
+    const what = `${ratio.target}, ${ratio.connections} conns`;
+    out.push({
+      target: "4",
+      figure: `throughput ${what}`,
+      value: `${fmtInt(row.rps)} req/s`,
+      baseline: `${fmtInt(bare.rps)} req/s bare`,
+      ratio: ratio.rps,
+      goal: "≥ 0.85×",
+      met: ratio.rps >= 0.85,
+    });
+    out.push({
+      target: "4",
+      figure: `p99 latency ${what}`,
+      value: fmtMs(row.p99),
+      baseline: `${fmtMs(bare.p99)} bare`,
+      ratio: ratio.p99,
+      goal: "≤ 1.25×",
+      met: ratio.p99 <= 1.25,
+    });
+  }
+  return out;
+}
+
+export function webhookOptionsFromArgs(argv: readonly string[]): WebhookBenchOptions {
   const { values } = parseArgs({
     args: [...argv],
     options: {
@@ -528,6 +468,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       connections: { type: "string", default: "10,50" },
       warmup: { type: "string", default: "1" },
       "own-policies": { type: "boolean", default: false },
+      "log-level": { type: "string", default: "info" },
     },
     strict: false,
   });
@@ -537,7 +478,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       throw new Error(`--${name} must be a positive number, got ${String(v)}`);
     return n;
   };
-  return runWebhookBench({
+  const level = String(values["log-level"]);
+  return {
     duration: num(values.duration, "duration"),
     rounds: Math.max(1, Math.floor(num(values.rounds, "rounds"))),
     connections: String(values.connections)
@@ -545,16 +487,35 @@ export async function main(argv: readonly string[]): Promise<number> {
       .map((c) => Math.floor(num(c, "connections"))),
     warmup: Number(values.warmup) >= 0 ? Number(values.warmup) : 1,
     ownPolicies: values["own-policies"] === true,
-  });
+    logLevel: level === "off" ? false : level,
+  };
 }
 
-const invoked = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
-if (invoked) {
+export async function webhookPart(argv: readonly string[]): Promise<PartReport> {
+  const r = await runWebhookBench(webhookOptionsFromArgs(argv));
+  return {
+    part: "webhook",
+    rows: webhookSummary(r),
+    gateFailures: r.failure === undefined ? [] : [`webhook: ${r.failure}`],
+  };
+}
+
+/** Runs the benchmark; resolves to the exit code (1 on any failed request or wrong answer). */
+export async function main(argv: readonly string[]): Promise<number> {
+  const r = await webhookPart(argv);
+  return r.gateFailures.length > 0 ? 1 : 0;
+}
+
+if (isMain(import.meta.url)) {
   if (process.argv.includes("--serve-child")) {
-    serveChild(process.argv.includes("--own-policies")).catch((e: unknown) => {
-      console.error(e);
-      process.exit(1);
-    });
+    const level =
+      process.argv.find((a) => a.startsWith("--log-level="))?.slice("--log-level=".length) ?? "info";
+    serveChild(process.argv.includes("--own-policies"), level === "off" ? false : level).catch(
+      (e: unknown) => {
+        console.error(e);
+        process.exit(1);
+      },
+    );
   } else {
     main(process.argv.slice(2)).then(
       (code) => {

@@ -1,0 +1,110 @@
+/**
+ * What every benchmark part shares: where the project is (the parts run from bench/ under tsx and from
+ * dist-bench/bench/ when built), medians, tables, and the shape of the rows that `npm run bench`
+ * gathers into its one summary table.
+ */
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/**
+ * The project root: the nearest directory above this file holding package.json. Paths are never
+ * computed relative to import.meta.url directly, because the built copy sits one level deeper.
+ */
+export const ROOT: string = (() => {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 8; i++) {
+    if (existsSync(join(dir, "package.json"))) return dir;
+    const up = dirname(dir);
+    if (up === dir) break;
+    dir = up;
+  }
+  throw new Error("bench: cannot find the project root (no package.json above bench/)");
+})();
+
+export const rootPath = (...parts: string[]): string => join(ROOT, ...parts);
+
+/** True when running the tsc-built copy (dist-bench), false under tsx. */
+export const BUILT = import.meta.url.endsWith(".js");
+
+/** How a child process runs a bench module: plain node when built, through tsx otherwise. */
+export function nodeArgsFor(moduleUrl: string): string[] {
+  const file = fileURLToPath(moduleUrl);
+  return file.endsWith(".ts") ? ["--import", "tsx", file] : [file];
+}
+
+export function median(xs: readonly number[]): number {
+  if (xs.length === 0) return Number.NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
+}
+
+/** The median over rounds of `a[round] / b[round]`: a ratio taken within a round cancels most drift. */
+export function medianRatio(a: readonly number[], b: readonly number[]): number {
+  return median(a.map((x, i) => x / (b[i] as number)));
+}
+
+export function nowNs(): bigint {
+  return process.hrtime.bigint();
+}
+
+export const fmtInt = (n: number): string => Math.round(n).toLocaleString("en-US");
+export const fmtX = (x: number): string =>
+  !Number.isFinite(x) ? "n/a" : x >= 10 ? x.toFixed(0) : x >= 1 ? x.toFixed(2) : x.toFixed(3);
+export const fmtUs = (ns: number): string => `${(ns / 1000).toFixed(1)} µs`;
+export const fmtMs = (ms: number): string => `${ms.toFixed(ms >= 100 ? 0 : 1)} ms`;
+
+/** A markdown table, left-aligned up to column `rightFrom`, right-aligned from there. */
+export function table(
+  header: readonly string[],
+  rows: readonly (readonly string[])[],
+  rightFrom = 1,
+): string {
+  const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => (r[c] ?? "").length)));
+  const line = (cells: readonly string[]): string =>
+    `| ${cells.map((s, c) => (c >= rightFrom ? s.padStart(widths[c] as number) : s.padEnd(widths[c] as number))).join(" | ")} |`;
+  const sep = `|${widths.map((w, c) => (c >= rightFrom ? `${"-".repeat(w + 1)}:` : "-".repeat(w + 2))).join("|")}|`;
+  return [line(header), sep, ...rows.map(line)].join("\n");
+}
+
+/** One line of the summary table. */
+export interface SummaryRow {
+  /** Issue 7's target number and a short name of the figure. */
+  readonly target: string;
+  readonly figure: string;
+  /** The measured figure, formatted with its unit. */
+  readonly value: string;
+  /** The baseline measured in the same run, formatted, with what it is; "" when the goal is absolute. */
+  readonly baseline: string;
+  /** value / baseline, when both are numbers of the same kind. */
+  readonly ratio: number | undefined;
+  /** The goal in words, e.g. "≤ 3×" or "< 2 s". */
+  readonly goal: string;
+  /** undefined: not decided here (pending, or informational). Timing never fails the run. */
+  readonly met: boolean | undefined;
+}
+
+/** What each part hands back to run.ts. `gateFailures` non-empty makes `npm run bench` exit non-zero. */
+export interface PartReport {
+  readonly part: string;
+  readonly rows: readonly SummaryRow[];
+  readonly gateFailures: readonly string[];
+}
+
+/** A correctness gate that failed: the part stops before timing and reports it. */
+export class GateError extends Error {}
+
+export function intOption(argv: readonly string[], name: string, fallback: number): number {
+  const i = argv.indexOf(`--${name}`);
+  if (i < 0) return fallback;
+  const v = Number(argv[i + 1]);
+  if (!Number.isInteger(v) || v <= 0) throw new Error(`--${name} needs a positive integer`);
+  return v;
+}
+
+export function isMain(moduleUrl: string): boolean {
+  const entry = process.argv[1];
+  if (entry === undefined) return false;
+  return fileURLToPath(moduleUrl) === entry || fileURLToPath(moduleUrl) === `${entry}.js`;
+}

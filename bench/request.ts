@@ -1,0 +1,410 @@
+/**
+ * Issue 7, target 3: what one admission request costs in-process, against the JSON.parse of its body
+ * (the one cost no webhook can avoid). The review is the webhook benchmark's ~4.5 KB Pod. Two policy
+ * sets, both loaded from YAML on disk through the loader `serve` uses:
+ *   (a) the 20 rules of bench/rules.ts as ONE ValidatingAdmissionPolicy with 20 validations + a binding;
+ *   (b) the project's Pod Security policies (baseline + restricted) and the webhook benchmark's common
+ *       set (its Namespace and one mutation): what bench/webhook.ts serves.
+ * Timed per set: decode + `review({phase: "validate"})` and decode + `review({phase: "mutate"})`.
+ * Every request gets its own freshly parsed body (parsed outside the timing), as a webhook would, so no
+ * engine cache keyed on object identity can make repeats cheap.
+ *
+ * Also target 6 (patch building): the baseline `structuredClone(pod)` + edit + fast-json-patch
+ * `compare`, against the engine's direct patch building (DIRECT_PATCH below).
+ *
+ * Gates, before timing: the bench Pod is allowed by both sets with every validating policy passing
+ * (none skipped or errored), set (b)'s mutate phase yields a patch, and a bad Pod is denied by (a).
+ *
+ *   node dist-bench/bench/request.js [--rounds 9] [--iterations 2000]
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import fastJsonPatch from "fast-json-patch";
+import { decodeAdmissionReview } from "../src/adapters/admission/codec.ts";
+import type { CompiledPolicySet } from "../src/compile/policy.ts";
+import { toCel } from "../src/cel/index.ts";
+import { contextFromSet, createAdmitter } from "../src/engine/admitter.ts";
+import { applyMutation } from "../src/engine/mutate.ts";
+import { appendPatch } from "../src/engine/patch.ts";
+import type { AdmissionDecision, Admitter, JsonPatchOp } from "../src/engine/types.ts";
+import { loadSnapshot } from "../src/sources/store.ts";
+import {
+  fmtUs,
+  fmtX,
+  GateError,
+  intOption,
+  isMain,
+  median,
+  medianRatio,
+  nowNs,
+  type PartReport,
+  rootPath,
+  type SummaryRow,
+  table,
+} from "./common.ts";
+import { badPodReview, podReview } from "./review.ts";
+import { RULES, type Rule } from "./rules.ts";
+
+type JsonObject = Record<string, unknown>;
+
+/**
+ * Target 6's "celgate" figure: the engine's direct patch building for the benchmark mutation (add the
+ * `celgate.dev/admitted-by` annotation to the Pod), from the mutation's evaluated result to the patch
+ * the webhook sends: applyMutation (fast-json-patch applies and validates the operation on copies of
+ * the containers it touches) and appendPatch. The CEL evaluation itself is left out, as the baseline
+ * leaves out deciding what to change.
+ */
+const BENCH_MUTATION = toCel([
+  { op: "add", path: "/metadata/annotations/celgate.dev~1admitted-by", value: "celgate" },
+]);
+
+const DIRECT_PATCH = (pod: JsonObject): readonly JsonPatchOp[] => {
+  const r = applyMutation(pod, "JSONPatch", BENCH_MUTATION);
+  if (!r.ok) throw new Error(`patch-direct: ${r.error}`);
+  const patch: JsonPatchOp[] = [];
+  appendPatch(patch, r.value.ops, r.value.object);
+  return patch;
+};
+
+export interface RequestBenchOptions {
+  readonly rounds: number;
+  readonly warmupRounds: number;
+  /** Requests per job per round. */
+  readonly iterations: number;
+}
+
+export const DEFAULT_REQUEST_BENCH: RequestBenchOptions = { rounds: 9, warmupRounds: 2, iterations: 2000 };
+
+/** The 20 benchmark rules as one ValidatingAdmissionPolicy and its binding, for Pods on CREATE. */
+export function rulesPolicyYaml(rules: readonly Rule[] = RULES, name = "bench-rules"): string {
+  // JSON strings are valid YAML double-quoted scalars, so no CEL text needs YAML escaping by hand.
+  const validations = rules
+    .map(
+      (r) =>
+        `    - expression: ${JSON.stringify(r.cel)}\n      message: ${JSON.stringify(`${r.name} is not allowed`)}`,
+    )
+    .join("\n");
+  return `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: ${name}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+      - apiGroups: [""]
+        apiVersions: ["v1"]
+        operations: ["CREATE"]
+        resources: ["pods"]
+  validations:
+${validations}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: ${name}
+spec:
+  policyName: ${name}
+  validationActions: [Deny]
+`;
+}
+
+/** Paths of set (b): what bench/webhook.ts serves by default. */
+export function podSecurityPaths(): string[] {
+  return [
+    rootPath("policies", "pod-security-baseline.yaml"),
+    rootPath("policies", "pod-security-restricted.yaml"),
+    rootPath("test", "fixtures", "webhook", "bench-policies", "common"),
+  ];
+}
+
+export interface LoadedSet {
+  readonly label: string;
+  readonly set: CompiledPolicySet;
+  readonly admitter: Admitter;
+}
+
+/** Loads and compiles through the store's loader; any error diagnostic fails the gate. */
+export async function loadSet(label: string, paths: readonly string[]): Promise<LoadedSet> {
+  const outcome = await loadSnapshot(paths);
+  const diagnostics = outcome.ok ? outcome.snapshot.diagnostics : outcome.diagnostics;
+  const errors = diagnostics.filter((d) => d.severity === "error");
+  if (!outcome.ok || errors.length > 0)
+    throw new GateError(`${label}: does not load: ${errors.map((d) => d.message).join("; ")}`);
+  const set = outcome.snapshot.set;
+  // As `serve` builds it: namespaces not in the files get only their metadata.name label.
+  return { label, set, admitter: createAdmitter(set, contextFromSet(set, { assumeNamespaces: true })) };
+}
+
+/** Writes set (a) into a fresh temp directory and loads it; the directory is removed afterwards. */
+export async function loadRulesSet(): Promise<LoadedSet> {
+  const dir = mkdtempSync(join(tmpdir(), "celgate-bench-request-"));
+  try {
+    writeFileSync(join(dir, "bench-rules.yaml"), rulesPolicyYaml());
+    return await loadSet("(a) 20 rules, 1 policy", [dir]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export function reviewOnce(
+  admitter: Admitter,
+  body: unknown,
+  phase: "validate" | "mutate",
+  consume = false,
+): AdmissionDecision | string {
+  const decoded = decodeAdmissionReview(body);
+  if (!decoded.ok) return `decode: ${decoded.error.reason}`;
+  return admitter.review(decoded.value.request, {
+    phase,
+    deadline: Date.now() + 10_000,
+    ...(consume ? { consumeRequest: true } : {}),
+  });
+}
+
+/** Problems with how a set answers the good and (optionally) the bad review; empty when all is right. */
+export function gateProblems(
+  s: LoadedSet,
+  opts: { readonly expectPatch: boolean; readonly denyBad: boolean },
+): string[] {
+  const out: string[] = [];
+  const good = reviewOnce(s.admitter, podReview(), "validate");
+  if (typeof good === "string") return [`${s.label}: ${good}`];
+  if (!good.allowed) out.push(`${s.label}: the bench Pod is denied: ${good.status?.message ?? "?"}`);
+  const validating = s.set.policies.filter((p) => p.kind === "ValidatingAdmissionPolicy").length;
+  const passed = good.results.filter((r) => r.outcome === "pass").length;
+  if (validating === 0 || passed !== good.results.length || passed < validating)
+    out.push(
+      `${s.label}: expected ${validating} validating policies to pass, got ${JSON.stringify(good.results.map((r) => [r.policy, r.outcome, r.reason ?? ""]))}`,
+    );
+  const mutated = reviewOnce(s.admitter, podReview(), "mutate");
+  if (typeof mutated === "string") out.push(`${s.label} mutate: ${mutated}`);
+  else if (!mutated.allowed) out.push(`${s.label}: mutate phase denies the bench Pod`);
+  else if (opts.expectPatch && (mutated.patch?.length ?? 0) === 0)
+    out.push(`${s.label}: mutate gave no patch`);
+  if (opts.denyBad) {
+    const bad = reviewOnce(s.admitter, badPodReview(), "validate");
+    if (typeof bad === "string") out.push(`${s.label} bad Pod: ${bad}`);
+    else if (bad.allowed) out.push(`${s.label}: the bad Pod is allowed`);
+  }
+  return out;
+}
+
+interface Job {
+  readonly key: string;
+  /** Runs `n` requests, returns ns spent in the timed part. */
+  readonly run: (n: number) => number;
+}
+
+function parseJob(body: string): Job {
+  return {
+    key: "parse",
+    run: (n) => {
+      let sink = 0;
+      const t0 = nowNs();
+      for (let i = 0; i < n; i++) sink += (JSON.parse(body) as { kind: string }).kind.length;
+      const dt = Number(nowNs() - t0);
+      if (sink !== n * "AdmissionReview".length) throw new Error("parse: wrong result");
+      return dt;
+    },
+  };
+}
+
+function reviewJob(key: string, s: LoadedSet, body: string, phase: "validate" | "mutate"): Job {
+  return {
+    key,
+    run: (n) => {
+      const bodies: unknown[] = [];
+      for (let i = 0; i < n; i++) bodies.push(JSON.parse(body));
+      let allowed = 0;
+      const t0 = nowNs();
+      for (let i = 0; i < n; i++) {
+        // Each body is parsed for this one review, as the webhook's are, so it may be consumed.
+        const d = reviewOnce(s.admitter, bodies[i], phase, true);
+        if (typeof d !== "string" && d.allowed) allowed++;
+      }
+      const dt = Number(nowNs() - t0);
+      if (allowed !== n) throw new GateError(`${key}: ${n - allowed} of ${n} requests not allowed`);
+      return dt;
+    },
+  };
+}
+
+/** The benchmark mutation done the diffing way: clone, edit the clone, compare. */
+function diffPatchJob(pod: JsonObject): Job {
+  return {
+    key: "patch-diff",
+    run: (n) => {
+      let ops = 0;
+      const t0 = nowNs();
+      for (let i = 0; i < n; i++) {
+        const copy = structuredClone(pod) as { metadata: { annotations: Record<string, string> } };
+        copy.metadata.annotations["celgate.dev/admitted-by"] = "celgate";
+        ops += fastJsonPatch.compare(pod, copy).length;
+      }
+      const dt = Number(nowNs() - t0);
+      if (ops !== n) throw new Error(`patch-diff: ${ops} operations for ${n} patches`);
+      return dt;
+    },
+  };
+}
+
+function directPatchJob(pod: JsonObject, build: (pod: JsonObject) => readonly JsonPatchOp[]): Job {
+  return {
+    key: "patch-direct",
+    run: (n) => {
+      let ops = 0;
+      const t0 = nowNs();
+      for (let i = 0; i < n; i++) ops += build(pod).length;
+      const dt = Number(nowNs() - t0);
+      if (ops !== n) throw new Error(`patch-direct: ${ops} operations for ${n} patches`);
+      return dt;
+    },
+  };
+}
+
+export interface RequestBenchReport {
+  readonly options: RequestBenchOptions;
+  readonly bodyBytes: number;
+  readonly policies: Readonly<Record<"a" | "b", number>>;
+  /** Median ns per request, by job key. */
+  readonly ns: Readonly<Record<string, number>>;
+  /** Median over rounds of job / parse, by job key. */
+  readonly ratio: Readonly<Record<string, number>>;
+  readonly spread: Readonly<Record<string, readonly [number, number]>>;
+  /** patch-direct / patch-diff; undefined while pending. */
+  readonly patchRatio: number | undefined;
+}
+
+export async function runRequestBench(
+  options: Partial<RequestBenchOptions> = {},
+): Promise<RequestBenchReport> {
+  const opts = { ...DEFAULT_REQUEST_BENCH, ...options };
+  const a = await loadRulesSet();
+  const b = await loadSet("(b) pod-security + common", podSecurityPaths());
+  const problems = [
+    ...gateProblems(a, { expectPatch: false, denyBad: true }),
+    ...gateProblems(b, { expectPatch: true, denyBad: false }),
+  ];
+  if (problems.length > 0) throw new GateError(problems.join("\n"));
+
+  const body = JSON.stringify(podReview());
+  const pod = (podReview() as { request: { object: JsonObject } }).request.object;
+  const jobs: Job[] = [
+    parseJob(body),
+    reviewJob("a-validate", a, body, "validate"),
+    reviewJob("a-mutate", a, body, "mutate"),
+    reviewJob("b-validate", b, body, "validate"),
+    reviewJob("b-mutate", b, body, "mutate"),
+    diffPatchJob(pod),
+  ];
+  jobs.push(directPatchJob(pod, DIRECT_PATCH));
+  const samples = new Map<string, number[]>(jobs.map((j) => [j.key, []]));
+  for (let round = 0; round < opts.warmupRounds + opts.rounds; round++) {
+    for (let j = 0; j < jobs.length; j++) {
+      const job = jobs[(j + round) % jobs.length] as Job;
+      const ns = job.run(opts.iterations) / opts.iterations;
+      if (round >= opts.warmupRounds) samples.get(job.key)?.push(ns);
+    }
+  }
+  const parse = samples.get("parse") ?? [];
+  const ns: Record<string, number> = {};
+  const ratio: Record<string, number> = {};
+  const spread: Record<string, [number, number]> = {};
+  for (const [key, xs] of samples) {
+    ns[key] = median(xs);
+    ratio[key] = medianRatio(xs, parse);
+    spread[key] = [Math.min(...xs), Math.max(...xs)];
+  }
+  const direct = samples.get("patch-direct");
+  return {
+    options: opts,
+    bodyBytes: Buffer.byteLength(body),
+    policies: { a: a.set.policies.length, b: b.set.policies.length },
+    ns,
+    ratio,
+    spread,
+    patchRatio: direct ? medianRatio(direct, samples.get("patch-diff") ?? []) : undefined,
+  };
+}
+
+const LABELS: Readonly<Record<string, string>> = {
+  parse: "JSON.parse(body) (baseline)",
+  "a-validate": "(a) 20 rules: decode + validate",
+  "a-mutate": "(a) 20 rules: decode + mutate (no MAP)",
+  "b-validate": "(b) pod-security + common: decode + validate",
+  "b-mutate": "(b) pod-security + common: decode + mutate",
+  "patch-diff": "patch: structuredClone + compare (fast-json-patch)",
+  "patch-direct": "patch: celgate direct",
+};
+
+export function formatRequestReport(r: RequestBenchReport): string {
+  const o = r.options;
+  const rows = Object.keys(r.ns).map((k) => {
+    const [lo, hi] = r.spread[k] ?? [0, 0];
+    return [
+      LABELS[k] ?? k,
+      fmtUs(r.ns[k] ?? 0),
+      `${fmtUs(lo)}..${fmtUs(hi)}`,
+      fmtX(r.ratio[k] ?? Number.NaN),
+    ];
+  });
+  return [
+    `In-process request cost: review body ${r.bodyBytes} B; set (a) ${r.policies.a} policy, set (b) ${r.policies.b} policies;` +
+      ` ${o.iterations} requests per job, medians of ${o.rounds} rounds after ${o.warmupRounds} warm-up`,
+    "",
+    table(["job", "per request (median)", "rounds min..max", "x JSON.parse"], rows),
+  ].join("\n");
+}
+
+export function requestSummary(r: RequestBenchReport): SummaryRow[] {
+  const parse = r.ns.parse ?? Number.NaN;
+  const row = (key: string, figure: string): SummaryRow => {
+    const ratio = r.ratio[key] ?? Number.NaN;
+    return {
+      target: "3",
+      figure,
+      value: fmtUs(r.ns[key] ?? Number.NaN),
+      baseline: `${fmtUs(parse)} JSON.parse`,
+      ratio,
+      goal: "≤ 0.25×",
+      met: ratio <= 0.25,
+    };
+  };
+  const diff = r.ns["patch-diff"] ?? Number.NaN;
+  return [
+    row("a-validate", "request, 20 rules (1 VAP): decode+validate"),
+    row("b-validate", "request, pod-security set: decode+validate"),
+    row("b-mutate", "request, pod-security set: decode+mutate"),
+    {
+      target: "6",
+      figure: "patch built directly vs clone+compare",
+      value: r.patchRatio === undefined ? "pending" : fmtUs(r.ns["patch-direct"] ?? Number.NaN),
+      baseline: `${fmtUs(diff)} clone+compare`,
+      ratio: r.patchRatio,
+      goal: "≤ 0.05×",
+      met: r.patchRatio === undefined ? undefined : r.patchRatio <= 0.05,
+    },
+  ];
+}
+
+export async function requestPart(argv: readonly string[]): Promise<PartReport> {
+  try {
+    const r = await runRequestBench({
+      rounds: intOption(argv, "rounds", DEFAULT_REQUEST_BENCH.rounds),
+      iterations: intOption(argv, "iterations", DEFAULT_REQUEST_BENCH.iterations),
+    });
+    console.log(formatRequestReport(r));
+    return { part: "request", rows: requestSummary(r), gateFailures: [] };
+  } catch (e) {
+    if (!(e instanceof GateError)) throw e;
+    console.error(`request benchmark: correctness gate failed, no timing reported:\n${e.message}`);
+    return { part: "request", rows: [], gateFailures: [`request: ${e.message}`] };
+  }
+}
+
+if (isMain(import.meta.url)) {
+  const report = await requestPart(process.argv.slice(2));
+  process.exitCode = report.gateFailures.length > 0 ? 1 : 0;
+}
