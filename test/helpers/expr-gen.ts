@@ -8,18 +8,9 @@
  */
 import { CelMap, type CelValue, UInt } from "../../src/cel/values.ts";
 import { toCel } from "../../src/cel/index.ts";
+import { seededRandom } from "./random.ts";
 
-/** mulberry32: tiny, fast, and the same sequence on every platform. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seededRandom };
 
 /** The variables every generated expression may use. */
 export function generatorBindings(): Record<string, CelValue> {

@@ -11,11 +11,17 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { test } from "node:test";
 import { tests as conformance } from "@bufbuild/cel-spec/testdata/conformance.js";
-import type {
-  SerializedIncrementalTest,
-  SerializedIncrementalTestSuite,
-} from "@bufbuild/cel-spec/testdata/tests.js";
+import type { SerializedIncrementalTest } from "@bufbuild/cel-spec/testdata/tests.js";
 import { celEquals } from "../../../src/cel/equality.ts";
+import {
+  collectSpecTests,
+  fromSpecValue,
+  type JsonObject,
+  obj,
+  specBindings,
+  specSkipReason,
+  Unsupported,
+} from "../../helpers/cel-spec.ts";
 import {
   CelMap,
   CelType,
@@ -23,7 +29,6 @@ import {
   Duration,
   isList,
   isMap,
-  type MapKey,
   mapEntries,
   mapGet,
   mapSize,
@@ -180,90 +185,6 @@ type Evaluate = (
 
 const INDEX = new URL("../../../src/cel/index.ts", import.meta.url);
 
-// ---------------------------------------------------------------------------------------------
-// cel.expr.Value (proto JSON) → our values.
-
-class Unsupported extends Error {}
-
-type Json = null | boolean | number | string | readonly Json[] | { readonly [k: string]: Json };
-type JsonObject = { readonly [k: string]: Json };
-
-function obj(v: Json | undefined): JsonObject {
-  if (typeof v !== "object" || v === null || Array.isArray(v)) throw new Unsupported("malformed value");
-  return v as JsonObject;
-}
-
-function str(v: Json | undefined): string {
-  if (typeof v !== "string") throw new Unsupported("malformed value");
-  return v;
-}
-
-function toDouble(v: Json | undefined): number {
-  if (typeof v === "number") return v;
-  if (v === "NaN") return Number.NaN;
-  if (v === "Infinity") return Number.POSITIVE_INFINITY;
-  if (v === "-Infinity") return Number.NEGATIVE_INFINITY;
-  if (v === undefined) return 0;
-  throw new Unsupported("malformed double");
-}
-
-function protoDuration(text: string): Duration {
-  const m = /^(-)?(\d+)(?:\.(\d{1,9}))?s$/.exec(text);
-  if (!m) throw new Unsupported(`duration ${text}`);
-  const nanos = BigInt(m[2] ?? "0") * 1_000_000_000n + BigInt((m[3] ?? "").padEnd(9, "0"));
-  return new Duration(m[1] ? -nanos : nanos);
-}
-
-function protoTimestamp(text: string): Timestamp {
-  const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?Z$/.exec(text);
-  if (!m) throw new Unsupported(`timestamp ${text}`);
-  const ms = Date.parse(`${m[1]}Z`);
-  return new Timestamp(BigInt(ms) * 1_000_000n + BigInt((m[2] ?? "").padEnd(9, "0")));
-}
-
-function fromValue(json: Json | undefined): CelValue {
-  const v = obj(json);
-  const [kind] = Object.keys(v);
-  const x = kind === undefined ? undefined : v[kind];
-  switch (kind) {
-    case "nullValue":
-      return null;
-    case "boolValue":
-      return x === true;
-    case "int64Value":
-      return BigInt(typeof x === "number" ? x : str(x));
-    case "uint64Value":
-      return new UInt(BigInt(typeof x === "number" ? x : str(x)));
-    case "doubleValue":
-      return toDouble(x);
-    case "stringValue":
-      return str(x);
-    case "bytesValue":
-      return new Uint8Array(Buffer.from(str(x), "base64"));
-    case "listValue":
-      return ((obj(x).values ?? []) as readonly Json[]).map(fromValue);
-    case "mapValue": {
-      const m = new CelMap();
-      for (const e of (obj(x).entries ?? []) as readonly Json[]) {
-        const entry = obj(e);
-        m.set(fromValue(entry.key) as MapKey, fromValue(entry.value));
-      }
-      return m;
-    }
-    case "typeValue":
-      return new CelType(str(x));
-    case "objectValue": {
-      const any = obj(x);
-      const type = str(any["@type"]);
-      if (type === "type.googleapis.com/google.protobuf.Duration") return protoDuration(str(any.value));
-      if (type === "type.googleapis.com/google.protobuf.Timestamp") return protoTimestamp(str(any.value));
-      throw new Unsupported(`protobuf message ${type}`);
-    }
-    default:
-      throw new Unsupported(`value kind ${String(kind)}`);
-  }
-}
-
 /** Equality that also insists on matching types (celEquals alone has 1 == 1.0) and NaN == NaN. */
 function sameValue(a: CelValue, b: CelValue): boolean {
   if (typeName(a) !== typeName(b)) return false;
@@ -298,25 +219,6 @@ function show(v: CelValue): string {
 // ---------------------------------------------------------------------------------------------
 // Which tests we run.
 
-const MESSAGE_LITERAL = /(?:^|[^\w.])(?:[A-Za-z_]\w*\.)*[A-Z]\w*\s*\{/;
-
-function skipReason(t: SerializedIncrementalTest): string | undefined {
-  const o = t.original as unknown as JsonObject;
-  if (o.checkOnly === true) return "check-only";
-  if (typeof o.container === "string" && o.container !== "") return `container ${o.container}`;
-  for (const d of (o.typeEnv ?? []) as readonly Json[]) {
-    const decl = obj(d);
-    if (decl.function !== undefined) return "declares functions";
-    if (/messageType|abstractType|wellKnown|enum/.test(JSON.stringify(decl)))
-      return "declares protobuf types";
-  }
-  if (MESSAGE_LITERAL.test(t.original.expr)) return "protobuf message literal";
-  if (/\bcel\.expr\.conformance\b|google\.protobuf\.(?!Timestamp\b|Duration\b)/.test(t.original.expr)) {
-    return "protobuf types";
-  }
-  return undefined;
-}
-
 interface Expectation {
   readonly error: boolean;
   readonly value: CelValue;
@@ -325,35 +227,13 @@ interface Expectation {
 function expectation(t: SerializedIncrementalTest): Expectation {
   const o = t.original as unknown as JsonObject;
   if (o.evalError !== undefined) return { error: true, value: null };
-  if (o.value !== undefined) return { error: false, value: fromValue(o.value) };
-  if (o.typedResult !== undefined) return { error: false, value: fromValue(obj(o.typedResult).result) };
+  if (o.value !== undefined) return { error: false, value: fromSpecValue(o.value) };
+  if (o.typedResult !== undefined) return { error: false, value: fromSpecValue(obj(o.typedResult).result) };
   if (o.unknown !== undefined || o.anyEvalErrors !== undefined || o.anyUnknowns !== undefined) {
     throw new Unsupported("unknowns");
   }
   // cel-spec: a test without an expected result expects `true`.
   return { error: false, value: true };
-}
-
-function bindings(t: SerializedIncrementalTest): Record<string, CelValue> {
-  const out: Record<string, CelValue> = {};
-  const o = t.original as unknown as JsonObject;
-  if (o.bindings === undefined) return out;
-  for (const [name, b] of Object.entries(obj(o.bindings))) {
-    const exprValue = obj(b);
-    if (exprValue.value === undefined) throw new Unsupported("binding is an error or unknown");
-    out[name] = fromValue(exprValue.value);
-  }
-  return out;
-}
-
-function collect(
-  suite: SerializedIncrementalTestSuite,
-  path: string,
-  out: { path: string; t: SerializedIncrementalTest }[],
-) {
-  for (const t of suite.tests ?? []) out.push({ path: `${path}/${t.original.name ?? t.original.expr}`, t });
-  for (const s of suite.suites ?? []) collect(s, `${path}/${s.name}`, out);
-  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -368,18 +248,18 @@ if (!existsSync(INDEX)) {
     const suite = conformance.suites?.find((s) => s.name === suiteName);
     test(`conformance: ${suiteName}`, async (t) => {
       assert.ok(suite, `suite ${suiteName} is in the conformance data`);
-      const cases = collect(suite, suiteName, []);
+      const cases = collectSpecTests(suite, suiteName, []);
       let passed = 0;
       let failed = 0;
       const skipped: string[] = [];
       for (const { path, t: c } of cases) {
-        let reason = skipReason(c);
+        let reason = specSkipReason(c);
         let expected: Expectation | undefined;
         let vars: Record<string, CelValue> = {};
         if (reason === undefined) {
           try {
             expected = expectation(c);
-            vars = bindings(c);
+            vars = specBindings(c);
           } catch (e) {
             if (!(e instanceof Unsupported)) throw e;
             reason = e.message;

@@ -31,20 +31,17 @@ import {
   canonBuf,
   canonOurs,
   classify,
-  collectSpecTests,
   type DiffCase,
   Differ,
   describeOutcome,
   newTally,
   type Outcome,
   record,
-  specBindings,
-  specSkipReason,
   summary,
   type Tally,
-  Unsupported,
   type Verdict,
 } from "../../helpers/differential.ts";
+import { collectSpecTests, specBindings, specSkipReason, Unsupported } from "../../helpers/cel-spec.ts";
 import { generateExpressions, generatorBindings } from "../../helpers/expr-gen.ts";
 
 // Observed 2,332 policy cases and 3,000 generated ones compared; the floors fail a collapse of either corpus.

@@ -13,21 +13,12 @@ import { applyMutation } from "../../../src/engine/mutate.ts";
 import { appendPatch } from "../../../src/engine/patch.ts";
 import type { JsonPatchOp } from "../../../src/engine/types.ts";
 import { applyJsonPatch } from "../../helpers/json-patch.ts";
+import { seededRandom } from "../../helpers/random.ts";
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type JsonObject = { [k: string]: Json };
 
-/** mulberry32: small, seeded, reproducible. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const prng = seededRandom;
 
 const KEYS = ["name", "image", "a/b", "x~y", "labels", "env", "value", "containers", "ports", "finalizers"];
 

@@ -11,6 +11,7 @@ import type {
   RuleOperation,
   ScopeType,
 } from "../../../src/policy/types.ts";
+import { seededRandom } from "../../helpers/random.ts";
 
 // ---- builders --------------------------------------------------------------------------------
 
@@ -481,17 +482,7 @@ void test("policy index: an operation outside the four is only selected by *", (
 
 // ---- property test ----------------------------------------------------------------------------
 
-/** mulberry32: small, seeded, and the same on every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const prng = seededRandom;
 
 const GROUPS = ["", "apps", "batch", "extensions", "policy"];
 const VERSIONS = ["v1", "v1beta1", "v2"];
