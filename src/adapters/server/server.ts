@@ -201,6 +201,9 @@ export async function buildServer(deps: ServerDeps): Promise<WebhookServer> {
     logger: deps.logger,
     // We write one line per review ourselves; fastify's two per request would only add noise.
     logController: new LogController({ disableRequestLogging: true }),
+    // No child logger per request: pino builds one (bindings, level methods) for every request,
+    // several microseconds each, only to carry a request id. Our lines carry the review's uid.
+    childLoggerFactory: (logger) => logger,
     bodyLimit: BODY_LIMIT,
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     requestTimeout: REQUEST_TIMEOUT_MS,
