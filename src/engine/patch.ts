@@ -17,7 +17,7 @@ function isObject(v: unknown): v is JsonObject {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-function unescape(segment: string): string {
+function unescapeToken(segment: string): string {
   return segment.includes("~") ? segment.replace(/~1/g, "/").replace(/~0/g, "~") : segment;
 }
 
@@ -29,7 +29,7 @@ function containerAt(doc: JsonObject, pointer: string): JsonObject | unknown[] |
   let node: unknown = doc;
   for (const segment of pointer.split("/").slice(1)) {
     if (!isObject(node)) return undefined;
-    const key = unescape(segment);
+    const key = unescapeToken(segment);
     node = Object.hasOwn(node, key) ? node[key] : undefined;
   }
   return isObject(node) || Array.isArray(node) ? node : undefined;

@@ -50,8 +50,9 @@ function randomObject(r: () => number): JsonObject {
 function pointers(doc: Json, at = ""): { path: string; value: Json }[] {
   const out = [{ path: at, value: doc }];
   const esc = (k: string) => k.replace(/~/g, "~0").replace(/\//g, "~1");
-  if (Array.isArray(doc)) doc.forEach((v, i) => out.push(...pointers(v, `${at}/${i}`)));
-  else if (doc !== null && typeof doc === "object")
+  if (Array.isArray(doc)) {
+    for (let i = 0; i < doc.length; i++) out.push(...pointers(doc[i] as Json, `${at}/${i}`));
+  } else if (doc !== null && typeof doc === "object")
     for (const [k, v] of Object.entries(doc)) out.push(...pointers(v, `${at}/${esc(k)}`));
   return out;
 }
