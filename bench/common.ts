@@ -108,3 +108,24 @@ export function isMain(moduleUrl: string): boolean {
   if (entry === undefined) return false;
   return fileURLToPath(moduleUrl) === entry || fileURLToPath(moduleUrl) === `${entry}.js`;
 }
+
+/**
+ * Runs one part: its detailed table on stdout and its summary rows, or, when a correctness gate
+ * fails, no timings at all and the failure (the only thing that makes `npm run bench` fail).
+ */
+export async function runPart<R>(
+  part: string,
+  run: () => Promise<R>,
+  format: (r: R) => string,
+  summary: (r: R) => SummaryRow[],
+): Promise<PartReport> {
+  try {
+    const r = await run();
+    console.log(format(r));
+    return { part, rows: summary(r), gateFailures: [] };
+  } catch (e) {
+    if (!(e instanceof GateError)) throw e;
+    console.error(`${part} benchmark: correctness gate failed, no timing reported:\n${e.message}`);
+    return { part, rows: [], gateFailures: [`${part}: ${e.message}`] };
+  }
+}

@@ -22,6 +22,7 @@ import { generateSelfSignedCertificate } from "../src/adapters/server/tls.ts";
 import {
   fmtUs,
   GateError,
+  runPart,
   intOption,
   isMain,
   median,
@@ -220,18 +221,16 @@ export function overheadSummary(r: OverheadBenchReport): SummaryRow[] {
 }
 
 export async function overheadPart(argv: readonly string[]): Promise<PartReport> {
-  try {
-    const r = await runOverheadBench({
-      rounds: intOption(argv, "rounds", DEFAULT_OVERHEAD_BENCH.rounds),
-      requests: intOption(argv, "requests", DEFAULT_OVERHEAD_BENCH.requests),
-    });
-    console.log(formatOverheadReport(r));
-    return { part: "overhead", rows: overheadSummary(r), gateFailures: [] };
-  } catch (e) {
-    if (!(e instanceof GateError)) throw e;
-    console.error(`overhead benchmark: correctness gate failed, no timing reported:\n${e.message}`);
-    return { part: "overhead", rows: [], gateFailures: [`overhead: ${e.message}`] };
-  }
+  return runPart(
+    "overhead",
+    () =>
+      runOverheadBench({
+        rounds: intOption(argv, "rounds", DEFAULT_OVERHEAD_BENCH.rounds),
+        requests: intOption(argv, "requests", DEFAULT_OVERHEAD_BENCH.requests),
+      }),
+    formatOverheadReport,
+    overheadSummary,
+  );
 }
 
 if (isMain(import.meta.url)) {

@@ -33,6 +33,7 @@ import {
   fmtUs,
   fmtX,
   GateError,
+  runPart,
   intOption,
   isMain,
   median,
@@ -390,18 +391,16 @@ export function requestSummary(r: RequestBenchReport): SummaryRow[] {
 }
 
 export async function requestPart(argv: readonly string[]): Promise<PartReport> {
-  try {
-    const r = await runRequestBench({
-      rounds: intOption(argv, "rounds", DEFAULT_REQUEST_BENCH.rounds),
-      iterations: intOption(argv, "iterations", DEFAULT_REQUEST_BENCH.iterations),
-    });
-    console.log(formatRequestReport(r));
-    return { part: "request", rows: requestSummary(r), gateFailures: [] };
-  } catch (e) {
-    if (!(e instanceof GateError)) throw e;
-    console.error(`request benchmark: correctness gate failed, no timing reported:\n${e.message}`);
-    return { part: "request", rows: [], gateFailures: [`request: ${e.message}`] };
-  }
+  return runPart(
+    "request",
+    () =>
+      runRequestBench({
+        rounds: intOption(argv, "rounds", DEFAULT_REQUEST_BENCH.rounds),
+        iterations: intOption(argv, "iterations", DEFAULT_REQUEST_BENCH.iterations),
+      }),
+    formatRequestReport,
+    requestSummary,
+  );
 }
 
 if (isMain(import.meta.url)) {

@@ -26,6 +26,7 @@ import {
   fmtMs,
   fmtX,
   GateError,
+  runPart,
   intOption,
   isMain,
   median,
@@ -488,20 +489,18 @@ export function scaleSummary(r: ScaleBenchReport): SummaryRow[] {
 }
 
 export async function scalePart(argv: readonly string[]): Promise<PartReport> {
-  try {
-    const r = await runScaleBench({
-      policies: intOption(argv, "policies", DEFAULT_SCALE_BENCH.policies),
-      rounds: intOption(argv, "rounds", DEFAULT_SCALE_BENCH.rounds),
-      iterations: intOption(argv, "iterations", DEFAULT_SCALE_BENCH.iterations),
-      loadRounds: intOption(argv, "load-rounds", DEFAULT_SCALE_BENCH.loadRounds),
-    });
-    console.log(formatScaleReport(r));
-    return { part: "scale", rows: scaleSummary(r), gateFailures: [] };
-  } catch (e) {
-    if (!(e instanceof GateError)) throw e;
-    console.error(`scale benchmark: correctness gate failed, no timing reported:\n${e.message}`);
-    return { part: "scale", rows: [], gateFailures: [`scale: ${e.message}`] };
-  }
+  return runPart(
+    "scale",
+    () =>
+      runScaleBench({
+        policies: intOption(argv, "policies", DEFAULT_SCALE_BENCH.policies),
+        rounds: intOption(argv, "rounds", DEFAULT_SCALE_BENCH.rounds),
+        iterations: intOption(argv, "iterations", DEFAULT_SCALE_BENCH.iterations),
+        loadRounds: intOption(argv, "load-rounds", DEFAULT_SCALE_BENCH.loadRounds),
+      }),
+    formatScaleReport,
+    scaleSummary,
+  );
 }
 
 if (isMain(import.meta.url)) {
