@@ -129,3 +129,42 @@ export async function runPart<R>(
     return { part, rows: [], gateFailures: [`${part}: ${e.message}`] };
   }
 }
+
+/** A ValidatingAdmissionPolicy with one resource rule and its Deny binding, as YAML text. */
+export function validatingPolicyYaml(
+  name: string,
+  rule: { group: string; version: string; resource: string; operations: readonly string[] },
+  validations: readonly { expression: string; message?: string }[],
+): string {
+  // JSON strings are valid YAML double-quoted scalars, so no CEL text needs YAML escaping by hand.
+  const items = validations
+    .map(
+      (v) =>
+        `    - expression: ${JSON.stringify(v.expression)}` +
+        (v.message === undefined ? "" : `\n      message: ${JSON.stringify(v.message)}`),
+    )
+    .join("\n");
+  return `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: ${name}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+      - apiGroups: [${JSON.stringify(rule.group)}]
+        apiVersions: [${JSON.stringify(rule.version)}]
+        operations: [${rule.operations.map((o) => JSON.stringify(o)).join(", ")}]
+        resources: [${JSON.stringify(rule.resource)}]
+  validations:
+${items}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: ${name}
+spec:
+  policyName: ${name}
+  validationActions: [Deny]
+`;
+}

@@ -34,6 +34,7 @@ import {
   fmtX,
   GateError,
   runPart,
+  validatingPolicyYaml,
   intOption,
   isMain,
   median,
@@ -79,36 +80,11 @@ export const DEFAULT_REQUEST_BENCH: RequestBenchOptions = { rounds: 9, warmupRou
 
 /** The 20 benchmark rules as one ValidatingAdmissionPolicy and its binding, for Pods on CREATE. */
 export function rulesPolicyYaml(rules: readonly Rule[] = RULES, name = "bench-rules"): string {
-  // JSON strings are valid YAML double-quoted scalars, so no CEL text needs YAML escaping by hand.
-  const validations = rules
-    .map(
-      (r) =>
-        `    - expression: ${JSON.stringify(r.cel)}\n      message: ${JSON.stringify(`${r.name} is not allowed`)}`,
-    )
-    .join("\n");
-  return `apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicy
-metadata:
-  name: ${name}
-spec:
-  failurePolicy: Fail
-  matchConstraints:
-    resourceRules:
-      - apiGroups: [""]
-        apiVersions: ["v1"]
-        operations: ["CREATE"]
-        resources: ["pods"]
-  validations:
-${validations}
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicyBinding
-metadata:
-  name: ${name}
-spec:
-  policyName: ${name}
-  validationActions: [Deny]
-`;
+  return validatingPolicyYaml(
+    name,
+    { group: "", version: "v1", resource: "pods", operations: ["CREATE"] },
+    rules.map((r) => ({ expression: r.cel, message: `${r.name} is not allowed` })),
+  );
 }
 
 /** Paths of set (b): what bench/webhook.ts serves by default. */

@@ -27,6 +27,7 @@ import {
   fmtX,
   GateError,
   runPart,
+  validatingPolicyYaml,
   intOption,
   isMain,
   median,
@@ -165,37 +166,6 @@ const OTHER_TARGETS: readonly Target[] = [
   },
 ];
 
-function policyYaml(
-  name: string,
-  rule: { group: string; version: string; resource: string; operations: readonly string[] },
-  expressions: readonly string[],
-): string {
-  const validations = expressions.map((e) => `    - expression: ${JSON.stringify(e)}`).join("\n");
-  return `apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicy
-metadata:
-  name: ${name}
-spec:
-  failurePolicy: Fail
-  matchConstraints:
-    resourceRules:
-      - apiGroups: [${JSON.stringify(rule.group)}]
-        apiVersions: [${JSON.stringify(rule.version)}]
-        operations: [${rule.operations.map((o) => JSON.stringify(o)).join(", ")}]
-        resources: [${JSON.stringify(rule.resource)}]
-  validations:
-${validations}
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicyBinding
-metadata:
-  name: ${name}
-spec:
-  policyName: ${name}
-  validationActions: [Deny]
-`;
-}
-
 /**
  * `total` policies, the first `matching` (at most 20) of which match the benchmark Pod CREATE. The
  * same arguments always give the same text.
@@ -207,7 +177,12 @@ export function generateScalePolicies(total = 1000, matching = 20): GeneratedPol
   for (let i = 0; i < matching && i < total; i++) {
     const rule = RULES[i] as (typeof RULES)[number];
     const name = `scale-match-${String(i).padStart(2, "0")}-${rule.name}`;
-    out.push({ name, matchesPod: true, validations: 1, yaml: policyYaml(name, pods, [rule.cel]) });
+    out.push({
+      name,
+      matchesPod: true,
+      validations: 1,
+      yaml: validatingPolicyYaml(name, pods, [{ expression: rule.cel }]),
+    });
   }
   for (let i = out.length; i < total; i++) {
     const target = OTHER_TARGETS[i % OTHER_TARGETS.length] as Target;
@@ -226,7 +201,11 @@ export function generateScalePolicies(total = 1000, matching = 20): GeneratedPol
       name,
       matchesPod: false,
       validations: expressions.length,
-      yaml: policyYaml(name, target, expressions),
+      yaml: validatingPolicyYaml(
+        name,
+        target,
+        expressions.map((expression) => ({ expression })),
+      ),
     });
   }
   return out;
