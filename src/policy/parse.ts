@@ -768,21 +768,57 @@ function readParamKind(r: Reporter, view: MapView): ParamKind | undefined {
   return { apiVersion, kind };
 }
 
-function readMatchConditions(r: Reporter, spec: MapView): MatchCondition[] {
-  const out: MatchCondition[] = [];
-  const f = spec.field("matchConditions");
+/** A list field's items; more than `max` is reported (the items are still read, to report them too). */
+function boundedSeq(r: Reporter, spec: MapView, key: string, max?: number): Field[] {
+  const f = spec.field(key);
   const items = f ? asSeq(r, f) : undefined;
-  if (!f || !items) return out;
-  if (items.length > MAX_MATCH_CONDITIONS) {
-    r.report(
-      "PE_FIELD_VALUE",
-      f.path,
-      f.offset,
-      `must have at most ${MAX_MATCH_CONDITIONS} items; got ${items.length}`,
-    );
+  if (!f || !items) return [];
+  if (max !== undefined && items.length > max)
+    r.report("PE_FIELD_VALUE", f.path, f.offset, `must have at most ${max} items; got ${items.length}`);
+  return items;
+}
+
+/**
+ * Names that must be unique within one list. `first` reports a repeat, with the line of its first
+ * use, and returns false for it.
+ */
+class UniqueNames {
+  private readonly seen = new Map<string, number>();
+  constructor(
+    private readonly r: Reporter,
+    private readonly what: string,
+  ) {}
+  first(field: Field, name: string): boolean {
+    const line = this.seen.get(name);
+    if (line !== undefined) {
+      this.r.report(
+        "PE_DUPLICATE",
+        field.path,
+        field.offset,
+        `duplicate ${this.what} ${JSON.stringify(name)} (first at line ${line})`,
+      );
+      return false;
+    }
+    this.seen.set(name, this.r.dc.positions.at(field.offset).line);
+    return true;
   }
-  const seen = new Map<string, number>();
-  for (const item of items) {
+}
+
+/**
+ * matchConditions and variables: `{name, expression}` items with unique names, each name checked by
+ * `nameProblems` (the messages, empty when the name is good).
+ */
+function readNamedExpressions(
+  r: Reporter,
+  spec: MapView,
+  key: "matchConditions" | "variables",
+  max: number | undefined,
+  what: string,
+  nameProblems: (name: string) => readonly string[],
+): { name: string; expression: string }[] {
+  const out: { name: string; expression: string }[] = [];
+  const names = new UniqueNames(r, what);
+  for (const item of boundedSeq(r, spec, key, max)) {
     const view = asMap(r, item);
     if (!view) continue;
     view.known(NAMED_EXPRESSION_FIELDS);
@@ -790,19 +826,8 @@ function readMatchConditions(r: Reporter, spec: MapView): MatchCondition[] {
     const nameField = view.field("name");
     let nameOk = name !== undefined;
     if (name !== undefined && nameField) {
-      nameOk = reportFormat(r, nameField, name, qualifiedName(name));
-      const first = seen.get(name);
-      if (first !== undefined) {
-        r.report(
-          "PE_DUPLICATE",
-          nameField.path,
-          nameField.offset,
-          `duplicate match condition name ${JSON.stringify(name)} (first at line ${first})`,
-        );
-        nameOk = false;
-      } else {
-        seen.set(name, r.dc.positions.at(nameField.offset).line);
-      }
+      nameOk = reportFormat(r, nameField, name, nameProblems(name));
+      if (!names.first(nameField, name)) nameOk = false;
     }
     const expression = view.requiredString("expression");
     if (nameOk && name !== undefined && expression !== undefined) out.push({ name, expression });
@@ -810,43 +835,25 @@ function readMatchConditions(r: Reporter, spec: MapView): MatchCondition[] {
   return out;
 }
 
+function readMatchConditions(r: Reporter, spec: MapView): MatchCondition[] {
+  return readNamedExpressions(
+    r,
+    spec,
+    "matchConditions",
+    MAX_MATCH_CONDITIONS,
+    "match condition name",
+    qualifiedName,
+  );
+}
+
 function readVariables(r: Reporter, spec: MapView): Variable[] {
-  const out: Variable[] = [];
-  const seen = new Map<string, number>();
-  for (const item of spec.seq("variables") ?? []) {
-    const view = asMap(r, item);
-    if (!view) continue;
-    view.known(NAMED_EXPRESSION_FIELDS);
-    const name = view.requiredString("name");
-    const nameField = view.field("name");
-    let nameOk = name !== undefined;
-    if (name !== undefined && nameField) {
-      if (!isCelIdentifier(name)) {
-        r.report(
-          "PE_FIELD_VALUE",
-          nameField.path,
-          nameField.offset,
-          `must be a CEL identifier (letters, digits and '_', not starting with a digit, not a reserved word); got ${JSON.stringify(name)}`,
-        );
-        nameOk = false;
-      }
-      const first = seen.get(name);
-      if (first !== undefined) {
-        r.report(
-          "PE_DUPLICATE",
-          nameField.path,
-          nameField.offset,
-          `duplicate variable name ${JSON.stringify(name)} (first at line ${first})`,
-        );
-        nameOk = false;
-      } else {
-        seen.set(name, r.dc.positions.at(nameField.offset).line);
-      }
-    }
-    const expression = view.requiredString("expression");
-    if (nameOk && name !== undefined && expression !== undefined) out.push({ name, expression });
-  }
-  return out;
+  return readNamedExpressions(r, spec, "variables", undefined, "variable name", (name) =>
+    isCelIdentifier(name)
+      ? []
+      : [
+          "must be a CEL identifier (letters, digits and '_', not starting with a digit, not a reserved word)",
+        ],
+  );
 }
 
 function readValidation(r: Reporter, item: Field): Validation | undefined {
@@ -878,19 +885,8 @@ function readValidation(r: Reporter, item: Field): Validation | undefined {
 
 function readAuditAnnotations(r: Reporter, spec: MapView, policyName: string | undefined): AuditAnnotation[] {
   const out: AuditAnnotation[] = [];
-  const f = spec.field("auditAnnotations");
-  const items = f ? asSeq(r, f) : undefined;
-  if (!f || !items) return out;
-  if (items.length > MAX_AUDIT_ANNOTATIONS) {
-    r.report(
-      "PE_FIELD_VALUE",
-      f.path,
-      f.offset,
-      `must have at most ${MAX_AUDIT_ANNOTATIONS} items; got ${items.length}`,
-    );
-  }
-  const seen = new Map<string, number>();
-  for (const item of items) {
+  const keys = new UniqueNames(r, "audit annotation key");
+  for (const item of boundedSeq(r, spec, "auditAnnotations", MAX_AUDIT_ANNOTATIONS)) {
     const view = asMap(r, item);
     if (!view) continue;
     view.known(AUDIT_ANNOTATION_FIELDS);
@@ -913,17 +909,7 @@ function readAuditAnnotations(r: Reporter, spec: MapView, policyName: string | u
           `${e} (the key becomes "<policy name>/<key>"); got ${JSON.stringify(key)}`,
         );
       }
-      const first = seen.get(key);
-      if (first !== undefined) {
-        r.report(
-          "PE_DUPLICATE",
-          keyField.path,
-          keyField.offset,
-          `duplicate audit annotation key ${JSON.stringify(key)} (first at line ${first})`,
-        );
-      } else {
-        seen.set(key, r.dc.positions.at(keyField.offset).line);
-      }
+      keys.first(keyField, key);
     }
     const valueExpression = view.requiredString("valueExpression");
     const veField = view.field("valueExpression");
