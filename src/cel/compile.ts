@@ -18,18 +18,24 @@ import {
   CelObject,
   CelType,
   type CelValue,
+  BuiltMap,
   Duration,
+  fromJson,
+  isJsonMap,
   isPlainMap,
-  type JsonMap,
   type MapKey,
-  mapEntries,
   mapGet,
+  mapKeys,
+  newBuiltMap,
   noSuchOverload,
   Optional,
   Timestamp,
   typeName,
   UInt,
+  type JsonMap,
 } from "./values.ts";
+
+const BUILT_MAP: object = BuiltMap.prototype;
 
 /** Limits for one evaluation. Costs are in cel-go's runtime cost units. */
 export interface EvalLimits {
@@ -177,6 +183,15 @@ interface Compiled {
    * value or ABSENT. `orValue`/`hasValue` on a chain read it, so a chain allocates no Optional per step.
    */
   readonly raw?: RawEval;
+  /**
+   * For a raw chain of field selections (`a.?b.?c`, `a.?b.c`): where it starts and the fields it
+   * selects, so a longer chain is one evaluator with a loop instead of one closure per field.
+   */
+  readonly chain?: {
+    readonly base: RawEval;
+    readonly fields: readonly string[];
+    readonly ids: readonly number[];
+  };
 }
 
 /** What an optional chain's raw evaluator returns for optional.none(). */
@@ -188,6 +203,35 @@ function maybeOptional(ev: Eval): RawEval {
   return (f) => {
     const v = ev(f);
     if (v instanceof Optional) return v.hasValue() ? v.value() : ABSENT;
+    return v;
+  };
+}
+
+/**
+ * A raw chain of selections from `base`, in one closure. The cost is charged up front, all of it, as
+ * the nested form charges each step before evaluating its operand.
+ */
+function chainEvaluator(base: RawEval, fields: readonly string[], ids: readonly number[]): RawEval {
+  const n = fields.length;
+  if (n === 1) {
+    const field = fields[0] as string;
+    const id = ids[0] as number;
+    return (f) => {
+      f.st.addCost(1);
+      const v = base(f);
+      if (v === ABSENT) return ABSENT;
+      const r = selectField(v, field, id);
+      return r === undefined ? ABSENT : r;
+    };
+  }
+  return (f) => {
+    f.st.addCost(n);
+    let v = base(f);
+    for (let i = 0; i < n; i++) {
+      if (v === ABSENT) return ABSENT;
+      const r: CelValue | undefined = selectField(v, fields[i] as string, ids[i] as number);
+      v = r === undefined ? ABSENT : r;
+    }
     return v;
   };
 }
@@ -257,8 +301,13 @@ function asBool(v: CelValue, fn: string): boolean {
 
 /** Field selection on a map-like value; `undefined` when the field is absent. */
 function selectField(v: CelValue, field: string, id: number): CelValue | undefined {
-  if (isPlainMap(v)) return Object.hasOwn(v, field) ? (v as JsonMap)[field] : undefined;
-  if (v instanceof CelMap) return v.get(field);
+  if (typeof v === "object" && v !== null) {
+    const proto = Object.getPrototypeOf(v);
+    if (proto === Object.prototype || proto === null)
+      return Object.hasOwn(v, field) ? fromJson((v as JsonMap)[field]) : undefined;
+    if (proto === BUILT_MAP) return Object.hasOwn(v, field) ? (v as JsonMap)[field] : undefined;
+    if (v instanceof CelMap) return v.get(field);
+  }
   const err = new CelError(
     v === null ? `no such key: ${field}` : `type '${typeName(v)}' does not support field selection`,
   );
@@ -470,22 +519,22 @@ class Compiler {
     }
     if (e.optional || operand.raw) {
       // `a.?b`, or `a.?b.c` (selecting through an optional keeps the chain optional).
-      const opRaw = operand.raw ?? maybeOptional(op);
-      const raw: RawEval = (f) => {
-        f.st.addCost(1);
-        const v = opRaw(f);
-        if (v === ABSENT) return ABSENT;
-        const r = selectField(v, field, id);
-        return r === undefined ? ABSENT : r;
-      };
-      return { ev: wrapOptional(raw), raw, type: "optional_type" };
+      const chain = operand.chain
+        ? {
+            base: operand.chain.base,
+            fields: [...operand.chain.fields, field],
+            ids: [...operand.chain.ids, id],
+          }
+        : { base: operand.raw ?? maybeOptional(op), fields: [field], ids: [id] };
+      const raw = chainEvaluator(chain.base, chain.fields, chain.ids);
+      return { ev: wrapOptional(raw), raw, chain, type: "optional_type" };
     }
     return {
       ev: (f) => {
         f.st.addCost(1);
         const v = op(f);
-        if (isPlainMap(v)) {
-          if (Object.hasOwn(v, field)) return (v as JsonMap)[field] as CelValue;
+        if (isJsonMap(v)) {
+          if (Object.hasOwn(v, field)) return fromJson(v[field]);
         } else if (v instanceof Optional) {
           // Selecting through an optional keeps the chain optional: `a.?b.c` is optional.
           if (!v.hasValue()) return v;
@@ -1017,7 +1066,7 @@ class Compiler {
       return {
         ev: (f) => {
           f.st.addCost(1);
-          const m: Record<string, CelValue> = {};
+          const m = newBuiltMap();
           for (let i = 0; i < keys.length; i++) m[keys[i] as string] = (values[i] as Eval)(f);
           return m;
         },
@@ -1066,7 +1115,7 @@ class Compiler {
     return {
       ev: (f) => {
         f.st.addCost(1);
-        const out: Record<string, CelValue> = {};
+        const out = newBuiltMap();
         for (const fl of fields) {
           let v = fl.value(f);
           if (fl.optional) {
@@ -1130,11 +1179,12 @@ class Compiler {
             }
           }
         } else if (r instanceof CelMap || isPlainMap(r)) {
-          for (const [k, v] of mapEntries(r)) {
+          for (const k of mapKeys(r)) {
             st.tick();
             st.addCost(1);
             slots[v1] = k;
-            if (two) slots[v2] = v;
+            // Only when the macro names the value: reading one out of a JSON map converts it.
+            if (two) slots[v2] = mapGet(r, k) as CelValue;
             if (cond(f) !== true) break;
             try {
               slots[accuSlot] = step(f);

@@ -1,7 +1,8 @@
 /**
  * JSON ⇄ CEL values. Kubernetes decodes integral JSON numbers as int64 and the rest as float64;
- * `toCel` does the same so `object.spec.replicas + 1` is int arithmetic, and `toJson` turns any CEL
- * value back into JSON without losing precision (ints beyond 2^53 become decimal strings).
+ * `toCel` does the same, all at once, so a value handed to the public API comes back fully typed
+ * (the engine skips it: values.ts reads JSON input lazily), and `toJson` turns any CEL value back
+ * into JSON without losing precision (ints beyond 2^53 become decimal strings).
  */
 import {
   CelMap,
@@ -9,6 +10,8 @@ import {
   CelType,
   type CelValue,
   Duration,
+  isIntegral,
+  isJsonMap,
   isPlainMap,
   type JsonMap,
   Optional,
@@ -21,7 +24,7 @@ export function toCel(v: unknown): CelValue {
   switch (typeof v) {
     case "number":
       // Kubernetes decodes a JSON number as int64 when it is integral and fits, else as a double.
-      return integral(v) ? BigInt(v) : v;
+      return isIntegral(v) ? BigInt(v) : v;
     case "string":
     case "boolean":
     case "bigint":
@@ -35,7 +38,8 @@ export function toCel(v: unknown): CelValue {
         for (let i = 0; i < v.length; i++) out[i] = toCel(v[i]);
         return out;
       }
-      if (isPlainMap(v)) {
+      // A map the evaluator built holds CEL values already (a double 2.0 must stay a double).
+      if (isJsonMap(v)) {
         const out: Record<string, CelValue> = {};
         for (const k in v) if (Object.hasOwn(v, k)) out[k] = toCel((v as Record<string, unknown>)[k]);
         return out as JsonMap;
@@ -45,39 +49,6 @@ export function toCel(v: unknown): CelValue {
     default:
       return null;
   }
-}
-
-function integral(v: number): boolean {
-  return Number.isSafeInteger(v) || (Number.isInteger(v) && Math.abs(v) < 2 ** 63);
-}
-
-/**
- * `toCel` for JSON the caller owns and will not read again as JSON (a webhook request body just
- * parsed): integral numbers are turned into ints in place, so no copy of the object is made.
- */
-export function toCelInPlace(v: unknown): CelValue {
-  if (typeof v !== "object" || v === null) return toCel(v);
-  if (Array.isArray(v)) {
-    for (let i = 0; i < v.length; i++) {
-      const x: unknown = v[i];
-      if (typeof x === "number") {
-        if (integral(x)) v[i] = BigInt(x);
-      } else if (typeof x === "object" && x !== null) toCelInPlace(x);
-      else if (x === undefined) v[i] = null;
-    }
-    return v as CelValue;
-  }
-  if (!isPlainMap(v)) return v as CelValue;
-  const o = v as Record<string, unknown>;
-  for (const k in o) {
-    if (!Object.hasOwn(o, k)) continue;
-    const x = o[k];
-    if (typeof x === "number") {
-      if (integral(x)) o[k] = BigInt(x);
-    } else if (typeof x === "object" && x !== null) toCelInPlace(x);
-    else if (x === undefined) o[k] = null;
-  }
-  return o as JsonMap;
 }
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);

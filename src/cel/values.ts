@@ -18,8 +18,11 @@
  * | optional_type     | {@link Optional}                              |
  * | library types     | subclasses of {@link CelObject} (Quantity, IP, CIDR, URL, Semver, ...) |
  *
- * Integers are `bigint` so that int and double stay distinct types, as CEL requires; JSON input is
- * converted once by `toCel` in input.ts.
+ * Integers are `bigint` so that int and double stay distinct types, as CEL requires. JSON input is
+ * not converted up front: a map whose prototype is `Object.prototype` (or null) is JSON, and every
+ * read out of it goes through {@link fromJson}, so a request costs what its policies read, not what
+ * its object weighs. Maps the evaluator builds as plain objects have the {@link BuiltMap} prototype
+ * instead: their values are CEL values already (a double 2.0 in one must stay a double).
  */
 
 export class UInt {
@@ -174,10 +177,70 @@ export class CelError extends Error {
   }
 }
 
+/**
+ * The prototype of the plain-object maps the evaluator builds (map literals with constant string
+ * keys, `Object{...}` values): what tells them from JSON input, whose values {@link fromJson} reads.
+ * A class, not a null prototype, so V8 keeps these objects in fast mode.
+ */
+export class BuiltMap {}
+const BUILT = BuiltMap.prototype;
+
+/** A new, empty built map (see {@link BuiltMap}). */
+export function newBuiltMap(): Record<string, CelValue> {
+  return new BuiltMap() as Record<string, CelValue>;
+}
+
 export function isPlainMap(v: unknown): v is JsonMap {
   if (typeof v !== "object" || v === null) return false;
   const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null || proto === BUILT;
+}
+
+/** A map of JSON input (from JSON.parse, YAML or `toCel`): its values are read through fromJson. */
+export function isJsonMap(v: unknown): v is JsonMap {
+  if (typeof v !== "object" || v === null) return false;
+  const proto = Object.getPrototypeOf(v);
   return proto === Object.prototype || proto === null;
+}
+
+/** Kubernetes decodes a JSON number as int64 when it is integral and fits, else as a double. */
+export function isIntegral(v: number): boolean {
+  return Number.isSafeInteger(v) || (Number.isInteger(v) && Math.abs(v) < 2 ** 63);
+}
+
+/**
+ * A value read out of a JSON map, as CEL sees it: an integral number is an int, anything else a
+ * double; a list has its elements converted the same way (copied only when one needs it, which
+ * lists of objects and strings never do); a map stays as it is and is read through here in turn.
+ * Idempotent, so input already converted by `toCel` reads the same.
+ */
+export function fromJson(x: unknown): CelValue {
+  switch (typeof x) {
+    case "number":
+      return isIntegral(x) ? BigInt(x) : x;
+    case "object":
+      return x !== null && Array.isArray(x) ? jsonList(x) : (x as CelValue);
+    case "undefined":
+      return null;
+    default:
+      return x as CelValue;
+  }
+}
+
+function jsonList(a: readonly unknown[]): CelList {
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i];
+    if (typeof x === "number" ? isIntegral(x) : x === undefined || (Array.isArray(x) && jsonList(x) !== x))
+      return a.map((e) => fromJson(e));
+  }
+  return a as CelList;
+}
+
+/** The value of a string key of a plain-object map, converted if the map is JSON; undefined if absent. */
+export function plainGet(m: JsonMap, key: string): CelValue | undefined {
+  if (!Object.hasOwn(m, key)) return undefined;
+  const v = m[key];
+  return Object.getPrototypeOf(m) === BUILT ? v : fromJson(v);
 }
 
 export const INT64_MIN = -(2n ** 63n);
@@ -244,7 +307,10 @@ export function mapKeys(m: CelMap | JsonMap): Iterable<MapKey> {
 }
 
 export function mapEntries(m: CelMap | JsonMap): Iterable<readonly [MapKey, CelValue]> {
-  return m instanceof CelMap ? m.entries() : (Object.entries(m) as [string, CelValue][]);
+  if (m instanceof CelMap) return m.entries();
+  const entries = Object.entries(m) as [string, CelValue][];
+  if (Object.getPrototypeOf(m) !== BUILT) for (const e of entries) e[1] = fromJson(e[1]);
+  return entries;
 }
 
 export function mapSize(m: CelMap | JsonMap): number {
@@ -254,6 +320,5 @@ export function mapSize(m: CelMap | JsonMap): number {
 /** Map lookup; `undefined` when the key is absent. */
 export function mapGet(m: CelMap | JsonMap, key: CelValue): CelValue | undefined {
   if (m instanceof CelMap) return m.get(key);
-  if (typeof key !== "string") return undefined;
-  return Object.hasOwn(m, key) ? m[key] : undefined;
+  return typeof key === "string" ? plainGet(m, key) : undefined;
 }

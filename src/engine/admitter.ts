@@ -55,7 +55,6 @@ export function createAdmitter(
         deadline: options.deadline,
         ...(options.failurePolicy ? { failurePolicy: options.failurePolicy } : {}),
         ...(options.explain ? { explain: true } : {}),
-        ...(options.consumeRequest ? { consumeRequest: true } : {}),
       };
       return options.phase === "mutate" ? mutate(set, request, ctx, opts) : validate(set, request, ctx, opts);
     },

@@ -17,8 +17,6 @@ import {
   PER_CALL_COST_LIMIT,
   RUNTIME_COST_BUDGET,
   run,
-  toCel,
-  toCelInPlace,
   toJson,
   type VariableResolver,
 } from "../cel/index.ts";
@@ -61,8 +59,6 @@ export interface EvaluateOptions {
   readonly includeUnbound?: boolean;
   /** Record every step's value in the trace (CLI, REPL); the webhook leaves it off for speed. */
   readonly explain?: boolean;
-  /** See ReviewOptions.consumeRequest: validation may convert the request's objects in place. */
-  readonly consumeRequest?: boolean;
 }
 
 const REASON_CODES: Record<string, number> = {
@@ -109,8 +105,7 @@ function requestValue(r: AdmissionRequest): Record<string, unknown> {
   return out;
 }
 
-export function prepare(request: AdmissionRequest, ctx: EngineContext, consume = false): PreparedRequest {
-  const convert = consume ? toCelInPlace : toCel;
+export function prepare(request: AdmissionRequest, ctx: EngineContext): PreparedRequest {
   const ns = request.namespace ? ctx.namespace(request.namespace) : undefined;
   const authz = new AuthorizerValue(
     ctx.authorizer ?? unavailableAuthorizer,
@@ -120,10 +115,12 @@ export function prepare(request: AdmissionRequest, ctx: EngineContext, consume =
   return {
     request,
     values: {
-      object: convert(request.object),
-      oldObject: convert(request.oldObject),
-      request: toCel(requestValue(request)),
-      namespaceObject: toCel(ns ?? null),
+      // JSON as it came: the evaluator converts what it reads (values.ts fromJson), so a large
+      // object costs nothing beyond the fields its policies look at.
+      object: request.object as CelValue,
+      oldObject: request.oldObject as CelValue,
+      request: requestValue(request) as CelValue,
+      namespaceObject: (ns ?? null) as CelValue,
       authorizer: authz,
       "authorizer.requestResource": new ResourceCheck(authz, {
         group: request.resource.group,
@@ -433,7 +430,7 @@ function evaluateSubject(
         ? ev
         : { trace: [], state: new EvalState(PER_CALL_COST_LIMIT, options.deadline), explain: ev.explain };
     const param = `${p.namespace ? `${p.namespace}/` : ""}${p.name}`;
-    return body(toCel(p.object), pev, i === 0 ? started : performance.now(), { ...base, param });
+    return body(p.object as CelValue, pev, i === 0 ? started : performance.now(), { ...base, param });
   });
 }
 
@@ -534,7 +531,7 @@ export function validate(
   options: EvaluateOptions,
 ): AdmissionDecision {
   if (isAdmissionConfigurationResource(request)) return combine([], {});
-  const prepared = prepare(request, ctx, options.consumeRequest ?? false);
+  const prepared = prepare(request, ctx);
   const results: PolicyResult[] = [];
   for (const subject of subjects(set, "ValidatingAdmissionPolicy", options, request)) {
     const policy = subject.policy;
@@ -652,16 +649,8 @@ export function mutate(
   let working: Record<string, unknown> = request.object;
   const patch: JsonPatchOp[] = [];
   const prepared = prepare(request, ctx);
-  // The CEL form of the working object, converted again only after a mutation changed it.
-  let celObject = prepared.values.object as CelValue;
-  let celOf: unknown = request.object;
-  const objectValue = (): CelValue => {
-    if (celOf !== working) {
-      celObject = toCel(working);
-      celOf = working;
-    }
-    return celObject;
-  };
+  // The working object is JSON throughout (mutations apply JSON), which CEL reads as it is.
+  const objectValue = (): CelValue => working as CelValue;
   const results: PolicyResult[] = [];
   const all = subjects(set, "MutatingAdmissionPolicy", options, request);
   const runSubject = (subject: Subject): boolean => {

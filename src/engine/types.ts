@@ -143,12 +143,6 @@ export interface ReviewOptions {
   readonly deadline: number;
   /** Record values and `because` reasons in the trace (costs time; the webhook asks at debug level). */
   readonly explain?: boolean;
-  /**
-   * The request was decoded for this review alone and nothing reads its objects as JSON afterwards
-   * (the webhook's freshly parsed body): validation may convert them to CEL values in place instead
-   * of copying them. The mutating phase, which patches JSON, ignores it.
-   */
-  readonly consumeRequest?: boolean;
 }
 
 /** What the webhook asks of the engine. Implementations never throw for bad policies or requests. */

@@ -301,8 +301,6 @@ export async function buildServer(deps: ServerDeps): Promise<WebhookServer> {
       ...(route.failurePolicy !== undefined ? { failurePolicy: route.failurePolicy } : {}),
       deadline: deadlineFor(receivedAt, requestTimeoutMs(timeout, defaultTimeoutMs)),
       ...(isDebugging(request.log.level) ? { explain: true } : {}),
-      // The body was parsed for this review alone; the reply is built from the decision.
-      consumeRequest: true,
     };
     const mutating = route.phase === "mutate";
     const encodeOptions = { mutating, operation: admission.operation };

@@ -10,6 +10,8 @@ import {
   type CelValue,
   Duration,
   isPlainMap,
+  type JsonMap,
+  mapEntries,
   Optional,
   Timestamp,
   UInt,
@@ -91,19 +93,13 @@ export const internalLibrary: Library = {
           return m;
         },
       ),
-      globalFn(
-        "map_insert_map",
-        ["map", "map"],
-        "map",
-        (m: CelMap, entry: CelMap | Record<string, CelValue>) => {
-          const entries = entry instanceof CelMap ? [...entry.entries()] : Object.entries(entry);
-          for (const [k, v] of entries) {
-            if (m.has(k)) throw new CelError(`insert failed: key ${String(k)} already exists`);
-            m.set(k, v);
-          }
-          return m;
-        },
-      ),
+      globalFn("map_insert_map", ["map", "map"], "map", (m: CelMap, entry: CelMap | JsonMap) => {
+        for (const [k, v] of [...mapEntries(entry)]) {
+          if (m.has(k)) throw new CelError(`insert failed: key ${String(k)} already exists`);
+          m.set(k, v);
+        }
+        return m;
+      }),
     ),
     fn(
       "@in",

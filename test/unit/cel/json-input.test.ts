@@ -1,0 +1,183 @@
+/**
+ * JSON input is read lazily (values.ts fromJson): the engine hands CEL the request's objects as they
+ * were parsed and converts what an expression reads. These tests hold that to the eager `toCel`
+ * conversion, which the public API still uses: every expression must give the same typed result,
+ * or the same error, either way, and the input must come out as it went in.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import {
+  ADMISSION_VARIABLES,
+  type CelValue,
+  compile,
+  createEnvironment,
+  EvalState,
+  run,
+  toCel,
+} from "../../../src/cel/index.ts";
+import { canonOurs } from "../../helpers/differential.ts";
+
+const ENV = createEnvironment({
+  variables: { ...ADMISSION_VARIABLES },
+  extras: { bind: true, math: true, base64: true },
+});
+
+/** A document with every shape of number JSON can hold where CEL tells int from double. */
+const DOC_TEXT = JSON.stringify({
+  metadata: { name: "web", labels: { app: "web", tier: "1" }, generation: 7 },
+  spec: {
+    replicas: 3,
+    ratio: 0.5,
+    whole: 2.0,
+    negative: -4,
+    big: 2 ** 53 + 2,
+    huge: 1e20,
+    ports: [80, 443.5, 8080],
+    matrix: [[1, 2], [3.5]],
+    empty: [],
+    names: ["a", "b"],
+    byName: { a: 1, b: 2.5, c: [1, 2] },
+    containers: [
+      { name: "app", ports: [{ containerPort: 80, hostPort: 0 }], resources: { limits: { cpu: 1 } } },
+      { name: "side", ports: [{ containerPort: 9090 }], securityContext: { runAsUser: 1000 } },
+    ],
+    nothing: null,
+  },
+});
+
+const EXPRESSIONS = [
+  "object.spec.replicas",
+  "object.spec.replicas + 1",
+  "type(object.spec.replicas) == int",
+  "type(object.spec.ratio) == double",
+  "object.spec.whole",
+  "object.spec.whole + 1",
+  "object.spec.negative * 2",
+  "object.spec.big",
+  "object.spec.huge",
+  "object.spec.ports",
+  "object.spec.ports[0] + 1",
+  "object.spec.ports[1]",
+  "object.spec.ports.map(p, type(p))",
+  "object.spec.ports.filter(p, p > 100)",
+  "object.spec.ports.exists(p, p == 80)",
+  "80 in object.spec.ports",
+  "80.0 in object.spec.ports",
+  "object.spec.ports == [80, 443.5, 8080]",
+  "object.spec.ports + [1]",
+  "object.spec.matrix",
+  "object.spec.matrix[0][1] + 1",
+  "object.spec.matrix[1][0]",
+  "object.spec.matrix.map(r, r.map(x, type(x)))",
+  "object.spec.empty",
+  "object.spec.byName",
+  "object.spec.byName.a + 1",
+  "object.spec.byName['a'] + 1",
+  "object.spec.byName['b']",
+  "object.spec.byName.c[1] + 1",
+  "object.spec.byName.map(k, object.spec.byName[k])",
+  "object.spec.byName.all(k, k != '')",
+  "object.spec.byName.transformList(k, v, type(v))",
+  "object.spec.byName.exists(k, v, v == 2.5)",
+  "object.spec.byName == {'a': 1, 'b': 2.5, 'c': [1, 2]}",
+  "object.spec.byName == {'a': 1.0, 'b': 2.5, 'c': [1.0, 2.0]}",
+  "object.spec.?byName.?a",
+  "object.spec.?byName.?a.orValue(0) + 1",
+  "object.spec.byName[?'b']",
+  "object.spec.?missing.orValue(5) + 1",
+  "object.spec.containers.map(c, c.ports.map(p, p.containerPort))",
+  "object.spec.containers.all(c, c.?securityContext.?runAsUser.orValue(1) > 0)",
+  "object.spec.containers.exists(c, c.ports.exists(p, p.?hostPort.orValue(0) != 0))",
+  "object.spec.containers[0].resources.limits.cpu",
+  "object.spec.containers[1].securityContext",
+  "object.spec.containers.map(c, {'path': c.name, 'c': c})[1].c.securityContext.runAsUser + 1",
+  "object.metadata.generation",
+  "string(object.metadata.generation)",
+  "object.metadata.labels.tier",
+  "object.spec.nothing",
+  "object.spec.nothing == null",
+  "size(object.spec.ports)",
+  "object.spec.ports.sum()",
+  "object.spec.ports.max()",
+  "object.spec.ports.sort()",
+  "object.spec.matrix[0].indexOf(2)",
+  "dyn(object.spec.replicas) + 1",
+  "optional.of(object.spec.byName).value().a + 1",
+  "[object.spec.byName][0].c",
+  "{'k': object.spec.ports}.k[0] + 1",
+  "cel.bind(x, object.spec.byName, x.a + 1)",
+  "math.greatest(object.spec.ports)",
+  "'%d'.format([object.spec.replicas])",
+  "'%s'.format([object.spec.byName])",
+  "object.spec.replicas == 3.0",
+  "object.spec.ratio + 1",
+  "object.spec.replicas + 0.5",
+  "object.spec == object.spec",
+  "object.spec.byName.a < object.spec.byName.b",
+];
+
+/** A double the evaluator computed stays a double wherever it is stored and read back. */
+const BUILT_VALUES = [
+  ["{'a': 2.0}.a", "double(2)"],
+  ["type({'a': 2.0}.a) == double", "bool(true)"],
+  ["{'a': [2.0, 3]}.a", "[double(2),int(3)]"],
+  ["{'a': {'b': 2.0}}.a.b", "double(2)"],
+  ["{'a': 2.0}.?a.orValue(1.0)", "double(2)"],
+  ["{'a': 2.0}['a']", "double(2)"],
+  ["{'a': 2.0}.all(k, v, type(v) == double)", "bool(true)"],
+  ["{'a': 2.0} == {'a': 2}", "bool(true)"],
+] as const;
+
+type Outcome = { readonly value: string } | { readonly error: string };
+
+function evalWith(source: string, object: CelValue): Outcome {
+  const c = compile(source, ENV);
+  if (!c.ok) assert.fail(`${source}: ${c.problems.map((p) => p.rendered).join("\n")}`);
+  const r = run(c.program, { values: { object } }, new EvalState(1_000_000, Date.now() + 10_000));
+  return r.ok ? { value: canonOurs(r.value) } : { error: r.error.message };
+}
+
+test("JSON input read lazily gives what the eager toCel conversion gives, expression by expression", () => {
+  const raw = JSON.parse(DOC_TEXT) as CelValue;
+  const converted = toCel(JSON.parse(DOC_TEXT));
+  const errors: string[] = [];
+  for (const source of EXPRESSIONS) {
+    const lazy = evalWith(source, raw);
+    assert.deepEqual(lazy, evalWith(source, converted), source);
+    if ("error" in lazy) errors.push(source);
+  }
+  // Only the mixed int/double arithmetic fails, both ways; everything else must give a value.
+  assert.deepEqual(errors, [
+    "object.spec.ports.sum()",
+    "object.spec.ports.sort()",
+    "object.spec.ratio + 1",
+    "object.spec.replicas + 0.5",
+  ]);
+});
+
+test("JSON input: ints and doubles come out typed as Kubernetes decodes them", () => {
+  const raw = JSON.parse(DOC_TEXT) as CelValue;
+  const expect: Record<string, string> = {
+    "object.spec.replicas + 1": "int(4)",
+    "object.spec.whole": "int(2)",
+    "object.spec.ratio": "double(0.5)",
+    "object.spec.huge": "double(100000000000000000000)",
+    "object.spec.ports": "[int(80),double(443.5),int(8080)]",
+    "object.spec.matrix[0][1] + 1": "int(3)",
+    "object.spec.byName.b": "double(2.5)",
+    "object.spec.byName.c[1] + 1": "int(3)",
+  };
+  for (const [source, want] of Object.entries(expect))
+    assert.deepEqual(evalWith(source, raw), { value: want }, source);
+});
+
+test("JSON input is left as it was: nothing is converted in place", () => {
+  const raw = JSON.parse(DOC_TEXT) as CelValue;
+  for (const source of EXPRESSIONS) evalWith(source, raw);
+  assert.deepEqual(raw, JSON.parse(DOC_TEXT));
+});
+
+test("maps the evaluator builds keep its doubles: 2.0 read back is a double, not an int", () => {
+  for (const [source, want] of BUILT_VALUES)
+    assert.deepEqual(evalWith(source, null), { value: want }, source);
+});
