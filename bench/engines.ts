@@ -1,5 +1,5 @@
 /**
- * The evaluators under comparison, set up once: our engine (compiled programs over `toCel` input) and
+ * The evaluators under comparison, set up once: our engine (compiled programs over the plain JSON Pod, read lazily as the engine reads requests) and
  * @bufbuild/cel used plainly (`parse` + `plan`, plain JSON Pod as `object`). Shared by the benchmark and
  * the correctness gate so both run exactly the same code.
  */

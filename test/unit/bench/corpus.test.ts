@@ -8,7 +8,7 @@ import { test } from "node:test";
 import { generatePods, meanJsonSize } from "../../../bench/corpus.ts";
 import { compileRules, evalBuf, evalOurs, newState, planBufbuild } from "../../../bench/engines.ts";
 import { RULES } from "../../../bench/rules.ts";
-import { toCel } from "../../../src/cel/index.ts";
+import { type CelValue, toCel } from "../../../src/cel/index.ts";
 
 const SEED = 20261122;
 const PODS = generatePods(200, SEED);
@@ -46,14 +46,19 @@ test("our engine agrees with the hand-written JavaScript on every (rule, Pod) pa
   const programs = compileRules(RULES);
   const mismatches: string[] = [];
   for (const pod of PODS) {
-    const object = toCel(pod);
-    const state = newState();
-    RULES.forEach((rule, i) => {
-      const expected = rule.js(pod);
-      const got = evalOurs(programs[i]!, object, state);
-      if (got !== expected)
-        mismatches.push(`${rule.name} on ${pod.metadata.name}: expected ${expected}, got ${got}`);
-    });
+    // Over the JSON Pod as the engine reads requests, and over its toCel conversion as the API takes it.
+    for (const [form, object] of [
+      ["JSON", pod as unknown as CelValue],
+      ["toCel", toCel(pod)],
+    ] as const) {
+      const state = newState();
+      RULES.forEach((rule, i) => {
+        const expected = rule.js(pod);
+        const got = evalOurs(programs[i]!, object, state);
+        if (got !== expected)
+          mismatches.push(`${rule.name} on ${pod.metadata.name} (${form}): expected ${expected}, got ${got}`);
+      });
+    }
   }
   assert.deepEqual(mismatches.slice(0, 20), []);
 });
