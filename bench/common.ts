@@ -81,7 +81,10 @@ export interface SummaryRow {
   readonly ratio: number | undefined;
   /** The goal in words, e.g. "≤ 3×" or "< 2 s". */
   readonly goal: string;
-  /** undefined: not decided here (pending, or informational). Timing never fails the run. */
+  /**
+   * undefined: not decided here (pending, or a reference row whose goal is "reference", such as the
+   * hand-written-JS floors). Timing never fails the run.
+   */
   readonly met: boolean | undefined;
 }
 

@@ -41,7 +41,7 @@ export function formatSummary(rows: readonly SummaryRow[]): string {
       r.baseline,
       r.ratio === undefined ? "-" : `${fmtX(r.ratio)}×`,
       r.goal,
-      r.met === undefined ? "pending" : r.met ? "yes" : "NO",
+      r.met === undefined ? (r.goal === "reference" ? "-" : "pending") : r.met ? "yes" : "NO",
     ]),
     2,
   );
