@@ -35,6 +35,32 @@ function byName(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/**
+ * How many file operations may be in flight at once. One at a time, a directory of 1,000 policies
+ * spent about a fifth of its load waiting on libuv's thread pool, round trip after round trip.
+ */
+const IO_CONCURRENCY = 32;
+
+/** `fn` over `items` with at most `limit` calls pending; results in the items' order. */
+async function mapBounded<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
+type Stat = Awaited<ReturnType<typeof stat>>;
+
 /** Lists the policy files under a directory, depth first in sorted order, skipping hidden entries. */
 async function walk(
   dir: string,
@@ -49,19 +75,24 @@ async function walk(
     // A symlink back up the tree would otherwise be walked forever.
     if (visited.has(real)) return;
     visited.add(real);
-    names = (await readdir(dir)).sort(byName);
+    names = (await readdir(dir)).sort(byName).filter((name) => !name.startsWith("."));
   } catch (error) {
     diagnostics.push(ioDiagnostic(dir, error));
     return;
   }
-  for (const name of names) {
-    if (name.startsWith(".")) continue;
+  // The entries are looked at together; what they hold is still taken in sorted order below.
+  const infos = await mapBounded(names, IO_CONCURRENCY, (name) =>
+    stat(join(dir, name)).then(
+      (info): Stat | Diagnostic => info,
+      (error: unknown) => ioDiagnostic(join(dir, name), error),
+    ),
+  );
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i] as string;
     const path = join(dir, name);
-    let info: Awaited<ReturnType<typeof stat>>;
-    try {
-      info = await stat(path);
-    } catch (error) {
-      diagnostics.push(ioDiagnostic(path, error));
+    const info = infos[i] as Stat | Diagnostic;
+    if (!("isDirectory" in info)) {
+      diagnostics.push(info);
       continue;
     }
     // A `fixtures` directory holds test inputs (Pods, objects) for the suites beside it, not policies or params.
@@ -70,6 +101,8 @@ async function walk(
     } else if (info.isFile() && isPolicyFileName(name)) files.push(path);
   }
 }
+
+type Read = { readonly real: string; readonly text: string } | { readonly error: Diagnostic };
 
 /**
  * Reads every policy file under the given paths (files are read whatever their name; directories
@@ -83,7 +116,7 @@ export async function loadPolicyPaths(
   const candidates: string[] = [];
   const visitedDirs = new Set<string>();
   for (const path of paths) {
-    let info: Awaited<ReturnType<typeof stat>>;
+    let info: Stat;
     try {
       info = await stat(path);
     } catch (error) {
@@ -94,21 +127,30 @@ export async function loadPolicyPaths(
     else candidates.push(path);
   }
 
+  // Read concurrently, then parsed one by one in the candidates' order, so diagnostics and the
+  // merged set do not depend on which read finished first.
+  const reads = await mapBounded(candidates, IO_CONCURRENCY, async (file): Promise<Read> => {
+    try {
+      const [real, text] = await Promise.all([realpath(file), readFile(file, "utf8")]);
+      return { real, text };
+    } catch (error) {
+      return { error: ioDiagnostic(file, error) };
+    }
+  });
   const files: string[] = [];
   const seenFiles = new Set<string>();
   const sets: PolicySet[] = [];
-  for (const file of candidates) {
-    let text: string;
-    try {
-      // The same file reached twice (named and inside a named directory) must not define everything twice.
-      const real = await realpath(file);
-      if (seenFiles.has(real)) continue;
-      seenFiles.add(real);
-      text = await readFile(file, "utf8");
-    } catch (error) {
-      diagnostics.push(ioDiagnostic(file, error));
+  for (let i = 0; i < candidates.length; i++) {
+    const file = candidates[i] as string;
+    const read = reads[i] as Read;
+    if ("error" in read) {
+      diagnostics.push(read.error);
       continue;
     }
+    // The same file reached twice (named and inside a named directory) must not define everything twice.
+    if (seenFiles.has(read.real)) continue;
+    seenFiles.add(read.real);
+    const text = read.text;
     files.push(file);
     const parsed = parsePolicyText(text, file);
     sets.push(parsed.set);

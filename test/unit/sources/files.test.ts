@@ -193,3 +193,36 @@ test("a fixtures directory beside test suites is not read as policies or params"
     ["Namespace/team-a"],
   );
 });
+
+test("more files than are read at once: files, policies and diagnostics still come in sorted order", async () => {
+  const many = join(dir, "many");
+  await mkdir(many, { recursive: true });
+  const names: string[] = [];
+  // Written in reverse, sizes varying so reads finish out of order; every seventh one is broken.
+  for (let i = 99; i >= 0; i--) {
+    const name = `p${String(i).padStart(3, "0")}.yaml`;
+    names.push(name);
+    const text =
+      i % 7 === 0
+        ? `not: [a, policy ${"x".repeat(i * 50)}\n`
+        : `${"# padding\n".repeat((100 - i) * 20)}${POLICY.replace("p.example.com", `p${i}.example.com`)}`;
+    await writeFile(join(many, name), text);
+  }
+  const sorted = names.sort();
+  const { files, diagnostics, set } = await loadPolicyPaths([many]);
+  assert.deepEqual(
+    files,
+    sorted.map((n) => join(many, n)),
+  );
+  assert.deepEqual(
+    set.policies.map((p) => p.name),
+    sorted
+      .map((n) => Number(n.slice(1, 4)))
+      .filter((i) => i % 7 !== 0)
+      .map((i) => `p${i}.example.com`),
+  );
+  assert.deepEqual(
+    diagnostics.map((d) => d.location?.file),
+    sorted.filter((n) => Number(n.slice(1, 4)) % 7 === 0).map((n) => join(many, n)),
+  );
+});
