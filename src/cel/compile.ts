@@ -7,6 +7,7 @@
  * absorb errors when another operand decides the result; int arithmetic is checked for int64
  * overflow; equality is heterogeneous; selecting through an optional keeps the chain optional.
  */
+import { codegenMode, type Emit, Gen } from "./codegen.ts";
 import type { CallNode, ComprehensionNode, Expr, ParsedExpression, SelectNode } from "./ast.ts";
 import type { CelEnvironment } from "./env.ts";
 import { celEquals } from "./equality.ts";
@@ -108,6 +109,8 @@ export interface CompileProblem {
 /** A compiled expression. `run` throws CelError; index.ts wraps it into a result. */
 export interface Program {
   readonly parsed: ParsedExpression;
+  /** Whether the program now runs as generated code (codegen.ts) rather than closures. */
+  generated(): boolean;
   /** The statically known result type, or `dyn`. */
   readonly type: TypeTag;
   /** Top-level variables the expression reads (so callers convert only those inputs). */
@@ -163,16 +166,43 @@ export function compileParsed(
   const root = c.compile(parsed.root);
   const nslots = c.slotCount;
   const uses = c.uses;
+  let ev = root.ev;
+  // Whether the program may still switch to generated code, and how often it has run (codegen.ts).
+  let pending = root.emit !== undefined;
+  let runs = 0;
   const program: Program = {
     parsed,
     type: root.type,
     uses,
     run(act: Activation, st: EvalState): CelValue {
+      if (pending) {
+        const mode = codegenMode();
+        if (mode === "always" || (mode === "lazy" && ++runs >= 2)) {
+          pending = false;
+          ev = generate(root, mode === "always") ?? ev;
+        }
+      }
       const frame: Frame = { act, slots: nslots ? new Array<CelValue>(nslots) : [], st };
-      return root.ev(frame);
+      return ev(frame);
     },
+    generated: () => ev !== root.ev,
   };
   return { program, problems: c.problems };
+}
+
+/** The root as one generated function; undefined if it cannot be built here (then the closures serve). */
+function generate(root: Compiled, strict: boolean): Eval | undefined {
+  if (!root.emit) return undefined;
+  try {
+    const g = new Gen();
+    const v = root.emit(g);
+    return g.build<Frame>(v, HELPERS);
+  } catch (e) {
+    // `new Function` refused (--disallow-code-generation-from-strings): the closures serve. Anything
+    // else is a bug in an emitter, which tests ("always") must see; a server keeps the closures.
+    if (strict && !(e instanceof EvalError)) throw e;
+    return undefined;
+  }
 }
 
 interface Compiled {
@@ -187,12 +217,48 @@ interface Compiled {
    * For a raw chain of field selections (`a.?b.?c`, `a.?b.c`): where it starts and the fields it
    * selects, so a longer chain is one evaluator with a loop instead of one closure per field.
    */
-  readonly chain?: {
-    readonly base: RawEval;
-    readonly fields: readonly string[];
-    readonly ids: readonly number[];
-  };
+  readonly chain?: Chain;
+  /** The same evaluation as generated code (codegen.ts); absent: the closure is called from there. */
+  readonly emit?: Emit;
+  /** `raw` as generated code. */
+  readonly emitRaw?: Emit;
 }
+
+interface Chain {
+  readonly base: RawEval;
+  readonly baseEmit: Emit;
+  readonly fields: readonly string[];
+  readonly ids: readonly number[];
+}
+
+/** A child's value in generated code: its emitter, or a call of its closure. */
+function emitValue(g: Gen, c: Compiled): string {
+  return c.emit ? c.emit(g) : g.call(c.ev);
+}
+
+/** A child's raw (optional-chain) value in generated code. */
+function emitRawValue(g: Gen, c: Compiled, raw: RawEval): string {
+  return c.emitRaw ? c.emitRaw(g) : g.call(raw);
+}
+
+/**
+ * Generated code for `out = <field of v, converted>` when `v` is a JSON map, with the property read
+ * written at this site (so V8 keeps a cache for it here); `out` is left undefined when the field is
+ * absent. Names Object.prototype has (constructor, toString...) go through hasOwn first. Evaluates
+ * to a condition that is false when `v` is not a JSON map, for the caller's else branch.
+ */
+function emitJsonRead(v: string, field: string, out: string): string {
+  const key = JSON.stringify(field);
+  const json = `${v} !== null && typeof ${v} === "object" && getPrototypeOf(${v}) === OBJECT`;
+  const read =
+    field in Object.prototype
+      ? `${out} = hasOwn(${v}, ${key}) ? fromJson(${v}[${key}]) : undefined;`
+      : `${out} = ${v}[${key}]; ${out} = ${out} !== undefined ? fromJson(${out}) : hasOwn(${v}, ${key}) ? null : undefined;`;
+  return `if (${json}) { ${read} }`;
+}
+
+/** Code that rethrows cost and deadline errors, which no operator absorbs. */
+const RETHROW_LIMITS = `if (err instanceof CelError && (err.kind === "cost" || err.kind === "timeout")) throw err;`;
 
 /** What an optional chain's raw evaluator returns for optional.none(). */
 const ABSENT: unique symbol = Symbol("absent");
@@ -315,6 +381,111 @@ function selectField(v: CelValue, field: string, id: number): CelValue | undefin
   throw err;
 }
 
+/** `v.field` outside optional chains: a missing field is an error; through an Optional it stays optional. */
+function selectValue(v: CelValue, field: string, id: number): CelValue {
+  if (isJsonMap(v)) {
+    if (Object.hasOwn(v, field)) return fromJson(v[field]);
+  } else if (v instanceof Optional) {
+    // Selecting through an optional keeps the chain optional: `a.?b.c` is optional.
+    if (!v.hasValue()) return v;
+    const r = selectField(v.value(), field, id);
+    return r === undefined ? Optional.none : Optional.of(r);
+  } else {
+    const r = selectField(v, field, id);
+    if (r !== undefined) return r;
+  }
+  const err = new CelError(`no such key: ${field}`);
+  err.exprId = id;
+  throw err;
+}
+
+function rangeError(r: CelValue): CelError {
+  return new CelError(
+    `expression of type '${typeName(r)}' cannot be range of a comprehension (must be list, map, or dynamic)`,
+  );
+}
+
+type Applier = (...a: never[]) => CelValue;
+
+/**
+ * A function called on argument values already computed, for generated code: the same overload
+ * choice, cost and error position as the dispatching closure once it has evaluated the arguments.
+ * Arities other than one and two are left to the closure.
+ */
+function applier(
+  name: string,
+  id: number,
+  arity: number,
+  candidates: readonly Overload[],
+): Applier | undefined {
+  type Fn = (...a: unknown[]) => CelValue;
+  type CostFn = (...a: unknown[]) => number;
+  const tags0 = candidates.map((o) => o.args[0] as TypeTag);
+  const tags1 = candidates.map((o) => o.args[1] as TypeTag);
+  if (arity === 1)
+    return (v0: CelValue, st: EvalState): CelValue => {
+      try {
+        for (let i = 0; i < candidates.length; i++) {
+          const t = tags0[i] as TypeTag;
+          if (t !== "dyn" && !hasTag(v0, t)) continue;
+          const o = candidates[i] as Overload;
+          st.addCost(o.cost ? 1 + (o.cost as unknown as CostFn)(v0) : 1);
+          return (o.impl as unknown as Fn)(v0, st);
+        }
+        throw noSuchOverload(name, [v0]);
+      } catch (e) {
+        return withPosition(e, id);
+      }
+    };
+  if (arity === 2)
+    return (v0: CelValue, v1: CelValue, st: EvalState): CelValue => {
+      try {
+        for (let i = 0; i < candidates.length; i++) {
+          const t0 = tags0[i] as TypeTag;
+          const t1 = tags1[i] as TypeTag;
+          if ((t0 !== "dyn" && !hasTag(v0, t0)) || (t1 !== "dyn" && !hasTag(v1, t1))) continue;
+          const o = candidates[i] as Overload;
+          st.addCost(o.cost ? 1 + (o.cost as unknown as CostFn)(v0, v1) : 1);
+          return (o.impl as unknown as Fn)(v0, v1, st);
+        }
+        throw noSuchOverload(name, [v0, v1]);
+      } catch (e) {
+        return withPosition(e, id);
+      }
+    };
+  return undefined;
+}
+
+/** What generated code reaches by name (codegen.ts builds it outside this module's scope). */
+const HELPERS = {
+  ABSENT,
+  asBool,
+  celEquals,
+  CelError,
+  CelMap,
+  fromJson,
+  getPrototypeOf: Object.getPrototypeOf,
+  hasField,
+  hasOwn: Object.hasOwn,
+  HeldError,
+  isPlainMap,
+  mapGet,
+  mapKeys,
+  noSuchOverload,
+  OBJECT: Object.prototype,
+  Optional,
+  rangeError,
+  selectField,
+  selectValue,
+  withPosition,
+};
+
+/** `has(v.field)`. */
+function hasField(v: CelValue, field: string, id: number): boolean {
+  if (v instanceof Optional) return v.hasValue() && selectField(v.value(), field, id) !== undefined;
+  return selectField(v, field, id) !== undefined;
+}
+
 function indexValue(container: CelValue, key: CelValue, id: number): CelValue | undefined {
   if (Array.isArray(container)) {
     let i: number;
@@ -384,7 +555,15 @@ class Compiler {
     switch (e.kind) {
       case "const": {
         const v = e.value;
-        return { ev: () => v, type: typeName(v) };
+        return {
+          ev: () => v,
+          emit: (g) => {
+            const t = g.temp();
+            g.line(`${t} = ${g.constant(v)};`);
+            return t;
+          },
+          type: typeName(v),
+        };
       }
       case "ident":
         return this.ident(e.name, e.id);
@@ -410,6 +589,10 @@ class Compiler {
           ev: (f) => {
             f.slots[slot] = init.ev(f);
             return body.ev(f);
+          },
+          emit: (g) => {
+            g.line(`S[${slot}] = ${emitValue(g, init)};`);
+            return emitValue(g, body);
           },
           type: body.type,
         };
@@ -437,10 +620,23 @@ class Compiler {
             if (v instanceof HeldError) throw v.error;
             return v;
           },
+          emit: (g) => {
+            const t = g.temp();
+            g.line(`${t} = S[${slot}]; if (${t} instanceof HeldError) throw ${t}.error;`);
+            return t;
+          },
           type: "dyn",
         };
       }
-      return { ev: (f) => f.slots[slot] as CelValue, type: "dyn" };
+      return {
+        ev: (f) => f.slots[slot] as CelValue,
+        emit: (g) => {
+          const t = g.temp();
+          g.line(`${t} = S[${slot}];`);
+          return t;
+        },
+        type: "dyn",
+      };
     }
     const declared = this.env.variables.get(name);
     if (declared !== undefined) {
@@ -449,6 +645,11 @@ class Compiler {
         ev: (f) => {
           const v = f.act.values[name];
           return v === undefined ? null : v;
+        },
+        emit: (g) => {
+          const t = g.temp();
+          g.line(`${t} = f.act.values[${JSON.stringify(name)}]; if (${t} === undefined) ${t} = null;`);
+          return t;
         },
         type: declared,
       };
@@ -509,44 +710,78 @@ class Compiler {
     const op = operand.ev;
     if (e.testOnly) {
       return {
-        ev: (f) => {
-          const v = op(f);
-          if (v instanceof Optional) return v.hasValue() && selectField(v.value(), field, id) !== undefined;
-          return selectField(v, field, id) !== undefined;
+        ev: (f) => hasField(op(f), field, id),
+        emit: (g) => {
+          const v = emitValue(g, operand);
+          const t = g.temp();
+          g.line(`${t} = hasField(${v}, ${JSON.stringify(field)}, ${id});`);
+          return t;
         },
         type: "bool",
       };
     }
     if (e.optional || operand.raw) {
       // `a.?b`, or `a.?b.c` (selecting through an optional keeps the chain optional).
-      const chain = operand.chain
+      const chain: Chain = operand.chain
         ? {
             base: operand.chain.base,
+            baseEmit: operand.chain.baseEmit,
             fields: [...operand.chain.fields, field],
             ids: [...operand.chain.ids, id],
           }
-        : { base: operand.raw ?? maybeOptional(op), fields: [field], ids: [id] };
+        : {
+            base: operand.raw ?? maybeOptional(op),
+            baseEmit: operand.raw
+              ? (g) => emitRawValue(g, operand, operand.raw as RawEval)
+              : (g) => {
+                  const v = emitValue(g, operand);
+                  g.line(`if (${v} instanceof Optional) ${v} = ${v}.hasValue() ? ${v}.value() : ABSENT;`);
+                  return v;
+                },
+            fields: [field],
+            ids: [id],
+          };
       const raw = chainEvaluator(chain.base, chain.fields, chain.ids);
-      return { ev: wrapOptional(raw), raw, chain, type: "optional_type" };
+      const emitRaw: Emit = (g) => {
+        g.line(`st.addCost(${chain.fields.length});`);
+        const v = chain.baseEmit(g);
+        const r = g.temp();
+        chain.fields.forEach((name, i) => {
+          g.line(`if (${v} !== ABSENT) {`);
+          g.line(
+            `${emitJsonRead(v, name, r)} else ${r} = selectField(${v}, ${JSON.stringify(name)}, ${chain.ids[i]});`,
+          );
+          g.line(`${v} = ${r} === undefined ? ABSENT : ${r}; }`);
+        });
+        return v;
+      };
+      return {
+        ev: wrapOptional(raw),
+        raw,
+        chain,
+        emitRaw,
+        emit: (g) => {
+          const v = emitRaw(g);
+          g.line(`${v} = ${v} === ABSENT ? Optional.none : Optional.of(${v});`);
+          return v;
+        },
+        type: "optional_type",
+      };
     }
+    const key = JSON.stringify(field);
     return {
       ev: (f) => {
         f.st.addCost(1);
-        const v = op(f);
-        if (isJsonMap(v)) {
-          if (Object.hasOwn(v, field)) return fromJson(v[field]);
-        } else if (v instanceof Optional) {
-          // Selecting through an optional keeps the chain optional: `a.?b.c` is optional.
-          if (!v.hasValue()) return v;
-          const r = selectField(v.value(), field, id);
-          return r === undefined ? Optional.none : Optional.of(r);
-        } else {
-          const r = selectField(v, field, id);
-          if (r !== undefined) return r;
-        }
-        const err = new CelError(`no such key: ${field}`);
-        err.exprId = id;
-        throw err;
+        return selectValue(op(f), field, id);
+      },
+      emit: (g) => {
+        g.line("st.addCost(1);");
+        const v = emitValue(g, operand);
+        const t = g.temp();
+        // JSON input inline; anything else, and a missing field (an error), as the closure does it.
+        g.line(`${t} = undefined; ${emitJsonRead(v, field, t)}`);
+        g.line(`if (${t} === undefined) ${t} = selectValue(${v}, ${key}, ${id});`);
+        return t;
       },
       type: operand.type === "optional_type" ? "optional_type" : "dyn",
     };
@@ -567,12 +802,20 @@ class Compiler {
       // cel-go charges a membership test one unit per list element.
       const cost = Math.max(1, list.elements.length);
       const members = new Set(list.elements.map((x) => (x as { value: string }).value));
-      const needle = this.compile(e.args[0] as Expr).ev;
+      const needleC = this.compile(e.args[0] as Expr);
+      const needle = needleC.ev;
       return {
         ev: (f) => {
           f.st.addCost(cost);
           const x = needle(f);
           return typeof x === "string" && members.has(x);
+        },
+        emit: (g) => {
+          g.line(`st.addCost(${cost});`);
+          const x = emitValue(g, needleC);
+          const t = g.temp();
+          g.line(`${t} = typeof ${x} === "string" && ${g.constant(members)}.has(${x});`);
+          return t;
         },
         type: "bool",
       };
@@ -633,19 +876,26 @@ class Compiler {
     } catch {
       return undefined;
     }
-    const subject = (args[0] as Compiled).ev;
+    const subjectC = args[0] as Compiled;
+    const subject = subjectC.ev;
     const cost = overload.cost as unknown as ((s: string, p: string) => number) | undefined;
     const id = e.id;
+    const test = (s: CelValue, st: EvalState): boolean => {
+      try {
+        if (typeof s !== "string") throw noSuchOverload("matches", [s, pattern]);
+        st.addCost(cost ? 1 + cost(s, pattern) : 1);
+        return re.test(s);
+      } catch (err) {
+        return withPosition(err, id);
+      }
+    };
     return {
-      ev: (f) => {
-        const s = subject(f);
-        try {
-          if (typeof s !== "string") throw noSuchOverload("matches", [s, pattern]);
-          f.st.addCost(cost ? 1 + cost(s, pattern) : 1);
-          return re.test(s);
-        } catch (err) {
-          return withPosition(err, id);
-        }
+      ev: (f) => test(subject(f), f.st),
+      emit: (g) => {
+        const v = emitValue(g, subjectC);
+        const t = g.temp();
+        g.line(`${t} = ${g.constant(test)}(${v}, st);`);
+        return t;
       },
       type: "bool",
     };
@@ -656,21 +906,29 @@ class Compiler {
    * evaluation and the same cost as the library call: receiver, argument, then one unit for the call.
    */
   private optionalAccessor(e: CallNode, args: readonly Compiled[]): Compiled | undefined {
-    const raw = e.target ? args[0]?.raw : undefined;
-    if (!raw) return undefined;
+    const target = e.target ? args[0] : undefined;
+    const raw = target?.raw;
+    if (!target || !raw) return undefined;
     const overloads = this.env.functions.get(e.fn);
     if (
       e.fn === "orValue" &&
       args.length === 2 &&
       overloads?.some((o) => o.id === "optional_orValue_value")
     ) {
-      const d = (args[1] as Compiled).ev;
+      const dC = args[1] as Compiled;
+      const d = dC.ev;
       return {
         ev: (f) => {
           const v = raw(f);
           const dv = d(f);
           f.st.addCost(1);
           return v === ABSENT ? dv : v;
+        },
+        emit: (g) => {
+          const v = emitRawValue(g, target, raw);
+          const dv = emitValue(g, dC);
+          g.line(`st.addCost(1); if (${v} === ABSENT) ${v} = ${dv};`);
+          return v;
         },
         type: "dyn",
       };
@@ -681,6 +939,12 @@ class Compiler {
           const v = raw(f);
           f.st.addCost(1);
           return v !== ABSENT;
+        },
+        emit: (g) => {
+          const v = emitRawValue(g, target, raw);
+          const t = g.temp();
+          g.line(`st.addCost(1); ${t} = ${v} !== ABSENT;`);
+          return t;
         },
         type: "bool",
       };
@@ -718,6 +982,7 @@ class Compiler {
     }
     const resultTypes = new Set(candidates.map((o) => o.result));
     const type = resultTypes.size === 1 ? (candidates[0] as Overload).result : "dyn";
+    const apply = applier(name, id, args.length, candidates);
     return {
       ev: this.dispatch(
         name,
@@ -725,6 +990,14 @@ class Compiler {
         args.map((a) => a.ev),
         candidates,
       ),
+      ...(apply && {
+        emit: (g: Gen) => {
+          const vals = args.map((a) => emitValue(g, a));
+          const t = g.temp();
+          g.line(`${t} = ${g.constant(apply)}(${[...vals, "st"].join(", ")});`);
+          return t;
+        },
+      }),
       type,
     };
   }
@@ -890,12 +1163,40 @@ class Compiler {
               return fail(noSuchOverload(e.fn, [lv, rv]));
             return !decisive;
           },
+          emit: (g) => {
+            const res = g.temp();
+            const lerr = g.temp();
+            const lv = g.temp();
+            const block = g.label();
+            g.line(`${block}: { ${lerr} = undefined; ${lv} = null;`);
+            g.line("try {");
+            g.line(`${lv} = ${emitValue(g, args[0] as Compiled)};`);
+            g.line(`if (${lv} === ${decisive}) { ${res} = ${decisive}; break ${block}; }`);
+            g.line(`} catch (err) { ${RETHROW_LIMITS} ${lerr} = err; }`);
+            const rv = emitValue(g, args[1] as Compiled);
+            g.line(`if (${rv} === ${decisive}) { ${res} = ${decisive}; break ${block}; }`);
+            g.line(`if (${lerr} !== undefined) throw ${lerr};`);
+            g.line(
+              `if (typeof ${lv} !== "boolean" || typeof ${rv} !== "boolean") withPosition(noSuchOverload(${JSON.stringify(e.fn)}, [${lv}, ${rv}]), ${id});`,
+            );
+            g.line(`${res} = ${!decisive}; }`);
+            return res;
+          },
           type: "bool",
         };
       }
       case "!_": {
         const [x] = ev as [Eval];
-        return { ev: (f) => !asBool(x(f), "!_"), type: "bool" };
+        return {
+          ev: (f) => !asBool(x(f), "!_"),
+          emit: (g) => {
+            const v = emitValue(g, args[0] as Compiled);
+            const t = g.temp();
+            g.line(`${t} = !asBool(${v}, "!_");`);
+            return t;
+          },
+          type: "bool",
+        };
       }
       case "@not_strictly_false": {
         const [x] = ev as [Eval];
@@ -908,6 +1209,14 @@ class Compiler {
               if (err instanceof CelError && (err.kind === "cost" || err.kind === "timeout")) throw err;
               return true;
             }
+          },
+          emit: (g) => {
+            const t = g.temp();
+            g.line("try {");
+            const v = emitValue(g, args[0] as Compiled);
+            g.line(`${t} = typeof ${v} === "boolean" ? ${v} : true;`);
+            g.line(`} catch (err) { ${RETHROW_LIMITS} ${t} = true; }`);
+            return t;
           },
           type: "bool",
         };
@@ -923,6 +1232,16 @@ class Compiler {
             if (cv === false) return el(f);
             return fail(noSuchOverload("_?_:_", [cv]));
           },
+          emit: (g) => {
+            const res = g.temp();
+            const cv = emitValue(g, args[0] as Compiled);
+            g.line(`if (${cv} === true) {`);
+            g.line(`${res} = ${emitValue(g, args[1] as Compiled)};`);
+            g.line(`} else if (${cv} === false) {`);
+            g.line(`${res} = ${emitValue(g, args[2] as Compiled)};`);
+            g.line(`} else withPosition(noSuchOverload("_?_:_", [${cv}]), ${id});`);
+            return res;
+          },
           type: tt === et ? tt : "dyn",
         };
       }
@@ -934,6 +1253,14 @@ class Compiler {
           ev: (f) => {
             f.st.addCost(1);
             return celEquals(l(f), r(f)) === eq;
+          },
+          emit: (g) => {
+            g.line("st.addCost(1);");
+            const lv = emitValue(g, args[0] as Compiled);
+            const rv = emitValue(g, args[1] as Compiled);
+            const t = g.temp();
+            g.line(`${t} = celEquals(${lv}, ${rv}) === ${eq};`);
+            return t;
           },
           type: "bool",
         };
@@ -1011,6 +1338,11 @@ class Compiler {
         ev: (f) => {
           f.st.addCost(1);
           return constant;
+        },
+        emit: (g) => {
+          const t = g.temp();
+          g.line(`st.addCost(1); ${t} = ${g.constant(constant)};`);
+          return t;
         },
         type: "list",
       };
@@ -1131,8 +1463,10 @@ class Compiler {
   }
 
   private comprehension(e: ComprehensionNode): Compiled {
-    const range = this.compile(e.iterRange).ev;
-    const init = this.compile(e.accuInit).ev;
+    const rangeC = this.compile(e.iterRange);
+    const range = rangeC.ev;
+    const initC = this.compile(e.accuInit);
+    const init = initC.ev;
     const accuSlot = this.slotCount++;
     this.accumulators.add(accuSlot);
     const v1 = this.slotCount++;
@@ -1141,8 +1475,10 @@ class Compiler {
     const iterScope = new Map([[e.iterVar, v1]]);
     if (e.iterVar2 !== undefined) iterScope.set(e.iterVar2, v2);
     this.scope.push(accuScope, iterScope);
-    const cond = this.compile(e.loopCondition).ev;
-    const step = this.compile(e.loopStep).ev;
+    const condC = this.compile(e.loopCondition);
+    const cond = condC.ev;
+    const stepC = this.compile(e.loopStep);
+    const step = stepC.ev;
     this.scope.pop();
     const result = this.compile(e.result);
     this.scope.pop();
@@ -1194,14 +1530,39 @@ class Compiler {
             }
           }
         } else {
-          return withPosition(
-            new CelError(
-              `expression of type '${typeName(r)}' cannot be range of a comprehension (must be list, map, or dynamic)`,
-            ),
-            id,
-          );
+          return withPosition(rangeError(r), id);
         }
         return result.ev(f);
+      },
+      emit: (g) => {
+        const r = emitValue(g, rangeC);
+        g.line(`S[${accuSlot}] = ${emitValue(g, initC)};`);
+        const loop = g.label();
+        const i = g.temp();
+        const keys = g.temp();
+        const k = g.temp();
+        // One loop for lists and maps (a map's keys are listed first), so the body is written once.
+        g.line(`${keys} = undefined;`);
+        g.line(
+          `if (!Array.isArray(${r})) { if (${r} instanceof CelMap || isPlainMap(${r})) ${keys} = [...mapKeys(${r})]; else withPosition(rangeError(${r}), ${id}); }`,
+        );
+        g.line(
+          `${loop}: for (${i} = 0; ${i} < (${keys} === undefined ? ${r}.length : ${keys}.length); ${i}++) {`,
+        );
+        g.line("st.tick(); st.addCost(1);");
+        g.line(`if (${keys} === undefined) {`);
+        g.line(two ? `S[${v1}] = BigInt(${i}); S[${v2}] = ${r}[${i}];` : `S[${v1}] = ${r}[${i}];`);
+        g.line(
+          `} else { ${k} = ${keys}[${i}]; S[${v1}] = ${k};${two ? ` S[${v2}] = mapGet(${r}, ${k});` : ""} }`,
+        );
+        // The closure's body: the condition, then the step, whose error the accumulator holds.
+        const c = emitValue(g, condC);
+        g.line(`if (${c} !== true) break ${loop};`);
+        g.line("try {");
+        g.line(`S[${accuSlot}] = ${emitValue(g, stepC)};`);
+        g.line(`} catch (err) { ${RETHROW_LIMITS} S[${accuSlot}] = new HeldError(err); }`);
+        g.line("}");
+        return emitValue(g, result);
       },
       type: resultType,
     };

@@ -16,6 +16,10 @@ import {
   toCel,
 } from "../../../src/cel/index.ts";
 import { canonOurs } from "../../helpers/differential.ts";
+import { setCodegenMode } from "../../../src/cel/codegen.ts";
+
+// Every case on generated code (codegen.ts); nodes without an emitter still run as closures inside it.
+setCodegenMode("always");
 
 const ENV = createEnvironment({
   variables: { ...ADMISSION_VARIABLES },

@@ -1,0 +1,105 @@
+/**
+ * The second tier of the evaluator: a compiled expression written out as one JavaScript function.
+ *
+ * compile.ts turns every node into a closure, and closures made from the same source share V8's
+ * type feedback, so their calls to one another stay megamorphic and are never inlined. For the
+ * nodes that dominate admission policies (field selection and optional chains, `&&`/`||`/`!`, the
+ * conditional, equality, `in` a constant list, comprehensions, bind) compile.ts also supplies an
+ * emitter; an expression made of them becomes straight-line code with its loops written out, and
+ * any other node is called as its closure from that code. Each emitter mirrors its closure
+ * statement for statement: the same evaluation order, the same cost charges, the same error
+ * absorption and the same positions on errors, so the two tiers agree on value, error and cost.
+ *
+ * Measured on the selinux benchmark rule before writing this: a hand-written function of this
+ * shape ran 1.8x faster than the closures; cloning the closures per site (own feedback, same
+ * calls) only 1.08x.
+ */
+import type { CelValue } from "./values.ts";
+
+/** Writes one node's evaluation as statements; returns the name of the variable that holds its value. */
+export type Emit = (g: Gen) => string;
+
+/** Runtime helpers the generated code reaches through `H`; compile.ts provides them. */
+export type Helpers = Readonly<Record<string, unknown>>;
+
+export type GeneratedEval<F> = (f: F) => CelValue;
+
+export class Gen {
+  private readonly lines: string[] = [];
+  private readonly constants: unknown[] = [];
+  private temps = 0;
+  private labels = 0;
+
+  /** A fresh variable (declared once, at the top of the function). */
+  temp(): string {
+    return `t${this.temps++}`;
+  }
+
+  /** A fresh label for a block or loop that nested code must not break out of by mistake. */
+  label(): string {
+    return `L${this.labels++}`;
+  }
+
+  /** A value computed at compile time, as an expression. */
+  constant(v: unknown): string {
+    this.constants.push(v);
+    return `K[${this.constants.length - 1}]`;
+  }
+
+  line(code: string): void {
+    this.lines.push(code);
+  }
+
+  /** Evaluates a node that has no emitter by calling its closure; returns the variable holding the value. */
+  call(ev: unknown): string {
+    const t = this.temp();
+    this.line(`${t} = ${this.constant(ev)}(f);`);
+    return t;
+  }
+
+  /**
+   * The function. `new Function` compiles it outside any module scope, so everything it uses comes
+   * in through K (constants, closures) and H (helpers).
+   */
+  build<F>(rootVar: string, helpers: Helpers): GeneratedEval<F> {
+    const decl =
+      this.temps > 0 ? `let ${Array.from({ length: this.temps }, (_, i) => `t${i}`).join(", ")};` : "";
+    const names = Object.keys(helpers);
+    const body = [
+      '"use strict";',
+      `const { ${names.join(", ")} } = H;`,
+      "return function generated(f) {",
+      "const st = f.st, S = f.slots;",
+      decl,
+      ...this.lines,
+      `return ${rootVar};`,
+      "};",
+    ].join("\n");
+    return new Function("K", "H", body)(this.constants, helpers) as GeneratedEval<F>;
+  }
+}
+
+/** When programs switch to generated code. */
+export type CodegenMode = "lazy" | "always" | "never";
+
+let mode: CodegenMode = readMode(process.env.CELGATE_CEL_CODEGEN);
+
+function readMode(v: string | undefined): CodegenMode {
+  return v === "always" || v === "never" ? v : "lazy";
+}
+
+/**
+ * Generation costs tens of microseconds an expression, so by default a program is generated on
+ * its second run: policies that are loaded and never asked (most of a large set, since the index
+ * skips them) or run once (the CLI) never pay. Tests set "always" to run every case on generated
+ * code, or "never" for closures only.
+ */
+export function setCodegenMode(m: CodegenMode): CodegenMode {
+  const before = mode;
+  mode = m;
+  return before;
+}
+
+export function codegenMode(): CodegenMode {
+  return mode;
+}

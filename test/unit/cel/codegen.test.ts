@@ -1,0 +1,151 @@
+/**
+ * The generated tier (codegen.ts) against the closures it replaces: every expression gives the same
+ * value or error, and charges the same cost, either way. The conformance, differential and
+ * json-input tests run on generated code too (they set "always"); this file holds the two tiers to
+ * each other directly and checks when a program switches.
+ */
+import assert from "node:assert/strict";
+import { after, test } from "node:test";
+import { setCodegenMode } from "../../../src/cel/codegen.ts";
+import {
+  ADMISSION_VARIABLES,
+  type CelValue,
+  compile,
+  createEnvironment,
+  EvalState,
+  type Program,
+  run,
+  toCel,
+} from "../../../src/cel/index.ts";
+import { canonOurs } from "../../helpers/differential.ts";
+
+const before = setCodegenMode("never");
+after(() => setCodegenMode(before));
+
+const ENV = createEnvironment({
+  variables: { ...ADMISSION_VARIABLES },
+  extras: { bind: true, math: true, base64: true },
+});
+
+const POD = {
+  metadata: { name: "web", labels: { app: "web" }, annotations: { "a/b": "x" } },
+  spec: {
+    replicas: 3,
+    hostNetwork: false,
+    securityContext: { runAsNonRoot: true, seLinuxOptions: { type: "container_t" } },
+    containers: [
+      {
+        name: "app",
+        image: "nginx:1.27",
+        ports: [{ containerPort: 80 }],
+        securityContext: { privileged: false },
+      },
+      { name: "side", image: "envoy", securityContext: { capabilities: { add: ["NET_ADMIN"] } } },
+    ],
+    volumes: [
+      { name: "data", emptyDir: {} },
+      { name: "host", hostPath: { path: "/" } },
+    ],
+  },
+};
+
+const EXPRESSIONS = [
+  "object.spec.replicas > 1 && object.spec.hostNetwork == false",
+  "object.spec.?securityContext.?runAsNonRoot.orValue(false)",
+  "object.spec.?securityContext.?seLinuxOptions.?type.orValue('') in ['', 'container_t']",
+  "!object.spec.?securityContext.?seLinuxOptions.?user.hasValue()",
+  "object.spec.containers.all(c, c.?securityContext.?privileged.orValue(false) == false)",
+  "object.spec.containers.exists(c, c.?securityContext.?capabilities.?add.orValue([]).exists(x, x == 'NET_ADMIN'))",
+  "object.spec.containers.map(c, c.name)",
+  "object.spec.containers.filter(c, has(c.ports)).map(c, c.ports[0].containerPort + 1)",
+  "object.spec.volumes.exists_one(v, has(v.hostPath))",
+  "object.spec.volumes.all(v, !has(v.hostPath)) ? 'ok' : 'host path'",
+  "object.metadata.labels.all(k, k.startsWith('a'))",
+  "object.metadata.annotations.exists(k, v, v == 'x')",
+  "object.spec.containers.transformList(i, c, i * 2)",
+  "cel.bind(cs, object.spec.containers, cs.size() + size(cs))",
+  "object.spec.containers[0].image.matches('^nginx:[0-9.]+$')",
+  "object.spec.missing == 1",
+  "object.spec.replicas == 'x' || object.spec.missing",
+  "object.spec.missing || true",
+  "true && object.spec.missing",
+  "false && object.spec.missing",
+  "object.spec.missing && false",
+  "1 / 0 == 1 || object.spec.replicas == 3",
+  "object.spec.containers.all(c, c.image.size() / 0 > 1)",
+  "object.spec.containers.exists(c, c.image.size() / (c.name == 'app' ? 0 : 1) > 1)",
+  "object.spec.replicas ? 1 : 2",
+  "!object.spec.replicas",
+  "object.spec.replicas.x",
+  "object.spec.?replicas.x",
+  "has(object.spec.replicas.x)",
+  "[1, 2, 3].map(x, x * x).filter(x, x > 1)",
+  "{'a': 1}.a + 1",
+  "object.spec.?containers[?0].?name.orValue('none')",
+  "object.spec.containers.map(c, {'path': 'containers[' + c.name + ']', 'c': c}).filter(e, e.c.?securityContext.?privileged.orValue(false)).map(e, e.path)",
+  "1.all(x, true)",
+  "[[1, 2], [3]].all(l, l.all(x, x > 0))",
+  "optional.of(object.spec).?replicas.orValue(0)",
+  "object.spec.?replicas.hasValue() && object.spec.?nothing.orValue(7) == 7",
+];
+
+type Outcome =
+  | { readonly value: string; readonly cost: number }
+  | { readonly error: string; readonly cost: number };
+
+function runTwice(p: Program, object: CelValue): Outcome[] {
+  return [0, 1].map(() => {
+    const st = new EvalState(1_000_000, Date.now() + 10_000);
+    const r = run(p, { values: { object } }, st);
+    return r.ok
+      ? { value: canonOurs(r.value), cost: r.cost }
+      : { error: r.error.message, offset: r.error.offset, cost: r.cost };
+  });
+}
+
+test("generated code gives the closures' value or error, at the same cost and position", () => {
+  let generated = 0;
+  for (const source of EXPRESSIONS) {
+    for (const object of [JSON.parse(JSON.stringify(POD)) as CelValue, toCel(POD)]) {
+      setCodegenMode("never");
+      const closures = compile(`${source} `, ENV);
+      if (!closures.ok) assert.fail(`${source}: ${closures.problems.map((p) => p.rendered).join("\n")}`);
+      const expected = runTwice(closures.program, object);
+      assert.equal(closures.program.generated(), false);
+      setCodegenMode("always");
+      const gen = compile(`${source}  `, ENV);
+      assert.ok(gen.ok);
+      const got = runTwice(gen.program, object);
+      assert.deepEqual(got, expected, source);
+      if (gen.program.generated()) generated++;
+    }
+  }
+  // Every expression here is made of emitted nodes or calls: all of them must have switched.
+  assert.equal(generated, EXPRESSIONS.length * 2);
+});
+
+test("a cost limit stops generated code where it stops the closures", () => {
+  const source = "[1, 2, 3, 4, 5, 6, 7, 8].all(x, [1, 2, 3, 4, 5, 6, 7, 8].all(y, x * y > 0))";
+  for (const mode of ["never", "always"] as const) {
+    setCodegenMode(mode);
+    const c = compile(`${source}${mode === "never" ? " " : "  "}`, ENV);
+    assert.ok(c.ok);
+    const st = new EvalState(100, Date.now() + 10_000);
+    const r = run(c.program, { values: {} }, st);
+    assert.equal(r.ok, false, mode);
+    assert.equal(r.ok ? "" : r.error.kind, "cost", mode);
+    assert.equal(r.cost, 101, `${mode}: the charge that crossed the limit`);
+  }
+});
+
+test("lazy: a program switches to generated code on its second run", () => {
+  setCodegenMode("lazy");
+  const c = compile("object.spec.replicas > 1   ", ENV);
+  assert.ok(c.ok);
+  const object = JSON.parse(JSON.stringify(POD)) as CelValue;
+  const once = run(c.program, { values: { object } }, new EvalState(1_000_000, Date.now() + 10_000));
+  assert.equal(c.program.generated(), false);
+  const twice = run(c.program, { values: { object } }, new EvalState(1_000_000, Date.now() + 10_000));
+  assert.equal(c.program.generated(), true);
+  assert.deepEqual(twice, once);
+});
