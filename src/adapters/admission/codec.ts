@@ -160,15 +160,10 @@ function decodeRequest(value: unknown): AdmissionRequest {
       fail("request.dryRun", `expected a boolean, got ${describe(r.dryRun)}`);
     dryRun = r.dryRun;
   }
-  // Empty sub-resources are how Go spells "none"; dropping them keeps one spelling downstream.
-  return {
+  const out: { -readonly [K in keyof AdmissionRequest]: AdmissionRequest[K] } = {
     uid,
     kind,
     resource,
-    ...(subResource ? { subResource } : {}),
-    ...(requestKind !== undefined ? { requestKind } : {}),
-    ...(requestResource !== undefined ? { requestResource } : {}),
-    ...(requestSubResource ? { requestSubResource } : {}),
     name,
     namespace,
     operation: op as Operation,
@@ -178,6 +173,13 @@ function decodeRequest(value: unknown): AdmissionRequest {
     dryRun,
     options,
   };
+  // Empty sub-resources are how Go spells "none"; dropping them keeps one spelling downstream.
+  // (Assigned, not spread: this runs for every review, and each spread built a throwaway object.)
+  if (subResource) out.subResource = subResource;
+  if (requestKind !== undefined) out.requestKind = requestKind;
+  if (requestResource !== undefined) out.requestResource = requestResource;
+  if (requestSubResource) out.requestSubResource = requestSubResource;
+  return out;
 }
 
 /**
