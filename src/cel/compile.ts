@@ -1022,45 +1022,21 @@ class Compiler {
       st.addCost(o.cost ? 1 + (o.cost as unknown as CostFn)(...vals) : 1);
       return (o.impl as unknown as Fn)(...vals, st);
     };
-    // One candidate (the common case): its argument types are checked inline and it is called with
-    // a fixed arity, with no argument array and no overload search.
-    if (candidates.length === 1 && args.length <= 2) {
-      const o = candidates[0] as Overload;
-      const impl = o.impl as unknown as Fn;
-      const cost = o.cost as unknown as CostFn | undefined;
-      const [t0, t1] = o.args as [TypeTag, TypeTag];
-      const any0 = t0 === "dyn";
-      const any1 = t1 === "dyn";
-      if (args.length === 1) {
-        const [a0] = args as [Eval];
-        return (f) => {
-          const v0 = a0(f);
-          try {
-            if (!any0 && !hasTag(v0, t0)) throw noSuchOverload(name, [v0]);
-            const st = f.st;
-            st.addCost(cost ? 1 + cost(v0) : 1);
-            return impl(v0, st);
-          } catch (e) {
-            return withPosition(e, id);
-          }
-        };
-      }
-      if (args.length === 2) {
-        const [a0, a1] = args as [Eval, Eval];
-        return (f) => {
-          const v0 = a0(f);
-          const v1 = a1(f);
-          try {
-            if ((!any0 && !hasTag(v0, t0)) || (!any1 && !hasTag(v1, t1)))
-              throw noSuchOverload(name, [v0, v1]);
-            const st = f.st;
-            st.addCost(cost ? 1 + cost(v0, v1) : 1);
-            return impl(v0, v1, st);
-          } catch (e) {
-            return withPosition(e, id);
-          }
-        };
-      }
+    // One or two arguments (nearly every call): evaluated here, then the same applier generated
+    // code calls, which tries the overloads in order without building an argument array.
+    const apply = applier(name, id, args.length, candidates) as
+      | ((...a: [CelValue, EvalState] | [CelValue, CelValue, EvalState]) => CelValue)
+      | undefined;
+    if (apply && args.length === 1) {
+      const [a0] = args as [Eval];
+      return (f) => apply(a0(f), f.st);
+    }
+    if (apply && args.length === 2) {
+      const [a0, a1] = args as [Eval, Eval];
+      return (f) => {
+        const v0 = a0(f);
+        return apply(v0, a1(f), f.st);
+      };
     }
     switch (args.length) {
       case 0:
@@ -1071,50 +1047,6 @@ class Compiler {
             return withPosition(e, id);
           }
         };
-      case 1: {
-        const [a0] = args as [Eval];
-        const tags = candidates.map((o) => o.args[0] as TypeTag);
-        return (f) => {
-          const v0 = a0(f);
-          try {
-            for (let i = 0; i < candidates.length; i++) {
-              const t = tags[i] as TypeTag;
-              if (t !== "dyn" && !hasTag(v0, t)) continue;
-              const o = candidates[i] as Overload;
-              const st = f.st;
-              st.addCost(o.cost ? 1 + (o.cost as unknown as CostFn)(v0) : 1);
-              return (o.impl as unknown as Fn)(v0, st);
-            }
-            throw noSuchOverload(name, [v0]);
-          } catch (e) {
-            return withPosition(e, id);
-          }
-        };
-      }
-      case 2: {
-        // Overloads are tried in order without building an argument array.
-        const [a0, a1] = args as [Eval, Eval];
-        const tags0 = candidates.map((o) => o.args[0] as TypeTag);
-        const tags1 = candidates.map((o) => o.args[1] as TypeTag);
-        return (f) => {
-          const v0 = a0(f);
-          const v1 = a1(f);
-          try {
-            for (let i = 0; i < candidates.length; i++) {
-              const t0 = tags0[i] as TypeTag;
-              const t1 = tags1[i] as TypeTag;
-              if ((t0 !== "dyn" && !hasTag(v0, t0)) || (t1 !== "dyn" && !hasTag(v1, t1))) continue;
-              const o = candidates[i] as Overload;
-              const st = f.st;
-              st.addCost(o.cost ? 1 + (o.cost as unknown as CostFn)(v0, v1) : 1);
-              return (o.impl as unknown as Fn)(v0, v1, st);
-            }
-            throw noSuchOverload(name, [v0, v1]);
-          } catch (e) {
-            return withPosition(e, id);
-          }
-        };
-      }
       default:
         return (f) => {
           const v = args.map((a) => a(f));
