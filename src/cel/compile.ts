@@ -690,6 +690,15 @@ class Compiler {
           if (!r) throw new CelError(`no such attribute: variables.${field}`);
           return r.get(field);
         },
+        emit: (g) => {
+          const t = g.temp();
+          const name = JSON.stringify(field);
+          const missing = JSON.stringify(`no such attribute: variables.${field}`);
+          g.line(
+            `${t} = f.act.variables; if (!${t}) throw new CelError(${missing}); ${t} = ${t}.get(${name});`,
+          );
+          return t;
+        },
         type: "dyn",
       };
     }

@@ -216,26 +216,44 @@ function step(
   ev.trace.push(s);
 }
 
+type VariableOutcome =
+  | { readonly ok: true; readonly value: CelValue }
+  | { readonly ok: false; readonly message: string; readonly kind: EvaluationErrorKind };
+
+/** Each policy's variables by name, built once: a policy of 36 variables looked each up by scanning. */
+const variableIndexes = new WeakMap<CompiledPolicy, ReadonlyMap<string, number>>();
+
+function variableIndex(policy: CompiledPolicy): ReadonlyMap<string, number> {
+  let index = variableIndexes.get(policy);
+  if (!index) {
+    index = new Map(policy.variables.map((v, i) => [v.name, i] as const));
+    variableIndexes.set(policy, index);
+  }
+  return index;
+}
+
 /** Lazily evaluates a policy's variables, each at most once, errors surfacing only where used. */
 class LazyVariables implements VariableResolver {
-  private readonly cache = new Map<
-    string,
-    { ok: true; value: CelValue } | { ok: false; message: string; kind: EvaluationErrorKind }
-  >();
+  private readonly index: ReadonlyMap<string, number>;
+  private readonly outcomes: (VariableOutcome | undefined)[];
   constructor(
     private readonly policy: CompiledPolicy,
     private readonly ev: Evaluation,
     private readonly act: () => Activation,
-  ) {}
+  ) {
+    this.index = variableIndex(policy);
+    this.outcomes = new Array(policy.variables.length);
+  }
   get(name: string): CelValue {
-    let hit = this.cache.get(name);
+    const i = this.index.get(name);
+    if (i === undefined) throw new CelErrorLike(`no such variable: ${name}`);
+    let hit = this.outcomes[i];
     if (!hit) {
-      const v = this.policy.variables.find((x) => x.name === name);
-      if (!v) throw new CelErrorLike(`no such variable: ${name}`);
+      const v = this.policy.variables[i] as CompiledPolicy["variables"][number];
       const r = runStep(this.ev, "variable", name, v.expression, this.act());
       // The using expression reports the variable's own failure as its cause, as composition does in Kubernetes.
       hit = r.ok ? { ok: true, value: r.value } : { ok: false, message: r.cause ?? r.message, kind: r.kind };
-      this.cache.set(name, hit);
+      this.outcomes[i] = hit;
     }
     if (!hit.ok)
       throw new CelErrorLike(

@@ -12,6 +12,7 @@ import {
   type CelValue,
   compile,
   createEnvironment,
+  CelError,
   EvalState,
   type Program,
   run,
@@ -148,4 +149,37 @@ test("lazy: a program switches to generated code on its second run", () => {
   const twice = run(c.program, { values: { object } }, new EvalState(1_000_000, Date.now() + 10_000));
   assert.equal(c.program.generated(), true);
   assert.deepEqual(twice, once);
+});
+
+test("variables.<name> reads through the resolver the same way in both tiers, errors included", () => {
+  const env = createEnvironment({
+    variables: { ...ADMISSION_VARIABLES },
+    policyVariables: ["n", "bad", "list"],
+  });
+  const resolver = {
+    get(name: string): CelValue {
+      if (name === "bad") throw new CelError("no such key: x");
+      return name === "n" ? 2n : [1n, 2n, 3n];
+    },
+  };
+  for (const source of [
+    "variables.n + 1",
+    "variables.list.all(x, x < variables.n * 2)",
+    "variables.bad == 1 || variables.n == 2",
+    "has(variables.n) && variables.bad",
+  ]) {
+    const outcomes = (["never", "always"] as const).map((mode) => {
+      setCodegenMode(mode);
+      const c = compile(`${source}${mode === "never" ? " " : "  "}`, env);
+      if (!c.ok) assert.fail(`${source}: ${c.problems.map((p) => p.rendered).join("\n")}`);
+      const r = run(
+        c.program,
+        { values: {}, variables: resolver },
+        new EvalState(1_000_000, Date.now() + 10_000),
+      );
+      assert.equal(c.program.generated(), mode === "always", source);
+      return r.ok ? { value: canonOurs(r.value), cost: r.cost } : { error: r.error.message, cost: r.cost };
+    });
+    assert.deepEqual(outcomes[1], outcomes[0], source);
+  }
 });
