@@ -468,9 +468,11 @@ const HELPERS = {
   hasField,
   hasOwn: Object.hasOwn,
   HeldError,
+  indexOrError,
   isPlainMap,
   mapGet,
   mapKeys,
+  newBuiltMap,
   noSuchOverload,
   OBJECT: Object.prototype,
   Optional,
@@ -504,6 +506,18 @@ function indexValue(container: CelValue, key: CelValue, id: number): CelValue | 
   const err = noSuchOverload("_[_]", [container, key]);
   err.exprId = id;
   throw err;
+}
+
+/** `c[k]` outside optional chains: a missing key or index is an error; through an Optional it stays optional. */
+function indexOrError(cv: CelValue, kv: CelValue, id: number): CelValue {
+  if (cv instanceof Optional) {
+    if (!cv.hasValue()) return cv;
+    const r = indexValue(cv.value(), kv, id);
+    return r === undefined ? Optional.none : Optional.of(r);
+  }
+  const r = indexValue(cv, kv, id);
+  if (r === undefined) return withPosition(indexError(cv, kv), id);
+  return r;
 }
 
 function indexError(container: CelValue, key: CelValue): CelError {
@@ -1224,15 +1238,15 @@ class Compiler {
           ev: (f) => {
             f.st.addCost(1);
             const cv = c(f);
-            const kv = k(f);
-            if (cv instanceof Optional) {
-              if (!cv.hasValue()) return cv;
-              const r = indexValue(cv.value(), kv, id);
-              return r === undefined ? Optional.none : Optional.of(r);
-            }
-            const r = indexValue(cv, kv, id);
-            if (r === undefined) return fail(indexError(cv, kv));
-            return r;
+            return indexOrError(cv, k(f), id);
+          },
+          emit: (g) => {
+            g.line("st.addCost(1);");
+            const cv = emitValue(g, args[0] as Compiled);
+            const kv = emitValue(g, args[1] as Compiled);
+            const t = g.temp();
+            g.line(`${t} = indexOrError(${cv}, ${kv}, ${id});`);
+            return t;
           },
           type: (args[0] as Compiled).type === "optional_type" ? "optional_type" : "dyn",
         };
@@ -1261,6 +1275,12 @@ class Compiler {
             list.push(x(f));
             return list;
           },
+          // The step of map() and filter(): without it their whole body would run as closures.
+          emit: (g) => {
+            const list = emitValue(g, args[0] as Compiled);
+            g.line(`${list}.push(${emitValue(g, args[1] as Compiled)});`);
+            return list;
+          },
           type: "list",
         };
       }
@@ -1270,7 +1290,8 @@ class Compiler {
   }
 
   private list(elements: readonly Expr[], optional: ReadonlySet<number>, id: number): Compiled {
-    const ev = elements.map((x) => this.compile(x).ev);
+    const compiled = elements.map((x) => this.compile(x));
+    const ev = compiled.map((c) => c.ev);
     // A non-empty list of constants is built once. (Empty literals stay fresh: comprehension
     // accumulators start from `[]` and are appended to in place.)
     if (optional.size === 0 && elements.length > 0 && elements.every((x) => x.kind === "const")) {
@@ -1296,6 +1317,13 @@ class Compiler {
           for (let i = 0; i < ev.length; i++) out[i] = (ev[i] as Eval)(f);
           return out;
         },
+        emit: (g) => {
+          g.line("st.addCost(1);");
+          const vals = compiled.map((c) => emitValue(g, c));
+          const t = g.temp();
+          g.line(`${t} = [${vals.join(", ")}];`);
+          return t;
+        },
         type: "list",
       };
     }
@@ -1319,7 +1347,7 @@ class Compiler {
   private map(e: Extract<Expr, { kind: "map" }>): Compiled {
     const entries = e.entries.map((en) => ({
       key: this.compile(en.key).ev,
-      value: this.compile(en.value).ev,
+      compiledValue: this.compile(en.value),
       optional: en.optional,
       id: en.id,
     }));
@@ -1335,12 +1363,21 @@ class Compiler {
       // Distinct constant string keys: a plain object, read as a map without copying (like JSON input).
       // Index-like keys would change iteration order, and `__proto__` is not a plain property.
       const keys = names as string[];
-      const values = entries.map((en) => en.value);
+      const values = entries.map((en) => en.compiledValue.ev);
       return {
         ev: (f) => {
           f.st.addCost(1);
           const m = newBuiltMap();
           for (let i = 0; i < keys.length; i++) m[keys[i] as string] = (values[i] as Eval)(f);
+          return m;
+        },
+        emit: (g) => {
+          g.line("st.addCost(1);");
+          const m = g.temp();
+          g.line(`${m} = newBuiltMap();`);
+          entries.forEach((en, i) => {
+            g.line(`${m}[${JSON.stringify(keys[i])}] = ${emitValue(g, en.compiledValue)};`);
+          });
           return m;
         },
         type: "map",
@@ -1357,7 +1394,7 @@ class Compiler {
           ) {
             return withPosition(new CelError(`unsupported key type: ${typeName(k)}`), en.id);
           }
-          let v = en.value(f);
+          let v = en.compiledValue.ev(f);
           if (en.optional) {
             if (!(v instanceof Optional)) return withPosition(noSuchOverload("optional entry", [v]), en.id);
             if (!v.hasValue()) continue;

@@ -88,6 +88,14 @@ const EXPRESSIONS = [
   "[[1, 2], [3]].all(l, l.all(x, x > 0))",
   "optional.of(object.spec).?replicas.orValue(0)",
   "object.spec.?replicas.hasValue() && object.spec.?nothing.orValue(7) == 7",
+  "[object.spec.replicas, 'a', object.spec.?x.orValue(1)]",
+  "{'a': object.spec.replicas, 'b': [object.spec.hostNetwork]}.b[0]",
+  "object.spec.containers.map(c, [c.name, c.image]).map(p, p[1])",
+  "[object.spec.missing, 1]",
+  "{'a': 1, 'b': object.spec.missing}",
+  "[1, 0].map(x, 1 / x)",
+  "[1, 0].filter(x, 1 / x > 0)",
+  "object.spec.containers.exists(c, [1, 0].map(x, 1 / x).size() > 0) || true",
 ];
 
 type Outcome =
