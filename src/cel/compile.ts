@@ -241,6 +241,21 @@ function emitRawValue(g: Gen, c: Compiled, raw: RawEval): string {
   return c.emitRaw ? c.emitRaw(g) : g.call(raw);
 }
 
+/** `c.raw ?? maybeOptional(c.ev)` in generated code: the raw chain, or the value with any Optional unwrapped. */
+function emitMaybeOptional(g: Gen, c: Compiled): string {
+  if (c.raw) return emitRawValue(g, c, c.raw);
+  const v = emitValue(g, c);
+  g.line(`if (${v} instanceof Optional) ${v} = ${v}.hasValue() ? ${v}.value() : ABSENT;`);
+  return v;
+}
+
+/** The Optional an emitted raw value stands for. */
+function emitWrapped(g: Gen, emitRaw: Emit): string {
+  const v = emitRaw(g);
+  g.line(`${v} = ${v} === ABSENT ? Optional.none : Optional.of(${v});`);
+  return v;
+}
+
 /**
  * Generated code for `out = <field of v, converted>` when `v` is a JSON map, with the property read
  * written at this site (so V8 keeps a cache for it here); `out` is left undefined when the field is
@@ -469,6 +484,7 @@ const HELPERS = {
   hasOwn: Object.hasOwn,
   HeldError,
   indexOrError,
+  indexValue,
   isPlainMap,
   mapGet,
   mapKeys,
@@ -754,13 +770,7 @@ class Compiler {
           }
         : {
             base: operand.raw ?? maybeOptional(op),
-            baseEmit: operand.raw
-              ? (g) => emitRawValue(g, operand, operand.raw as RawEval)
-              : (g) => {
-                  const v = emitValue(g, operand);
-                  g.line(`if (${v} instanceof Optional) ${v} = ${v}.hasValue() ? ${v}.value() : ABSENT;`);
-                  return v;
-                },
+            baseEmit: (g) => emitMaybeOptional(g, operand),
             fields: [field],
             ids: [id],
           };
@@ -783,11 +793,7 @@ class Compiler {
         raw,
         chain,
         emitRaw,
-        emit: (g) => {
-          const v = emitRaw(g);
-          g.line(`${v} = ${v} === ABSENT ? Optional.none : Optional.of(${v});`);
-          return v;
-        },
+        emit: (g) => emitWrapped(g, emitRaw),
         type: "optional_type",
       };
     }
@@ -1232,7 +1238,23 @@ class Compiler {
             const r = indexValue(cv, kv, id);
             return r === undefined ? ABSENT : r;
           };
-          return { ev: wrapOptional(raw), raw, type: "optional_type" };
+          const emitRaw: Emit = (g) => {
+            g.line("st.addCost(1);");
+            const cv = emitRawValue(g, args[0] as Compiled, cRaw);
+            const kv = emitValue(g, args[1] as Compiled);
+            const r = g.temp();
+            g.line(
+              `if (${cv} !== ABSENT) { ${r} = indexValue(${cv}, ${kv}, ${id}); ${cv} = ${r} === undefined ? ABSENT : ${r}; }`,
+            );
+            return cv;
+          };
+          return {
+            ev: wrapOptional(raw),
+            raw,
+            emitRaw,
+            emit: (g) => emitWrapped(g, emitRaw),
+            type: "optional_type",
+          };
         }
         return {
           ev: (f) => {
@@ -1261,9 +1283,21 @@ class Compiler {
           const r = indexValue(cv, k(f), id);
           return r === undefined ? ABSENT : r;
         };
+        // The key is evaluated only when the container is there, as in the closure.
+        const emitRaw: Emit = (g) => {
+          g.line("st.addCost(1);");
+          const cv = emitMaybeOptional(g, args[0] as Compiled);
+          const r = g.temp();
+          g.line(`if (${cv} !== ABSENT) {`);
+          const kv = emitValue(g, args[1] as Compiled);
+          g.line(`${r} = indexValue(${cv}, ${kv}, ${id}); ${cv} = ${r} === undefined ? ABSENT : ${r}; }`);
+          return cv;
+        };
         return {
           ev: wrapOptional(raw),
           raw,
+          emitRaw,
+          emit: (g) => emitWrapped(g, emitRaw),
           type: "optional_type",
         };
       }

@@ -96,6 +96,15 @@ const EXPRESSIONS = [
   "[1, 0].map(x, 1 / x)",
   "[1, 0].filter(x, 1 / x > 0)",
   "object.spec.containers.exists(c, [1, 0].map(x, 1 / x).size() > 0) || true",
+  "object.spec[?'replicas'].orValue(0) + 1",
+  "object.spec.?containers[0].?name.orValue('')",
+  "object.spec.?containers[5].?name.orValue('none')",
+  "{'a': 1}[?'b'].hasValue()",
+  "[1, 2][?5].orValue(9)",
+  "object.?nothing[?object.missing].orValue(1)",
+  "object.spec[?object.missing].orValue(1)",
+  "object.spec.?containers[object.missing]",
+  "['hostNetwork', 'hostPID'].filter(f, object.spec[?f].orValue(false) == true)",
 ];
 
 type Outcome =
