@@ -249,6 +249,11 @@ function emitMaybeOptional(g: Gen, c: Compiled): string {
   return v;
 }
 
+/** A node whose value is an Optional, from its raw evaluators (closure and emitter). */
+function optionalNode(raw: RawEval, emitRaw: Emit): Compiled {
+  return { ev: wrapOptional(raw), raw, emitRaw, emit: (g) => emitWrapped(g, emitRaw), type: "optional_type" };
+}
+
 /** The Optional an emitted raw value stands for. */
 function emitWrapped(g: Gen, emitRaw: Emit): string {
   const v = emitRaw(g);
@@ -788,14 +793,7 @@ class Compiler {
         });
         return v;
       };
-      return {
-        ev: wrapOptional(raw),
-        raw,
-        chain,
-        emitRaw,
-        emit: (g) => emitWrapped(g, emitRaw),
-        type: "optional_type",
-      };
+      return { ...optionalNode(raw, emitRaw), chain };
     }
     const key = JSON.stringify(field);
     return {
@@ -1248,13 +1246,7 @@ class Compiler {
             );
             return cv;
           };
-          return {
-            ev: wrapOptional(raw),
-            raw,
-            emitRaw,
-            emit: (g) => emitWrapped(g, emitRaw),
-            type: "optional_type",
-          };
+          return optionalNode(raw, emitRaw);
         }
         return {
           ev: (f) => {
@@ -1293,13 +1285,7 @@ class Compiler {
           g.line(`${r} = indexValue(${cv}, ${kv}, ${id}); ${cv} = ${r} === undefined ? ABSENT : ${r}; }`);
           return cv;
         };
-        return {
-          ev: wrapOptional(raw),
-          raw,
-          emitRaw,
-          emit: (g) => emitWrapped(g, emitRaw),
-          type: "optional_type",
-        };
+        return optionalNode(raw, emitRaw);
       }
       case "@append": {
         const [accu, x] = ev as [Eval, Eval];
