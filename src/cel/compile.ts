@@ -273,7 +273,7 @@ function emitJsonRead(v: string, field: string, out: string): string {
   const read =
     field in Object.prototype
       ? `${out} = hasOwn(${v}, ${key}) ? fromJson(${v}[${key}]) : undefined;`
-      : `${out} = ${v}[${key}]; ${out} = ${out} !== undefined ? fromJson(${out}) : hasOwn(${v}, ${key}) ? null : undefined;`;
+      : `${out} = ${v}[${key}]; if (${out} === undefined) ${out} = hasOwn(${v}, ${key}) ? null : undefined; else if (typeof ${out} === "number" || Array.isArray(${out})) ${out} = fromJson(${out});`;
   return `if (${json}) { ${read} }`;
 }
 
