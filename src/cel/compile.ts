@@ -277,6 +277,14 @@ function emitJsonRead(v: string, field: string, out: string): string {
   return `if (${json}) { ${read} }`;
 }
 
+/**
+ * Generated code for `st.addCost(n)`: the sum and the test written out (the method is called only
+ * to throw, with the cost already over the limit): a few percent on the selinux rule.
+ */
+function charge(n: number): string {
+  return `if ((st.cost += ${n}) > st.costLimit) st.addCost(0);`;
+}
+
 /** Code that rethrows cost and deadline errors, which no operator absorbs. */
 const RETHROW_LIMITS = `if (err instanceof CelError && (err.kind === "cost" || err.kind === "timeout")) throw err;`;
 
@@ -781,7 +789,7 @@ class Compiler {
           };
       const raw = chainEvaluator(chain.base, chain.fields, chain.ids);
       const emitRaw: Emit = (g) => {
-        g.line(`st.addCost(${chain.fields.length});`);
+        g.line(charge(chain.fields.length));
         const v = chain.baseEmit(g);
         const r = g.temp();
         chain.fields.forEach((name, i) => {
@@ -802,7 +810,7 @@ class Compiler {
         return selectValue(op(f), field, id);
       },
       emit: (g) => {
-        g.line("st.addCost(1);");
+        g.line(charge(1));
         const v = emitValue(g, operand);
         const t = g.temp();
         // JSON input inline; anything else, and a missing field (an error), as the closure does it.
@@ -838,7 +846,7 @@ class Compiler {
           return typeof x === "string" && members.has(x);
         },
         emit: (g) => {
-          g.line(`st.addCost(${cost});`);
+          g.line(charge(cost));
           const x = emitValue(g, needleC);
           const t = g.temp();
           g.line(`${t} = typeof ${x} === "string" && ${g.constant(members)}.has(${x});`);
@@ -954,7 +962,7 @@ class Compiler {
         emit: (g) => {
           const v = emitRawValue(g, target, raw);
           const dv = emitValue(g, dC);
-          g.line(`st.addCost(1); if (${v} === ABSENT) ${v} = ${dv};`);
+          g.line(`${charge(1)} if (${v} === ABSENT) ${v} = ${dv};`);
           return v;
         },
         type: "dyn",
@@ -970,7 +978,7 @@ class Compiler {
         emit: (g) => {
           const v = emitRawValue(g, target, raw);
           const t = g.temp();
-          g.line(`st.addCost(1); ${t} = ${v} !== ABSENT;`);
+          g.line(`${charge(1)} ${t} = ${v} !== ABSENT;`);
           return t;
         },
         type: "bool",
@@ -1214,7 +1222,7 @@ class Compiler {
             return celEquals(l(f), r(f)) === eq;
           },
           emit: (g) => {
-            g.line("st.addCost(1);");
+            g.line(charge(1));
             const lv = emitValue(g, args[0] as Compiled);
             const rv = emitValue(g, args[1] as Compiled);
             const t = g.temp();
@@ -1237,7 +1245,7 @@ class Compiler {
             return r === undefined ? ABSENT : r;
           };
           const emitRaw: Emit = (g) => {
-            g.line("st.addCost(1);");
+            g.line(charge(1));
             const cv = emitRawValue(g, args[0] as Compiled, cRaw);
             const kv = emitValue(g, args[1] as Compiled);
             const r = g.temp();
@@ -1255,7 +1263,7 @@ class Compiler {
             return indexOrError(cv, k(f), id);
           },
           emit: (g) => {
-            g.line("st.addCost(1);");
+            g.line(charge(1));
             const cv = emitValue(g, args[0] as Compiled);
             const kv = emitValue(g, args[1] as Compiled);
             const t = g.temp();
@@ -1277,7 +1285,7 @@ class Compiler {
         };
         // The key is evaluated only when the container is there, as in the closure.
         const emitRaw: Emit = (g) => {
-          g.line("st.addCost(1);");
+          g.line(charge(1));
           const cv = emitMaybeOptional(g, args[0] as Compiled);
           const r = g.temp();
           g.line(`if (${cv} !== ABSENT) {`);
@@ -1323,7 +1331,7 @@ class Compiler {
         },
         emit: (g) => {
           const t = g.temp();
-          g.line(`st.addCost(1); ${t} = ${g.constant(constant)};`);
+          g.line(`${charge(1)} ${t} = ${g.constant(constant)};`);
           return t;
         },
         type: "list",
@@ -1338,7 +1346,7 @@ class Compiler {
           return out;
         },
         emit: (g) => {
-          g.line("st.addCost(1);");
+          g.line(charge(1));
           const vals = compiled.map((c) => emitValue(g, c));
           const t = g.temp();
           g.line(`${t} = [${vals.join(", ")}];`);
@@ -1392,7 +1400,7 @@ class Compiler {
           return m;
         },
         emit: (g) => {
-          g.line("st.addCost(1);");
+          g.line(charge(1));
           const m = g.temp();
           g.line(`${m} = newBuiltMap();`);
           entries.forEach((en, i) => {
@@ -1547,7 +1555,7 @@ class Compiler {
         g.line(
           `${loop}: for (${i} = 0; ${i} < (${keys} === undefined ? ${r}.length : ${keys}.length); ${i}++) {`,
         );
-        g.line("st.tick(); st.addCost(1);");
+        g.line(`st.tick(); ${charge(1)}`);
         g.line(`if (${keys} === undefined) {`);
         g.line(two ? `S[${v1}] = BigInt(${i}); S[${v2}] = ${r}[${i}];` : `S[${v1}] = ${r}[${i}];`);
         g.line(
