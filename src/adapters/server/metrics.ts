@@ -4,9 +4,9 @@
  * Labels stay bounded: route templates, operations, outcomes and policy/binding names (bounded by
  * what is loaded) — never a resource name, namespace or raw URL.
  */
-import { collectDefaultMetrics, Counter, Gauge, Histogram, type Registry } from "prom-client";
+import { collectDefaultMetrics, Counter, Gauge, type Registry } from "prom-client";
 import type { AdmissionDecision, PolicyResult } from "../../engine/types.ts";
-import { PolicyStats } from "./policy-stats.ts";
+import { CountedDurations } from "./review-stats.ts";
 
 /**
  * What one review ended as, for `celgate_admission_requests_total`: a verdict, `error` when the
@@ -56,20 +56,34 @@ const POLICY_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 
 /** Registers every celgate metric and Node's default process metrics on `registry`. */
 export function createWebhookMetrics(registry: Registry): WebhookMetrics {
   const registers = [registry];
-  const requests = new Counter({
-    name: "celgate_admission_requests_total",
-    help: "Admission reviews answered, by webhook path, operation and outcome.",
-    labelNames: ["path", "operation", "outcome"] as const,
-    registers,
-  });
-  const reviewDuration = new Histogram({
-    name: "celgate_admission_review_duration_seconds",
-    help: "Time from receiving an admission review to sending its answer.",
-    labelNames: ["path", "operation"] as const,
-    buckets: REVIEW_BUCKETS,
-    registers,
-  });
-  const policyStats = new PolicyStats(registry, POLICY_BUCKETS);
+  const reviews = new CountedDurations(
+    registry,
+    REVIEW_BUCKETS,
+    {
+      name: "celgate_admission_requests_total",
+      help: "Admission reviews answered, by webhook path, operation and outcome.",
+      labels: ["path", "operation", "outcome"],
+    },
+    {
+      name: "celgate_admission_review_duration_seconds",
+      help: "Time from receiving an admission review to sending its answer.",
+      labels: ["path", "operation"],
+    },
+  );
+  const policies = new CountedDurations(
+    registry,
+    POLICY_BUCKETS,
+    {
+      name: "celgate_policy_evaluations_total",
+      help: "Policy evaluations, by policy, binding and outcome (pass, fail, skip, error).",
+      labels: ["policy", "binding", "outcome"],
+    },
+    {
+      name: "celgate_policy_evaluation_duration_seconds",
+      help: "Time spent evaluating one policy for one request.",
+      labels: ["policy"],
+    },
+  );
   const compileErrors = new Gauge({
     name: "celgate_policy_compile_errors",
     help: "Compile errors in the policies of the last load.",
@@ -107,14 +121,13 @@ export function createWebhookMetrics(registry: Registry): WebhookMetrics {
   return {
     registry,
     recordReview(path, operation, outcome, seconds, decision) {
-      requests.inc({ path, operation, outcome });
-      reviewDuration.observe({ path, operation }, seconds);
+      reviews.record(path, operation, outcome, seconds);
       // Guarded because the decision comes from the engine and a metric must never fail a review.
       if (decision !== undefined && Array.isArray(decision.results))
         this.recordPolicyResults(decision.results);
     },
     recordPolicyResults(results) {
-      policyStats.record(results);
+      for (const r of results) policies.record(r.policy, r.binding ?? "", r.outcome, r.durationMs / 1000);
     },
     recordReload(success, at = new Date()) {
       reloads.inc({ result: success ? "success" : "failure" });

@@ -96,6 +96,25 @@ void test("the metrics endpoint reports reviews, policy evaluations and process 
     [`celgate_policy_evaluation_duration_seconds_count{policy="require-labels"}`, 3],
   ];
   for (const [series, value] of cases) assert.equal(sample(text, series), value, series);
+  // Histograms are built at scrape time: cumulative buckets ending in +Inf = count, as prom-client's.
+  for (const [name, labels] of [
+    ["celgate_admission_review_duration_seconds", 'path="/validate",operation="CREATE"'],
+    ["celgate_policy_evaluation_duration_seconds", 'policy="require-labels"'],
+  ] as const) {
+    const buckets = [
+      ...text.matchAll(new RegExp(`^${name}_bucket\\{${labels},le="([^"]+)"\\} (\\S+)$`, "gm")),
+    ];
+    assert.ok(buckets.length > 2, `${name}: buckets for ${labels}`);
+    const values = buckets.map((m) => Number(m[2]));
+    assert.deepEqual(
+      values,
+      [...values].sort((a, b) => a - b),
+      `${name}: cumulative`,
+    );
+    assert.equal(buckets.at(-1)?.[1], "+Inf");
+    assert.equal(values.at(-1), sample(text, `${name}_count{${labels}}`));
+    assert.ok((sample(text, `${name}_sum{${labels}}`) ?? -1) >= 0);
+  }
   assert.ok((sample(text, "celgate_certificate_expiry_timestamp_seconds") ?? 0) > Date.now() / 1000);
   assert.match(text, /^process_cpu_user_seconds_total /m, "default Node metrics are on the registry");
   assert.match(text, /^nodejs_eventloop_lag_seconds /m);
