@@ -19,10 +19,8 @@ import {
   CelObject,
   CelType,
   type CelValue,
-  BuiltMap,
   Duration,
   fromJson,
-  isJsonMap,
   isPlainMap,
   type MapKey,
   mapGet,
@@ -30,13 +28,11 @@ import {
   newBuiltMap,
   noSuchOverload,
   Optional,
+  plainGet,
   Timestamp,
   typeName,
   UInt,
-  type JsonMap,
 } from "./values.ts";
-
-const BUILT_MAP: object = BuiltMap.prototype;
 
 /** Limits for one evaluation. Costs are in cel-go's runtime cost units. */
 export interface EvalLimits {
@@ -307,17 +303,6 @@ function maybeOptional(ev: Eval): RawEval {
  */
 function chainEvaluator(base: RawEval, fields: readonly string[], ids: readonly number[]): RawEval {
   const n = fields.length;
-  if (n === 1) {
-    const field = fields[0] as string;
-    const id = ids[0] as number;
-    return (f) => {
-      f.st.addCost(1);
-      const v = base(f);
-      if (v === ABSENT) return ABSENT;
-      const r = selectField(v, field, id);
-      return r === undefined ? ABSENT : r;
-    };
-  }
   return (f) => {
     f.st.addCost(n);
     let v = base(f);
@@ -395,13 +380,9 @@ function asBool(v: CelValue, fn: string): boolean {
 
 /** Field selection on a map-like value; `undefined` when the field is absent. */
 function selectField(v: CelValue, field: string, id: number): CelValue | undefined {
-  if (typeof v === "object" && v !== null) {
-    const proto = Object.getPrototypeOf(v);
-    if (proto === Object.prototype || proto === null)
-      return Object.hasOwn(v, field) ? fromJson((v as JsonMap)[field]) : undefined;
-    if (proto === BUILT_MAP) return Object.hasOwn(v, field) ? (v as JsonMap)[field] : undefined;
-    if (v instanceof CelMap) return v.get(field);
-  }
+  // JSON maps are read inline by generated code (emitJsonRead); this is the closures' and the rest's path.
+  if (isPlainMap(v)) return plainGet(v, field);
+  if (v instanceof CelMap) return v.get(field);
   const err = new CelError(
     v === null ? `no such key: ${field}` : `type '${typeName(v)}' does not support field selection`,
   );
@@ -411,17 +392,14 @@ function selectField(v: CelValue, field: string, id: number): CelValue | undefin
 
 /** `v.field` outside optional chains: a missing field is an error; through an Optional it stays optional. */
 function selectValue(v: CelValue, field: string, id: number): CelValue {
-  if (isJsonMap(v)) {
-    if (Object.hasOwn(v, field)) return fromJson(v[field]);
-  } else if (v instanceof Optional) {
+  if (v instanceof Optional) {
     // Selecting through an optional keeps the chain optional: `a.?b.c` is optional.
     if (!v.hasValue()) return v;
     const r = selectField(v.value(), field, id);
     return r === undefined ? Optional.none : Optional.of(r);
-  } else {
-    const r = selectField(v, field, id);
-    if (r !== undefined) return r;
   }
+  const r = selectField(v, field, id);
+  if (r !== undefined) return r;
   const err = new CelError(`no such key: ${field}`);
   err.exprId = id;
   throw err;
