@@ -56,6 +56,8 @@ interface CompiledCommon {
   readonly failurePolicy: FailurePolicy;
   readonly matchConditions: readonly { readonly name: string; readonly expression: CompiledExpression }[];
   readonly variables: readonly { readonly name: string; readonly expression: CompiledExpression }[];
+  /** Position of each variable in `variables` by name, for `variables.<name>` lookups at evaluation. */
+  readonly variableIndex: ReadonlyMap<string, number>;
   /** Compile errors of this policy; a policy with any is evaluated as an error (by failurePolicy). */
   readonly diagnostics: readonly Diagnostic[];
 }
@@ -227,7 +229,14 @@ export function compilePolicy(policy: ParsedPolicy, options: CompileOptions = {}
     name: m.name,
     expression: c.expr(`spec.matchConditions[${i}].expression`, m.expression, names, "bool"),
   }));
-  const common = { name: policy.name, failurePolicy: policy.failurePolicy, matchConditions, variables };
+  const variableIndex = new Map(variableNames.map((n, i) => [n, i] as const));
+  const common = {
+    name: policy.name,
+    failurePolicy: policy.failurePolicy,
+    matchConditions,
+    variables,
+    variableIndex,
+  };
   if (policy.kind === "ValidatingAdmissionPolicy") {
     const validations = policy.validations.map((v, i) => ({
       index: i,

@@ -220,32 +220,18 @@ type VariableOutcome =
   | { readonly ok: true; readonly value: CelValue }
   | { readonly ok: false; readonly message: string; readonly kind: EvaluationErrorKind };
 
-/** Each policy's variables by name, built once: a policy of 36 variables looked each up by scanning. */
-const variableIndexes = new WeakMap<CompiledPolicy, ReadonlyMap<string, number>>();
-
-function variableIndex(policy: CompiledPolicy): ReadonlyMap<string, number> {
-  let index = variableIndexes.get(policy);
-  if (!index) {
-    index = new Map(policy.variables.map((v, i) => [v.name, i] as const));
-    variableIndexes.set(policy, index);
-  }
-  return index;
-}
-
 /** Lazily evaluates a policy's variables, each at most once, errors surfacing only where used. */
 class LazyVariables implements VariableResolver {
-  private readonly index: ReadonlyMap<string, number>;
   private readonly outcomes: (VariableOutcome | undefined)[];
   constructor(
     private readonly policy: CompiledPolicy,
     private readonly ev: Evaluation,
     private readonly act: () => Activation,
   ) {
-    this.index = variableIndex(policy);
     this.outcomes = new Array(policy.variables.length);
   }
   get(name: string): CelValue {
-    const i = this.index.get(name);
+    const i = this.policy.variableIndex.get(name);
     if (i === undefined) throw new CelErrorLike(`no such variable: ${name}`);
     let hit = this.outcomes[i];
     if (!hit) {
