@@ -82,11 +82,12 @@ export class Gen {
 /** When programs switch to generated code. */
 export type CodegenMode = "lazy" | "always" | "never";
 
-let mode: CodegenMode = readMode(process.env.CELGATE_CEL_CODEGEN);
-
-function readMode(v: string | undefined): CodegenMode {
-  return v === "always" || v === "never" ? v : "lazy";
+/** The mode a `CELGATE_CEL_CODEGEN` value names; undefined when it names none (the CLI warns then). */
+export function codegenModeFrom(v: string | undefined): CodegenMode | undefined {
+  return v === "lazy" || v === "always" || v === "never" ? v : undefined;
 }
+
+let mode: CodegenMode = codegenModeFrom(process.env.CELGATE_CEL_CODEGEN) ?? "lazy";
 
 /**
  * Generation costs tens of microseconds an expression, so by default a program is generated on

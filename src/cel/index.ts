@@ -20,6 +20,7 @@ export type { Activation, Program, VariableResolver } from "./compile.ts";
 export { EvalState } from "./compile.ts";
 export type { CelEnvironment, CelExtras, EnvOptions } from "./env.ts";
 export { ADMISSION_VARIABLES, createEnvironment, EXTRA_NAMES } from "./env.ts";
+export { codegenModeFrom } from "./codegen.ts";
 export { toCel, toJson } from "./input.ts";
 export type { ExplainLimits } from "./explain.ts";
 export { explainFalse, renderExpr, showValue } from "./explain.ts";

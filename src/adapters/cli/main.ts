@@ -3,6 +3,7 @@
  * code. Nothing runs at import time; `bin.ts` wires it to the process.
  */
 import { readFile } from "node:fs/promises";
+import { codegenModeFrom } from "../../cel/index.ts";
 import * as check from "./commands/check.ts";
 import * as evalCommand from "./commands/eval.ts";
 import * as expr from "./commands/expr.ts";
@@ -89,6 +90,11 @@ export async function main(argv: readonly string[], io: CliIO): Promise<number> 
   }
   const cmd = findCommand(first);
   if (!cmd) return unknownCommand(io, first);
+  const codegen = io.env.CELGATE_CEL_CODEGEN;
+  if (codegen !== undefined && codegen !== "" && codegenModeFrom(codegen) === undefined)
+    io.stderr(
+      `celgate: warning: CELGATE_CEL_CODEGEN=${JSON.stringify(codegen)} is not one of lazy, always, never; using lazy\n`,
+    );
   return cmd.run(rest, io);
 }
 

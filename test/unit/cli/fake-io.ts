@@ -16,6 +16,7 @@ export interface FakeOptions {
   /** Feed stdin through `stdinLines` instead of `stdin()`. */
   readonly streamLines?: boolean;
   readonly cwd?: string;
+  readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
 export function fakeIO(options: FakeOptions = {}): { io: CliIO; out: { stdout: string; stderr: string } } {
@@ -37,7 +38,7 @@ export function fakeIO(options: FakeOptions = {}): { io: CliIO; out: { stdout: s
         }
       : {}),
     cwd: options.cwd ?? process.cwd(),
-    env: {},
+    env: options.env ?? {},
     isTTY: false,
   };
   return { io, out };

@@ -83,3 +83,15 @@ test("serve rejects bad options with exit 2 before starting anything", async () 
   assert.equal(halfTls.code, 2);
   assert.match(halfTls.stderr, /--tls-cert and --tls-key go together/);
 });
+
+test("CELGATE_CEL_CODEGEN: an unknown value is named in a warning and the command still runs", async () => {
+  const bad = await cli(["expr", "1 + 1"], { env: { CELGATE_CEL_CODEGEN: "fast" } });
+  assert.equal(bad.code, 0);
+  assert.match(bad.stdout, /2/);
+  assert.match(bad.stderr, /CELGATE_CEL_CODEGEN="fast" is not one of lazy, always, never; using lazy/);
+  for (const ok of ["lazy", "always", "never", ""]) {
+    const r = await cli(["expr", "1 + 1"], { env: { CELGATE_CEL_CODEGEN: ok } });
+    assert.equal(r.code, 0, ok);
+    assert.equal(r.stderr, "", ok);
+  }
+});
