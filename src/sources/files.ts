@@ -37,7 +37,7 @@ function byName(a: string, b: string): number {
 
 /**
  * How many file operations may be in flight at once. One at a time, a directory of 1,000 policies
- * spent about a fifth of its load waiting on libuv's thread pool, round trip after round trip.
+ * spent about a sixth of its load waiting on libuv's thread pool, round trip after round trip.
  */
 const IO_CONCURRENCY = 32;
 
