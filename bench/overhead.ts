@@ -2,20 +2,19 @@
  * Issue 7, target 5: the share of a request's CPU that metrics and logging take. Four webhook servers
  * are built in-process with the real `buildServer` over the same admitter (the webhook benchmark's
  * policy set): with neither, with metrics only (createWebhookMetrics on a fresh prom-client Registry),
- * with info logging only (pino through fastify, each line written to /dev/null by pino's own
- * synchronous destination), and with both, as
- * `serve` runs. Each is driven with fastify's `inject()` — the whole route (content-type check, JSON
- * body parsing, decode, review, encode, reply serialisation) without sockets or TLS — alternating
- * POST /validate and /mutate, one request at a time, so wall time per request is one thread's CPU. The
- * four take turns every 10 requests. Share = (both − neither) / both, per round, median over rounds.
+ * with info logging only (pino through fastify, into the batched sink `serve` writes stdout through,
+ * here opened on /dev/null), and with both, as `serve` runs. Each is driven with fastify's `inject()`
+ * — the whole route (content-type check, JSON body parsing, decode, review, encode, reply
+ * serialisation) without sockets or TLS — alternating POST /validate and /mutate, one request at a
+ * time, so wall time per request is one thread's CPU. The four take turns every 10 requests. Share = (both − neither) / both, per round, median over rounds.
  *
  * Without TLS and HTTP parsing in the denominator the share comes out higher than over a real socket,
  * so a figure within the goal here is within it in production too.
  *
  *   node dist-bench/bench/overhead.js [--rounds 9] [--requests 1000]
  */
-import { createRequire } from "node:module";
 import { Registry } from "prom-client";
+import { BatchedLogSink } from "../src/adapters/server/log-sink.ts";
 import { createWebhookMetrics, type WebhookMetrics } from "../src/adapters/server/metrics.ts";
 import { buildServer, type WebhookServer } from "../src/adapters/server/server.ts";
 import { generateSelfSignedCertificate } from "../src/adapters/server/tls.ts";
@@ -53,37 +52,6 @@ const NOOP_METRICS: WebhookMetrics = {
   setCertificateExpiry: () => undefined,
 };
 
-/**
- * Where pino's lines go: pino's own destination (sonic-boom, synchronous, what fastify's pino writes
- * stdout through under `serve`) opened on /dev/null, with a count of the lines for the gate. An
- * earlier version used a Node Writable stream, whose machinery cost about 10 us a line on its own:
- * three times what serve pays, and most of the "logging" share it reported.
- */
-class DevNull {
-  lines = 0;
-  private readonly dest = pinoFor().destination({ dest: "/dev/null", sync: true });
-  write(line: string): boolean {
-    this.lines++;
-    return this.dest.write(line);
-  }
-  destroy(): void {
-    this.dest.destroy();
-  }
-}
-
-interface SonicBoom {
-  write(line: string): boolean;
-  destroy(): void;
-}
-
-/** fastify's own pino (a dependency of fastify, not of ours), found from where fastify is. */
-function pinoFor(): { destination(o: { dest: string; sync: boolean }): SonicBoom } {
-  const fromHere = createRequire(import.meta.url);
-  return createRequire(fromHere.resolve("fastify"))("pino") as {
-    destination(o: { dest: string; sync: boolean }): SonicBoom;
-  };
-}
-
 /** Requests in a row on one server before the next takes its turn (even: /validate and /mutate alike). */
 const BATCH = 10;
 
@@ -93,7 +61,7 @@ const VARIANTS: readonly Variant[] = ["neither", "metrics", "logging", "both"];
 interface Built {
   readonly variant: Variant;
   readonly server: WebhookServer;
-  readonly sink: DevNull | undefined;
+  readonly sink: BatchedLogSink | undefined;
   readonly metrics: WebhookMetrics;
 }
 
@@ -125,7 +93,8 @@ export async function runOverheadBench(
   try {
     for (const variant of VARIANTS) {
       const withMetrics = variant === "metrics" || variant === "both";
-      const sink = variant === "logging" || variant === "both" ? new DevNull() : undefined;
+      const sink =
+        variant === "logging" || variant === "both" ? new BatchedLogSink({ dest: "/dev/null" }) : undefined;
       const metrics = withMetrics ? createWebhookMetrics(new Registry()) : NOOP_METRICS;
       const server = await buildServer({
         admitter: () => loaded.admitter,
@@ -197,7 +166,7 @@ export async function runOverheadBench(
   } finally {
     for (const b of built) {
       await b.server.close();
-      b.sink?.destroy();
+      b.sink?.close();
     }
   }
 }

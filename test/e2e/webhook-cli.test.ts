@@ -37,6 +37,8 @@ interface Served {
   readonly port: number;
   readonly metricsPort: number;
   stderr(): string;
+  /** The request log so far (pino's JSON lines). */
+  stdout(): string;
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
 }
 
@@ -52,8 +54,11 @@ async function serve(t: TestContext, args: readonly string[]): Promise<Served> {
   child.stderr.setEncoding("utf8").on("data", (d: string) => {
     stderr += d;
   });
-  // Request logs go to stdout; drain it so the pipe never fills.
-  child.stdout.resume();
+  // Request logs go to stdout; reading it also keeps the pipe from filling.
+  let stdout = "";
+  child.stdout.setEncoding("utf8").on("data", (d: string) => {
+    stdout += d;
+  });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>(
     (resolve, reject) => {
       child.on("error", reject);
@@ -81,6 +86,7 @@ async function serve(t: TestContext, args: readonly string[]): Promise<Served> {
     port: Number(urls[1]),
     metricsPort: Number(urls[2]),
     stderr: () => stderr,
+    stdout: () => stdout,
     exited,
   };
 }
@@ -150,6 +156,17 @@ void test("serve with no certificate: warns it is for development, serves /ready
   const exit = await served.exited;
   assert.equal(exit.code, 0, served.stderr());
   assert.match(served.stderr(), /celgate stopped\n$/);
+  // The info line of the review was held in memory (the log is written in batches) and must have
+  // been written by the time the process is gone.
+  const reviews = served
+    .stdout()
+    .split("\n")
+    .filter((l) => l.includes('"admission review"'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  assert.deepEqual(
+    reviews.map((r) => [r.level, r.uid, r.path, r.kind, r.operation, r.allowed, r.outcome]),
+    [[30, "smoke", "/validate", "Deployment", "CREATE", false, "denied"]],
+  );
 });
 
 void test("SIGTERM under load: every request sent gets its answer, the process exits 0 after the drain", {

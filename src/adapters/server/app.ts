@@ -13,6 +13,7 @@ import type { CompiledPolicySet } from "../../compile/policy.ts";
 import type { LabelSelector } from "../../policy/types.ts";
 import type { PolicySnapshot } from "../../sources/store.ts";
 import { PolicyStore } from "../../sources/store.ts";
+import { BatchedLogSink } from "./log-sink.ts";
 import { createWebhookMetrics, type WebhookMetrics } from "./metrics.ts";
 import { buildMetricsServer, buildServer, type WebhookServer } from "./server.ts";
 import { certificateExpiry, generateSelfSignedCertificate, loadTlsMaterial } from "./tls.ts";
@@ -166,10 +167,12 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
   metrics.recordReload(true, first.loadedAt);
   reportSnapshot(metrics, first);
   for (const line of describeSnapshot(first)) log(line);
+  const logging =
+    options.logLevel === false ? undefined : { level: options.logLevel, stream: new BatchedLogSink() };
   const server = await buildServer({
     admitter: () => admitter,
     tls,
-    logger: options.logLevel === false ? false : { level: options.logLevel },
+    logger: logging ?? false,
     metrics,
     readiness: () => true,
     ...(options.drainMs !== undefined ? { drainMs: options.drainMs } : {}),
@@ -194,6 +197,7 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
     store.close();
     certWatcher?.close();
     await metricsServer.close();
+    logging?.stream.close();
   };
   const stop = async () => {
     await server.drain();

@@ -22,7 +22,8 @@ Options:
                          certificate for localhost is generated, for development only
   --client-ca FILE       require client certificates signed by this CA (the API server's)
   --drain-seconds N      on SIGTERM keep answering for N seconds before closing (default 10)
-  --log-level LEVEL      fatal, error, warn, info (default), debug, trace or silent
+  --log-level LEVEL      fatal, error, warn, info (default), debug, trace or silent; the
+                         request log is JSON lines on stdout, written at least once a second
   --cel-extras LIST      compile with non-Kubernetes CEL features: bind, math, base64 (or all)
   -h, --help             show this help
 
