@@ -51,12 +51,10 @@ export function createAdmitter(
   return {
     set,
     review(request: AdmissionRequest, options: ReviewOptions): AdmissionDecision {
-      const opts = {
-        deadline: options.deadline,
-        ...(options.failurePolicy ? { failurePolicy: options.failurePolicy } : {}),
-        ...(options.explain ? { explain: true } : {}),
-      };
-      return options.phase === "mutate" ? mutate(set, request, ctx, opts) : validate(set, request, ctx, opts);
+      // ReviewOptions are EvaluateOptions (deadline, failurePolicy, explain) plus the phase.
+      return options.phase === "mutate"
+        ? mutate(set, request, ctx, options)
+        : validate(set, request, ctx, options);
     },
   };
 }

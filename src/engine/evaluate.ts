@@ -81,6 +81,14 @@ export interface PreparedRequest {
   readonly values: Record<string, CelValue>;
 }
 
+function userInfoValue(u: AdmissionRequest["userInfo"]): Record<string, unknown> {
+  const out: Record<string, unknown> = { username: u.username, groups: [...u.groups] };
+  if (u.uid) out.uid = u.uid;
+  if (u.extra) out.extra = u.extra;
+  return out;
+}
+
+/** Built key by key: conditional spreads are slow to build in V8, and this runs once per review. */
 function requestValue(r: AdmissionRequest): Record<string, unknown> {
   const out: Record<string, unknown> = {
     uid: r.uid,
@@ -89,12 +97,7 @@ function requestValue(r: AdmissionRequest): Record<string, unknown> {
     name: r.name,
     namespace: r.namespace,
     operation: r.operation,
-    userInfo: {
-      username: r.userInfo.username,
-      groups: [...r.userInfo.groups],
-      ...(r.userInfo.uid ? { uid: r.userInfo.uid } : {}),
-      ...(r.userInfo.extra ? { extra: r.userInfo.extra } : {}),
-    },
+    userInfo: userInfoValue(r.userInfo),
     dryRun: r.dryRun,
     options: r.options,
   };
@@ -102,6 +105,17 @@ function requestValue(r: AdmissionRequest): Record<string, unknown> {
   if (r.requestKind) out.requestKind = r.requestKind;
   if (r.requestResource) out.requestResource = r.requestResource;
   if (r.requestSubResource) out.requestSubResource = r.requestSubResource;
+  return out;
+}
+
+function requestResourceAttributes(r: AdmissionRequest): ResourceCheck["attrs"] {
+  const out: { -readonly [K in keyof ResourceCheck["attrs"]]: ResourceCheck["attrs"][K] } = {
+    group: r.resource.group,
+    resource: r.resource.resource,
+  };
+  if (r.subResource) out.subresource = r.subResource;
+  out.namespace = r.namespace;
+  out.name = r.name;
   return out;
 }
 
@@ -123,13 +137,7 @@ export function prepare(request: AdmissionRequest, ctx: EngineContext): Prepared
       request: requestValue(request) as CelValue,
       namespaceObject: (ns ?? null) as CelValue,
       authorizer: authz,
-      "authorizer.requestResource": new ResourceCheck(authz, {
-        group: request.resource.group,
-        resource: request.resource.resource,
-        ...(request.subResource ? { subresource: request.subResource } : {}),
-        namespace: request.namespace,
-        name: request.name,
-      }),
+      "authorizer.requestResource": new ResourceCheck(authz, requestResourceAttributes(request)),
     },
   };
 }
