@@ -194,3 +194,303 @@ test("an apply configuration that restates the object emits nothing; a changed f
   assert.ok(changed.ok);
   assert.deepEqual(changed.value.ops, [{ op: "replace", path: "/spec/containers/0/image", value: "y" }]);
 });
+
+/** A Pod-like object with escaped keys, a list, a null member and an own `__proto__` member (JSON.parse makes those). */
+function pinnedDoc(): Record<string, unknown> {
+  return JSON.parse(
+    '{"metadata":{"name":"p","labels":{"a":"1","x/y":"2","t~u":"3","e~1":"6"},"__proto__":{"polluted":true}},' +
+      '"spec":{"list":[1,2,{"k":"v"}],"m":{"n":null}}}',
+  ) as Record<string, unknown>;
+}
+
+type Pinned =
+  | { readonly ops: readonly JsonPatchOp[]; readonly edit: (d: Record<string, unknown>) => void }
+  | { readonly error: string };
+
+const spec = (d: Record<string, unknown>) => d.spec as { list: unknown[]; m: Record<string, unknown> };
+const meta = (d: Record<string, unknown>) => d.metadata as { labels: Record<string, unknown> } & JsonObject;
+
+const PINNED: readonly (readonly [string, readonly unknown[], Pinned])[] = [
+  [
+    "add with an escaped '/'",
+    [{ op: "add", path: "/metadata/labels/c~1d", value: "4" }],
+    {
+      ops: [{ op: "add", path: "/metadata/labels/c~1d", value: "4" }],
+      edit: (d) => {
+        meta(d).labels["c/d"] = "4";
+      },
+    },
+  ],
+  [
+    "'~01' is '~1', not '/'",
+    [{ op: "add", path: "/metadata/labels/e~0f~01", value: "5" }],
+    {
+      ops: [{ op: "add", path: "/metadata/labels/e~0f~01", value: "5" }],
+      edit: (d) => {
+        meta(d).labels["e~f~1"] = "5";
+      },
+    },
+  ],
+  [
+    "'~01' names the member 'e~1': its current value is dropped",
+    [{ op: "add", path: "/metadata/labels/e~01", value: "6" }],
+    { ops: [], edit: () => {} },
+  ],
+  [
+    "'~0' names a '~': its current value is dropped",
+    [{ op: "replace", path: "/metadata/labels/t~0u", value: "3" }],
+    { ops: [], edit: () => {} },
+  ],
+  [
+    "add of a member's current value is dropped",
+    [{ op: "add", path: "/metadata/labels/x~1y", value: "2" }],
+    { ops: [], edit: () => {} },
+  ],
+  [
+    "replace of a list item with its value is dropped",
+    [{ op: "replace", path: "/spec/list/2", value: { k: "v" } }],
+    { ops: [], edit: () => {} },
+  ],
+  [
+    "replace of null with null is dropped",
+    [{ op: "replace", path: "/spec/m/n", value: null }],
+    { ops: [], edit: () => {} },
+  ],
+  [
+    "add into a list inserts, even a value equal to the item there",
+    [{ op: "add", path: "/spec/list/0", value: 1 }],
+    { ops: [{ op: "add", path: "/spec/list/0", value: 1 }], edit: (d) => void spec(d).list.unshift(1) },
+  ],
+  [
+    "'/-' is named by the index it lands at",
+    [
+      { op: "add", path: "/spec/list/-", value: 9 },
+      { op: "add", path: "/spec/list/-", value: 10 },
+    ],
+    {
+      ops: [
+        { op: "add", path: "/spec/list/3", value: 9 },
+        { op: "add", path: "/spec/list/4", value: 10 },
+      ],
+      edit: (d) => void spec(d).list.push(9, 10),
+    },
+  ],
+  [
+    "remove of an escaped '~'",
+    [{ op: "remove", path: "/metadata/labels/t~0u" }],
+    {
+      ops: [{ op: "remove", path: "/metadata/labels/t~0u" }],
+      edit: (d) => void delete meta(d).labels["t~u"],
+    },
+  ],
+  [
+    "add to and remove from a map with an own __proto__ member",
+    [
+      { op: "add", path: "/metadata/zz", value: 1 },
+      { op: "remove", path: "/metadata/name" },
+    ],
+    {
+      ops: [
+        { op: "add", path: "/metadata/zz", value: 1 },
+        { op: "remove", path: "/metadata/name" },
+      ],
+      edit: (d) => {
+        meta(d).zz = 1;
+        delete meta(d).name;
+      },
+    },
+  ],
+  [
+    "move",
+    [{ op: "move", from: "/metadata/labels/a", path: "/spec/m/a" }],
+    {
+      ops: [{ op: "move", path: "/spec/m/a", from: "/metadata/labels/a" }],
+      edit: (d) => {
+        delete meta(d).labels.a;
+        spec(d).m.a = "1";
+      },
+    },
+  ],
+  [
+    "copy, then an add into the copy leaves the source alone",
+    [
+      { op: "copy", from: "/spec/list", path: "/spec/m/copied" },
+      { op: "add", path: "/spec/m/copied/-", value: 3 },
+    ],
+    {
+      ops: [
+        { op: "copy", path: "/spec/m/copied", from: "/spec/list" },
+        { op: "add", path: "/spec/m/copied/3", value: 3 },
+      ],
+      edit: (d) => {
+        spec(d).m.copied = [1, 2, { k: "v" }, 3];
+      },
+    },
+  ],
+  [
+    "a passing test is checked and left out",
+    [
+      { op: "test", path: "/metadata/name", value: "p" },
+      { op: "add", path: "/metadata/labels/b", value: "2" },
+    ],
+    {
+      ops: [{ op: "add", path: "/metadata/labels/b", value: "2" }],
+      edit: (d) => {
+        meta(d).labels.b = "2";
+      },
+    },
+  ],
+  [
+    "a failing test after an add leaves the object unpatched",
+    [
+      { op: "add", path: "/metadata/labels/b", value: "2" },
+      { op: "test", path: "/metadata/name", value: "q" },
+    ],
+    { ops: [], edit: () => {} },
+  ],
+  [
+    "remove of a missing member",
+    [{ op: "remove", path: "/metadata/labels/zz" }],
+    {
+      error:
+        "JSONPatch could not be applied: OPERATION_PATH_UNRESOLVABLE: Cannot perform the operation at a path that does not exist",
+    },
+  ],
+  [
+    "add under a missing map",
+    [{ op: "add", path: "/metadata/nope/zz", value: 1 }],
+    {
+      error:
+        "JSONPatch could not be applied: OPERATION_PATH_CANNOT_ADD: Cannot perform an `add` operation at the desired path",
+    },
+  ],
+  [
+    "add under a scalar",
+    [{ op: "add", path: "/metadata/name/x", value: 1 }],
+    {
+      error:
+        "JSONPatch could not be applied: OPERATION_PATH_UNRESOLVABLE: Cannot perform operation at the desired path",
+    },
+  ],
+  [
+    "a pointer not starting with '/'",
+    [{ op: "add", path: "metadata", value: 1 }],
+    {
+      error:
+        'JSONPatch could not be applied: OPERATION_PATH_INVALID: Operation `path` property must start with "/"',
+    },
+  ],
+  [
+    "a pointer with a '/' that does not start with it, naming a member's current value",
+    [{ op: "replace", path: "x/metadata/name", value: "p" }],
+    {
+      error:
+        'JSONPatch could not be applied: OPERATION_PATH_INVALID: Operation `path` property must start with "/"',
+    },
+  ],
+  [
+    "a list index past the end",
+    [{ op: "add", path: "/spec/list/9", value: 1 }],
+    {
+      error:
+        "JSONPatch could not be applied: OPERATION_VALUE_OUT_OF_BOUNDS: The specified index MUST NOT be greater than the number of elements in the array",
+    },
+  ],
+  [
+    "move from a missing member",
+    [{ op: "move", from: "/metadata/zz", path: "/spec/m/a" }],
+    {
+      error:
+        "JSONPatch could not be applied: OPERATION_FROM_UNRESOLVABLE: Cannot perform the operation from a path that does not exist",
+    },
+  ],
+  [
+    "an operation that is not one of RFC 6902's",
+    [{ op: "frob", path: "/a" }],
+    { error: 'JSONPatch[0].op must be one of add, remove, replace, move, copy, test; got "frob"' },
+  ],
+  ["an operation without a path", [{ op: "add", value: 1 }], { error: "JSONPatch[0].path is required" }],
+  ["an item that is not an object", ["x"], { error: "JSONPatch[0] is not a JSONPatch object" }],
+];
+
+test("JSONPatch mutations: the exact operations, object and error messages", () => {
+  for (const [name, value, want] of PINNED) {
+    const working = pinnedDoc();
+    const res = applyMutation(working, "JSONPatch", toCel(value));
+    assert.deepEqual(working, pinnedDoc(), `${name}: the working object changed in place`);
+    if ("error" in want) {
+      assert.deepEqual(res, { ok: false, error: want.error }, name);
+      continue;
+    }
+    assert.ok(res.ok, `${name}: ${res.ok ? "" : res.error}`);
+    assert.deepEqual(res.value.ops, want.ops, name);
+    // Key order is the order the webhook serialises the patch in.
+    assert.equal(JSON.stringify(res.value.ops), JSON.stringify(want.ops), name);
+    const expected = pinnedDoc();
+    want.edit(expected);
+    assert.deepEqual(res.value.object, expected, name);
+    if (want.ops.length === 0)
+      assert.equal(res.value.object, working, `${name}: a no-op must return the same object`);
+    // The own `__proto__` member stays a member; no copy's prototype is changed.
+    const m = res.value.object.metadata as object;
+    assert.ok(Object.hasOwn(m, "__proto__"), name);
+    assert.equal(Object.getPrototypeOf(m), Object.prototype, name);
+  }
+});
+
+test("JSONPatch mutations: many distinct pointers, then the first ones again, resolve to their own members", () => {
+  let working: Record<string, unknown> = { m: {} };
+  const expected: Record<string, string> = {};
+  for (let round = 0; round < 2; round++)
+    for (let i = 0; i < 1200; i++) {
+      // Pairs of pointers that differ only by escaping: "/m/k~17" is the member "k/7", "/m/k~07" the member "k~7".
+      const path = `/m/k${i % 2 === 0 ? "~1" : "~0"}${i >> 1}`;
+      // The same value for both of a pair: a pointer taken for the other's would make the add a no-op.
+      const value = `${round}:${i >> 1}`;
+      const res = applyMutation(working, "JSONPatch", toCel([{ op: "add", path, value }]));
+      assert.ok(res.ok, res.ok ? "" : res.error);
+      assert.deepEqual(res.value.ops, [{ op: "add", path, value }]);
+      working = res.value.object;
+      expected[`k${i % 2 === 0 ? "/" : "~"}${i >> 1}`] = value;
+    }
+  assert.deepEqual(working, { m: expected });
+});
+
+test("JSONPatch mutations: a member added to a map copied for it does not appear in the original", () => {
+  const original = { metadata: { annotations: { a: "1" } }, spec: {} };
+  const res = applyMutation(
+    original,
+    "JSONPatch",
+    toCel([{ op: "add", path: "/metadata/annotations/celgate.dev~1admitted-by", value: "celgate" }]),
+  );
+  assert.ok(res.ok);
+  assert.deepEqual(original, { metadata: { annotations: { a: "1" } }, spec: {} });
+  assert.deepEqual(res.value.object, {
+    metadata: { annotations: { a: "1", "celgate.dev/admitted-by": "celgate" } },
+    spec: {},
+  });
+  // Only the containers on the path are copied.
+  assert.equal(res.value.object.spec, original.spec);
+});
+
+test("ApplyConfiguration: adding to and removing from a map with an own __proto__ member keeps it a member", () => {
+  const working = JSON.parse('{"metadata":{"name":"p","__proto__":{"x":1}}}') as Record<string, unknown>;
+  for (const [config, ops, name] of [
+    [
+      { metadata: { labels: { a: "1" } } },
+      [{ op: "add", path: "/metadata/labels", value: { a: "1" } }],
+      "add",
+    ],
+    [{ metadata: { name: null } }, [{ op: "remove", path: "/metadata/name" }], "remove"],
+    [{ metadata: { name: "q" } }, [{ op: "replace", path: "/metadata/name", value: "q" }], "replace"],
+  ] as const) {
+    const res = applyMutation(working, "ApplyConfiguration", toCel(config));
+    assert.ok(res.ok, name);
+    assert.deepEqual(res.value.ops, ops, name);
+    const m = res.value.object.metadata as Record<string, unknown>;
+    assert.ok(Object.hasOwn(m, "__proto__"), name);
+    assert.equal(Object.getPrototypeOf(m), Object.prototype, name);
+    assert.equal(Object.keys(m).length, name === "add" ? 3 : name === "remove" ? 1 : 2, name);
+  }
+  assert.deepEqual(Object.keys(working.metadata as object), ["name", "__proto__"]);
+});
