@@ -296,12 +296,14 @@ export async function buildServer(deps: ServerDeps): Promise<WebhookServer> {
     }
     const { apiVersion, request: admission } = decoded.value;
     const timeout = (request.query as Record<string, unknown> | undefined)?.timeout;
-    const options: ReviewOptions = {
+    const debugging = isDebugging(request.log.level);
+    // Key by key, as the engine and codec build their per-review objects (no conditional spreads).
+    const options: { -readonly [K in keyof ReviewOptions]: ReviewOptions[K] } = {
       phase: route.phase,
-      ...(route.failurePolicy !== undefined ? { failurePolicy: route.failurePolicy } : {}),
       deadline: deadlineFor(receivedAt, requestTimeoutMs(timeout, defaultTimeoutMs)),
-      ...(isDebugging(request.log.level) ? { explain: true } : {}),
     };
+    if (route.failurePolicy !== undefined) options.failurePolicy = route.failurePolicy;
+    if (debugging) options.explain = true;
     const mutating = route.phase === "mutate";
     const encodeOptions = { mutating, operation: admission.operation };
 
@@ -345,7 +347,7 @@ export async function buildServer(deps: ServerDeps): Promise<WebhookServer> {
       },
       "admission review",
     );
-    if (decision && isDebugging(request.log.level)) {
+    if (decision && debugging) {
       // The explain trace holds expression values, which may come from the object: debug level only.
       request.log.debug(
         {
