@@ -26,6 +26,7 @@ import {
   mapGet,
   mapKeys,
   newBuiltMap,
+  setMember,
   noSuchOverload,
   Optional,
   plainGet,
@@ -1438,7 +1439,7 @@ class Compiler {
             if (!(v instanceof Optional) || !v.hasValue()) continue;
             v = v.value();
           }
-          out[fl.name] = v;
+          setMember(out, fl.name, v);
         }
         return out;
       },

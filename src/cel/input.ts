@@ -15,6 +15,7 @@ import {
   isPlainMap,
   type JsonMap,
   Optional,
+  setMember,
   Timestamp,
   UInt,
 } from "./values.ts";
@@ -41,7 +42,8 @@ export function toCel(v: unknown): CelValue {
       // A map the evaluator built holds CEL values already (a double 2.0 must stay a double).
       if (isJsonMap(v)) {
         const out: Record<string, CelValue> = {};
-        for (const k in v) if (Object.hasOwn(v, k)) out[k] = toCel((v as Record<string, unknown>)[k]);
+        for (const k in v)
+          if (Object.hasOwn(v, k)) setMember(out, k, toCel((v as Record<string, unknown>)[k]));
         return out as JsonMap;
       }
       return v as CelValue;
@@ -105,13 +107,13 @@ export function toJson(v: CelValue): unknown {
       if (Array.isArray(v)) return v.map(toJson);
       if (isPlainMap(v)) {
         const out: Record<string, unknown> = {};
-        for (const k in v) if (Object.hasOwn(v, k)) out[k] = toJson(v[k] as CelValue);
+        for (const k in v) if (Object.hasOwn(v, k)) setMember(out, k, toJson(v[k] as CelValue));
         return out;
       }
       if (v instanceof CelMap) {
         const out: Record<string, unknown> = {};
         for (const [k, val] of v.entries())
-          out[k instanceof UInt ? k.value.toString() : String(k)] = toJson(val);
+          setMember(out, k instanceof UInt ? k.value.toString() : String(k), toJson(val));
         return out;
       }
       if (v instanceof UInt) return intToJson(v.value);

@@ -185,6 +185,16 @@ export class CelError extends Error {
 export class BuiltMap {}
 const BUILT = BuiltMap.prototype;
 
+/**
+ * Sets a member of a plain object. A key `__proto__` (JSON.parse makes such members) would set the
+ * object's prototype if assigned, losing the member; it is defined as an own member instead.
+ */
+export function setMember<T>(out: Record<string, T>, key: string, value: T): void {
+  if (key === "__proto__")
+    Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  else out[key] = value;
+}
+
 /** A new, empty built map (see {@link BuiltMap}). */
 export function newBuiltMap(): Record<string, CelValue> {
   return new BuiltMap() as Record<string, CelValue>;

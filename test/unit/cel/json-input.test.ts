@@ -14,6 +14,7 @@ import {
   EvalState,
   run,
   toCel,
+  toJson,
 } from "../../../src/cel/index.ts";
 import { canonOurs } from "../../helpers/differential.ts";
 import { setCodegenMode } from "../../../src/cel/codegen.ts";
@@ -184,4 +185,32 @@ test("JSON input is left as it was: nothing is converted in place", () => {
 test("maps the evaluator builds keep its doubles: 2.0 read back is a double, not an int", () => {
   for (const [source, want] of BUILT_VALUES)
     assert.deepEqual(evalWith(source, null), { value: want }, source);
+});
+
+test("a member named __proto__ stays a member through toCel, the evaluator and toJson", () => {
+  const object = JSON.parse('{"metadata":{"__proto__":{"x":1},"name":"p"}}') as Record<string, unknown>;
+  const asCel = toCel(object) as Record<string, Record<string, unknown>>;
+  assert.ok(Object.hasOwn(asCel.metadata as object, "__proto__"));
+  assert.equal(Object.getPrototypeOf(asCel.metadata), Object.prototype);
+  for (const source of [
+    "object.metadata",
+    // A map the evaluator builds (a CelMap when a key is computed).
+    '{"__proto__": object.metadata["__proto__"], "name": object.metadata.name}',
+    '{"__proto__": 1}.map(k, k).size() == 1 ? {"__proto__": {"x": 1}, "name": "p"} : {}',
+    // An object literal (a mutation's `Object{...}`), whose field names are identifiers.
+    'Object{__proto__: Object{x: 1}, name: "p"}',
+  ]) {
+    const env = createEnvironment({ variables: { ...ADMISSION_VARIABLES }, structTypes: ["Object"] });
+    const c = compile(source, env);
+    if (!c.ok) assert.fail(`${source}: ${c.problems.map((p) => p.rendered).join("\n")}`);
+    const r = run(
+      c.program,
+      { values: { object: object as CelValue } },
+      new EvalState(1e6, Date.now() + 10_000),
+    );
+    if (!r.ok) assert.fail(`${source}: ${r.error.message}`);
+    const json = toJson(r.value) as Record<string, unknown>;
+    assert.equal(JSON.stringify(json), '{"__proto__":{"x":1},"name":"p"}', source);
+    assert.equal(Object.getPrototypeOf(json), Object.prototype, source);
+  }
 });
