@@ -463,6 +463,72 @@ function applier(
   return undefined;
 }
 
+/** A type check in generated code: inline for the common tags, else through hasTag. */
+function emitTagCheck(v: string, tag: TypeTag): string | undefined {
+  switch (tag) {
+    case "dyn":
+      return undefined;
+    case "int":
+      return `typeof ${v} === "bigint"`;
+    case "double":
+      return `typeof ${v} === "number"`;
+    case "string":
+      return `typeof ${v} === "string"`;
+    case "bool":
+      return `typeof ${v} === "boolean"`;
+    case "null_type":
+      return `${v} === null`;
+    case "list":
+      return `Array.isArray(${v})`;
+    case "map":
+      return `(${v} instanceof CelMap || isPlainMap(${v}))`;
+    default:
+      return `hasTag(${v}, ${JSON.stringify(tag)})`;
+  }
+}
+
+/**
+ * Overloads past which a call site keeps calling the shared applier rather than having its own
+ * overload choice written out: a bound on generated code size. Today's most overloaded functions,
+ * the comparison operators, have 14; writing out every one measured as well as writing out six.
+ */
+const MAX_INLINE_OVERLOADS = 16;
+
+/**
+ * A call of one or two arguments with the overload choice written out at its site: the applier's
+ * checks in its order, the same cost and error position. The applier is one function for every
+ * call, so V8 sees every overload's implementation called from it and calls none of them quickly;
+ * written out, each site calls the few it meets directly. Undefined when there are too many
+ * overloads to write out.
+ */
+function emitDispatch(
+  g: Gen,
+  name: string,
+  id: number,
+  candidates: readonly Overload[],
+  vals: readonly string[],
+): string | undefined {
+  if (candidates.length > MAX_INLINE_OVERLOADS || (vals.length !== 1 && vals.length !== 2)) return undefined;
+  const t = g.temp();
+  const args = vals.join(", ");
+  g.line("try {");
+  let open = true;
+  for (const [i, o] of candidates.entries()) {
+    const checks = vals.flatMap((v, k) => emitTagCheck(v, o.args[k] as TypeTag) ?? []);
+    const cost = o.cost ? `st.addCost(1 + ${g.constant(o.cost)}(${args}));` : charge(1);
+    const cond = checks.length === 0 ? "true" : checks.join(" && ");
+    g.line(`${i === 0 ? "" : "else "}if (${cond}) { ${cost} ${t} = ${g.constant(o.impl)}(${args}, st); }`);
+    // An overload that takes any arguments ends the choice, as in the applier's loop.
+    if (checks.length === 0) {
+      open = false;
+      break;
+    }
+  }
+  if (open) g.line(`else throw noSuchOverload(${JSON.stringify(name)}, [${args}]);`);
+  g.line(`} catch (err) { withPosition(err, ${id}); }`);
+  return t;
+}
+
 /** What generated code reaches by name (codegen.ts builds it outside this module's scope). */
 const HELPERS = {
   ABSENT,
@@ -473,6 +539,7 @@ const HELPERS = {
   fromJson,
   getPrototypeOf: Object.getPrototypeOf,
   hasField,
+  hasTag,
   hasOwn: Object.hasOwn,
   HeldError,
   indexOrError,
@@ -1007,6 +1074,8 @@ class Compiler {
       ...(apply && {
         emit: (g: Gen) => {
           const vals = args.map((a) => emitValue(g, a));
+          const inline = emitDispatch(g, name, id, candidates, vals);
+          if (inline !== undefined) return inline;
           const t = g.temp();
           g.line(`${t} = ${g.constant(apply)}(${[...vals, "st"].join(", ")});`);
           return t;

@@ -105,6 +105,15 @@ const EXPRESSIONS = [
   "object.spec[?object.missing].orValue(1)",
   "object.spec.?containers[object.missing]",
   "['hostNetwork', 'hostPID'].filter(f, object.spec[?f].orValue(false) == true)",
+  // Calls, whose overload choice generated code writes out at each site.
+  "object.spec.replicas + 'x'",
+  "object.spec.replicas < 2.5 && 1u < object.spec.replicas && 'a' < object.metadata.name",
+  "size(object.metadata.labels) + object.spec.containers.size() + size(object.metadata.name)",
+  "object.metadata.name.contains(object.spec.containers[0].name)",
+  "string(object.spec.replicas) + string(object.spec.hostNetwork) + string(object.spec.containers[0])",
+  "int(object.spec.missing)",
+  "object.spec.containers.map(c, c.name + ':' + c.image).all(s, s.size() > 3)",
+  "object.spec.replicas - 1.5",
 ];
 
 type Outcome =
