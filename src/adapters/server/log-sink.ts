@@ -11,7 +11,9 @@
  *
  * A hard kill (SIGKILL, the OOM killer) can lose the last second of info lines; nothing else loses a
  * line. The write itself goes through sonic-boom, synchronously: it retries the EAGAIN a full pipe
- * gives, which a bare `fs.writeSync` would throw.
+ * gives, which a bare `fs.writeSync` would throw. A write that fails otherwise (EPIPE when the
+ * reader of stdout is gone) turns the log off, with one line on stderr: a webhook that stops
+ * answering over its log would take the cluster's writes down with it.
  */
 import sonicBoom from "sonic-boom";
 
@@ -43,6 +45,7 @@ export class BatchedLogSink {
   private pending: string[] = [];
   private pendingChars = 0;
   private closed = false;
+  private failed = false;
   private readonly out: SonicBoom;
   private readonly flushChars: number;
   private readonly timer: NodeJS.Timeout;
@@ -51,6 +54,7 @@ export class BatchedLogSink {
   constructor(options: LogSinkOptions = {}) {
     const dest = options.dest ?? 1;
     this.out = new SonicBoom(typeof dest === "number" ? { fd: dest, sync: true } : { dest, sync: true });
+    this.out.on("error", (e: Error) => this.fail(e));
     this.flushChars = options.flushChars ?? 16 * 1024;
     this.timer = setInterval(() => this.flush(), options.flushMs ?? 1000);
     // The timer must not keep an otherwise finished process alive; the exit hook writes what is left.
@@ -60,6 +64,7 @@ export class BatchedLogSink {
 
   write(line: string): boolean {
     this.lines++;
+    if (this.failed) return true;
     this.pending.push(line);
     this.pendingChars += line.length;
     if (this.closed || this.lastLevel >= WARN_LEVEL || this.pendingChars >= this.flushChars) this.flush();
@@ -68,11 +73,25 @@ export class BatchedLogSink {
 
   /** Writes every held line now. */
   flush(): void {
-    if (this.pending.length === 0) return;
+    if (this.pending.length === 0 || this.failed) return;
     const text = this.pending.length === 1 ? (this.pending[0] as string) : this.pending.join("");
     this.pending = [];
     this.pendingChars = 0;
     this.out.write(text);
+  }
+
+  private fail(e: Error): void {
+    if (this.failed) return;
+    this.failed = true;
+    this.pending = [];
+    this.pendingChars = 0;
+    try {
+      process.stderr.write(
+        `celgate: the request log could not be written (${e.message}); it is off from now on\n`,
+      );
+    } catch {
+      // stderr gone as well: nothing left to tell.
+    }
   }
 
   /**

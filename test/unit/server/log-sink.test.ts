@@ -108,3 +108,32 @@ void test("a process that exits writes the lines it held", (t) => {
   assert.equal(child.status, 3, child.stderr);
   assert.equal(readFileSync(file, "utf8"), '{"msg":"last words"}\n');
 });
+
+void test("a write that fails turns the log off with one line on stderr; the process carries on", (t) => {
+  const file = tempFile(t);
+  // A descriptor opened for reading only: every write to it fails (EBADF), as a closed pipe would (EPIPE).
+  const script = `
+    import { openSync, writeFileSync } from "node:fs";
+    import { BatchedLogSink } from "./src/adapters/server/log-sink.ts";
+    writeFileSync(${JSON.stringify(file)}, "");
+    const sink = new BatchedLogSink({ dest: openSync(${JSON.stringify(file)}, "r") });
+    sink.write('{"msg":"one"}\\n');
+    sink.flush();
+    sink.write('{"msg":"two"}\\n');
+    sink.flush();
+    sink.close();
+    process.stdout.write("still here\\n");
+  `;
+  const child = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+    cwd: ROOT,
+    encoding: "utf8",
+    timeout: 30_000,
+  });
+  assert.equal(child.status, 0, child.stderr);
+  assert.equal(child.stdout, "still here\n");
+  assert.match(
+    child.stderr,
+    /^celgate: the request log could not be written \(.*EBADF.*\); it is off from now on\n$/,
+  );
+  assert.equal(readFileSync(file, "utf8"), "");
+});
