@@ -27,6 +27,7 @@ import { createRequire } from "node:module";
 import { parseArgs } from "node:util";
 import Fastify from "fastify";
 import { type RunningWebhook, startWebhook } from "../src/adapters/server/app.ts";
+import { isLogLevel, LOG_LEVELS, type LogLevel } from "../src/adapters/server/review-log.ts";
 import { generateSelfSignedCertificate } from "../src/adapters/server/tls.ts";
 import {
   fmtInt,
@@ -102,7 +103,7 @@ function policyPaths(own: boolean): string[] {
   return [`${FIXTURES}/pod-security`, common];
 }
 
-async function serveChild(own: boolean, logLevel: string | false): Promise<void> {
+async function serveChild(own: boolean, logLevel: LogLevel | false): Promise<void> {
   const pair = generateSelfSignedCertificate({ hosts: ["localhost", "127.0.0.1"], days: 1 });
   // As celgate's server is set up where it matters for the comparison: TLS, HTTP/1.1, keep-alive, body limit.
   const tlsFastify = () =>
@@ -310,7 +311,7 @@ export interface WebhookBenchOptions {
    * The server's pino level; default info, as `serve` runs, so each review writes its log line (the
    * child's stdout is /dev/null). false turns request logging off.
    */
-  readonly logLevel?: string | false;
+  readonly logLevel?: LogLevel | false;
   readonly log?: (line: string) => void;
 }
 
@@ -324,7 +325,7 @@ export interface WebhookBenchRow {
 
 function startChild(
   own: boolean,
-  logLevel: string | false,
+  logLevel: LogLevel | false,
 ): Promise<{ child: ChildProcess; ready: ChildReady }> {
   // Built (dist-bench) the child runs plain node, so the server is the code `npm start` runs.
   const args = [
@@ -538,7 +539,7 @@ export function webhookOptionsFromArgs(argv: readonly string[]): WebhookBenchOpt
       throw new Error(`--${name} must be a positive number, got ${String(v)}`);
     return n;
   };
-  const level = String(values["log-level"]);
+  const level = logLevelOption(String(values["log-level"]));
   return {
     duration: num(values.duration, "duration"),
     rounds: Math.max(1, Math.floor(num(values.rounds, "rounds"))),
@@ -547,8 +548,16 @@ export function webhookOptionsFromArgs(argv: readonly string[]): WebhookBenchOpt
       .map((c) => Math.floor(num(c, "connections"))),
     warmup: Number(values.warmup) >= 0 ? Number(values.warmup) : 1,
     ownPolicies: values["own-policies"] === true,
-    logLevel: level === "off" ? false : level,
+    logLevel: level,
   };
+}
+
+/** `off`, or one of serve's levels. */
+function logLevelOption(text: string): LogLevel | false {
+  if (text === "off") return false;
+  if (!isLogLevel(text))
+    throw new Error(`--log-level must be off or one of ${LOG_LEVELS.join(", ")}, got ${text}`);
+  return text;
 }
 
 export async function webhookPart(argv: readonly string[]): Promise<PartReport> {
@@ -568,14 +577,13 @@ export async function main(argv: readonly string[]): Promise<number> {
 
 if (isMain(import.meta.url)) {
   if (process.argv.includes("--serve-child")) {
-    const level =
-      process.argv.find((a) => a.startsWith("--log-level="))?.slice("--log-level=".length) ?? "info";
-    serveChild(process.argv.includes("--own-policies"), level === "off" ? false : level).catch(
-      (e: unknown) => {
-        console.error(e);
-        process.exit(1);
-      },
+    const level = logLevelOption(
+      process.argv.find((a) => a.startsWith("--log-level="))?.slice("--log-level=".length) ?? "info",
     );
+    serveChild(process.argv.includes("--own-policies"), level).catch((e: unknown) => {
+      console.error(e);
+      process.exit(1);
+    });
   } else {
     main(process.argv.slice(2)).then(
       (code) => {

@@ -15,6 +15,7 @@ import type { PolicySnapshot } from "../../sources/store.ts";
 import { PolicyStore } from "../../sources/store.ts";
 import { BatchedLogSink } from "./log-sink.ts";
 import { createWebhookMetrics, type WebhookMetrics } from "./metrics.ts";
+import type { LogLevel } from "./review-log.ts";
 import { buildMetricsServer, buildServer, type WebhookServer } from "./server.ts";
 import { certificateExpiry, generateSelfSignedCertificate, loadTlsMaterial } from "./tls.ts";
 
@@ -30,7 +31,7 @@ export interface ServeOptions {
   readonly drainMs?: number;
   readonly celExtras?: CelExtras;
   /** pino level, or false for no request logs (tests). */
-  readonly logLevel: string | false;
+  readonly logLevel: LogLevel | false;
   readonly pollMs?: number;
 }
 

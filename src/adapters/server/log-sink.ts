@@ -23,7 +23,7 @@ const { SonicBoom } = sonicBoom;
 type SonicBoom = InstanceType<typeof SonicBoom>;
 
 /** pino sets `lastLevel` on a stream that carries this flag before it writes each line to it. */
-const PINO_METADATA = Symbol.for("pino.metadata");
+export const PINO_METADATA = Symbol.for("pino.metadata");
 /** pino's numeric level for `warn`; lines at or above it are not held back. */
 const WARN_LEVEL = 40;
 

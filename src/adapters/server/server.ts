@@ -37,6 +37,7 @@ import {
   type TlsWatchOptions,
   watchTlsFiles,
 } from "./lifecycle.ts";
+import { type ServerLogging, reviewLogWriter } from "./review-log.ts";
 import { outcomeOf, type ReviewOutcome, type WebhookMetrics } from "./metrics.ts";
 
 /** A review holds object and oldObject, each up to the API server's 3 MiB request limit, plus envelope. */
@@ -65,7 +66,8 @@ export interface ServerDeps {
   readonly admitter: () => Admitter;
   /** PEM strings. With `ca`, clients must present a certificate signed by it. */
   readonly tls: { readonly cert: string; readonly key: string; readonly ca?: string };
-  readonly logger: LoggerOptions | false;
+  /** pino's options for the server's log; the review line is written to the same stream. */
+  readonly logger: ServerLogging | false;
   readonly metrics: WebhookMetrics;
   /** Whether policies are compiled and the server may take traffic. */
   readonly readiness: () => boolean;
@@ -175,6 +177,8 @@ export async function buildServer(deps: ServerDeps): Promise<WebhookServer> {
   const drainMs = deps.drainMs ?? 10_000;
   const defaultTimeoutMs = deps.defaultTimeoutMs ?? 10_000;
   const { metrics } = deps;
+  // Names and kinds only: object contents can hold secrets and do not belong in info logs.
+  const logReview = reviewLogWriter(deps.logger);
   const contextBase: SecureContextBase = {
     minVersion: "TLSv1.2",
     ...(deps.tls.ca !== undefined ? { ca: deps.tls.ca } : {}),
@@ -332,21 +336,17 @@ export async function buildServer(deps: ServerDeps): Promise<WebhookServer> {
     }
     const seconds = reply.elapsedTime / 1000;
     metrics.recordReview(route.path, admission.operation, outcome, seconds, decision);
-    // Names and kinds only: object contents can hold secrets and do not belong in info logs.
-    request.log.info(
-      {
-        uid: admission.uid,
-        path: route.path,
-        kind: admission.kind.kind,
-        namespace: admission.namespace,
-        name: admission.name,
-        operation: admission.operation,
-        allowed: body.response.allowed,
-        outcome,
-        durationMs: Math.round(seconds * 1e6) / 1e3,
-      },
-      "admission review",
-    );
+    logReview?.({
+      uid: admission.uid,
+      path: route.path,
+      kind: admission.kind.kind,
+      namespace: admission.namespace,
+      name: admission.name,
+      operation: admission.operation,
+      allowed: body.response.allowed,
+      outcome,
+      durationMs: Math.round(seconds * 1e6) / 1e3,
+    });
     if (decision && debugging) {
       // The explain trace holds expression values, which may come from the object: debug level only.
       request.log.debug(

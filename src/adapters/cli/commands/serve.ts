@@ -1,5 +1,6 @@
 /** `celgate serve`: the policies as an HTTPS admission webhook, until SIGTERM or SIGINT. */
 import { startWebhook } from "../../server/app.ts";
+import { isLogLevel, LOG_LEVELS } from "../../server/review-log.ts";
 import { HELP_OPTION, parseCommandArgs, usageError, userPath } from "../args.ts";
 import { parseExtras } from "../expression.ts";
 import { type CliIO, EXIT_OK, EXIT_USAGE } from "../io.ts";
@@ -51,8 +52,6 @@ const OPTIONS = {
   allowPositionals: false,
 } as const;
 
-const LEVELS = new Set(["fatal", "error", "warn", "info", "debug", "trace", "silent"]);
-
 function port(text: string): number | undefined {
   const n = Number(text);
   return Number.isInteger(n) && n >= 0 && n <= 65535 ? n : undefined;
@@ -73,7 +72,8 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   const drain = Number(values["drain-seconds"]);
   if (!Number.isFinite(drain) || drain < 0)
     return fail(`--drain-seconds must be a number of seconds, got '${values["drain-seconds"]}'`);
-  if (!LEVELS.has(values["log-level"])) return fail(`--log-level must be one of ${[...LEVELS].join(", ")}`);
+  const logLevel = values["log-level"];
+  if (!isLogLevel(logLevel)) return fail(`--log-level must be one of ${LOG_LEVELS.join(", ")}`);
   let celExtras = {};
   if (values["cel-extras"] !== undefined) {
     const e = parseExtras(values["cel-extras"]);
@@ -92,7 +92,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
       ...(values["client-ca"] ? { clientCa: userPath(io, values["client-ca"]) } : {}),
       drainMs: drain * 1000,
       celExtras,
-      logLevel: values["log-level"],
+      logLevel,
     },
     log,
   );
