@@ -64,7 +64,7 @@ void test("a warning or an error is written at once, with every line held before
 });
 
 void test("held lines are written once they pass the size threshold", (t) => {
-  const { log, read } = logTo(t, { flushChars: 300 });
+  const { log, read } = logTo(t, { flushBytes: 300 });
   let i = 0;
   // Each line is well under 300 characters, so the first few are held; bounded in case none is written.
   while (read().length === 0 && i < 50) log.info(`line ${i++}`);
@@ -73,6 +73,16 @@ void test("held lines are written once they pass the size threshold", (t) => {
     read(),
     Array.from({ length: i }, (_, k) => `line ${k}`),
   );
+});
+
+void test("a line longer than the buffer goes out whole, after the lines held before it", (t) => {
+  const { log, read } = logTo(t, { flushBytes: 100 });
+  const long = `long ${"é".repeat(400)} end`;
+  log.info("held");
+  log.info(long);
+  log.info("after ✓");
+  log.warn("warned");
+  assert.deepEqual(read(), ["held", long, "after ✓", "warned"]);
 });
 
 void test("held lines are written within the flush interval", async (t) => {
