@@ -53,8 +53,8 @@ export const REQUEST_TIMEOUT_MS = 40_000;
 export const CONNECTION_TIMEOUT_MS = 120_000;
 
 /** pino's levels at or below debug, when the explain trace is worth its cost. */
-function isDebugging(level: string): boolean {
-  return level === "debug" || level === "trace";
+function isDebugging(logging: ServerLogging | false): boolean {
+  return logging !== false && (logging.level === "debug" || logging.level === "trace");
 }
 
 export const INTERNAL_ERROR_MESSAGE = "celgate internal error";
@@ -179,6 +179,8 @@ export async function buildServer(deps: ServerDeps): Promise<WebhookServer> {
   const { metrics } = deps;
   // Names and kinds only: object contents can hold secrets and do not belong in info logs.
   const logReview = reviewLogWriter(deps.logger);
+  // The level is fixed for the server's life; pino's level getter cost a little on every review.
+  const debugging = isDebugging(deps.logger);
   const contextBase: SecureContextBase = {
     minVersion: "TLSv1.2",
     ...(deps.tls.ca !== undefined ? { ca: deps.tls.ca } : {}),
@@ -300,7 +302,6 @@ export async function buildServer(deps: ServerDeps): Promise<WebhookServer> {
     }
     const { apiVersion, request: admission } = decoded.value;
     const timeout = (request.query as Record<string, unknown> | undefined)?.timeout;
-    const debugging = isDebugging(request.log.level);
     // Key by key, as the engine and codec build their per-review objects (no conditional spreads).
     const options: { -readonly [K in keyof ReviewOptions]: ReviewOptions[K] } = {
       phase: route.phase,
