@@ -214,3 +214,32 @@ test("a member named __proto__ stays a member through toCel, the evaluator and t
     assert.equal(Object.getPrototypeOf(json), Object.prototype, source);
   }
 });
+
+test("members named as Object.prototype's are read as members, and absent ones as absent", () => {
+  // Generated code tests `v.constructor` to tell a JSON map from other values, so a map with its own
+  // `constructor` member must take the general path and still read right; `in` must not see
+  // Object.prototype's members.
+  const text = '{"constructor":{"a":1},"plain":{"b":2,"n":null},"toString":"t"}';
+  const expect: Record<string, Outcome> = {
+    "object.constructor.a + 1": { value: "int(2)" },
+    "has(object.constructor)": { value: "bool(true)" },
+    "object.?constructor.?a.orValue(0)": { value: "int(1)" },
+    "object.toString": { value: '"t"' },
+    "object.plain.b + 1": { value: "int(3)" },
+    "has(object.plain.n)": { value: "bool(true)" },
+    "object.plain.n == null": { value: "bool(true)" },
+    "has(object.plain.constructor)": { value: "bool(false)" },
+    "has(object.plain.toString)": { value: "bool(false)" },
+    "has(object.plain.missing)": { value: "bool(false)" },
+    "object.plain.?constructor.orValue(5)": { value: "int(5)" },
+    "object.plain.?hasOwnProperty.hasValue()": { value: "bool(false)" },
+    "object.plain.?missing.orValue(5)": { value: "int(5)" },
+    "object.plain.constructor": { error: "no such key: constructor" },
+    "object.plain.missing": { error: "no such key: missing" },
+  };
+  for (const [source, want] of Object.entries(expect)) {
+    const lazy = evalWith(source, JSON.parse(text) as CelValue);
+    assert.deepEqual(lazy, want, source);
+    assert.deepEqual(evalWith(source, toCel(JSON.parse(text))), want, `${source} (toCel)`);
+  }
+});
