@@ -145,6 +145,7 @@ function isLowSurrogate(c: number): boolean {
 }
 
 const OTHER_LINE_TERMINATORS = /[\r\u2028\u2029]/;
+const ANY_SURROGATE = /[\ud800-\udfff]/;
 
 interface WellFormedCheck {
   isWellFormed(): boolean;
@@ -174,6 +175,12 @@ class V8Regex implements CompiledRegex {
   }
 
   test(text: string): boolean {
+    // Without surrogates no match can start inside a pair, so V8's own test answers (no match
+    // array, no substring): most of what this wrapper cost over a plain RegExp.
+    if (!ANY_SURROGATE.test(text) && !(this.multiline && OTHER_LINE_TERMINATORS.test(text))) {
+      this.re.lastIndex = 0;
+      return this.re.test(text);
+    }
     const slow = this.slow(text);
     if (slow) return slow.test(text);
     return this.matchAt(text, 0) !== undefined;
