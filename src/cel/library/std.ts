@@ -88,6 +88,17 @@ function costSize(v: string | Uint8Array): number {
   return typeof v === "string" ? codePointLength(v) : v.length;
 }
 
+/**
+ * `a + b` for lists, copied by index: spreading goes through the iterator protocol and took 45 ns
+ * for two short lists (every Pod policy's "all containers" list is such a sum), this 19 ns.
+ */
+function concatLists(a: readonly CelValue[], b: readonly CelValue[]): CelValue[] {
+  const out = new Array<CelValue>(a.length + b.length);
+  for (let i = 0; i < a.length; i++) out[i] = a[i] as CelValue;
+  for (let i = 0; i < b.length; i++) out[a.length + i] = b[i] as CelValue;
+  return out;
+}
+
 function traversal(size: number): number {
   return Math.ceil(size * TRAVERSAL);
 }
@@ -343,7 +354,7 @@ export const stdLibrary: Library = {
       // immutable once built (only a comprehension's own accumulator grows in place, and it is never
       // an operand here), so adding an empty list can return the other one as it is.
       globalFn("add_list", ["list", "list"], "list", (a: readonly CelValue[], b: readonly CelValue[]) =>
-        b.length === 0 ? a : a.length === 0 ? b : [...a, ...b],
+        b.length === 0 ? a : a.length === 0 ? b : concatLists(a, b),
       ),
       globalFn("add_timestamp_duration", [TS, DUR], TS, addTimestampDuration),
       globalFn("add_duration_timestamp", [DUR, TS], TS, (d: Duration, t: Timestamp) =>
