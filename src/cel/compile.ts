@@ -45,7 +45,12 @@ export interface EvalLimits {
 
 /** Values of the policy's `variables`, evaluated lazily on first use. */
 export interface VariableResolver {
-  get(name: string): CelValue;
+  /**
+   * `index` is the name's position in the environment's `policyVariables`, found when the
+   * expression was compiled, so a resolver that keeps its variables in that order need not look
+   * the name up on every read (reads inside comprehensions made that lookup a tenth of a review).
+   */
+  get(name: string, index: number): CelValue;
 }
 
 /** The variables an evaluation sees. `variables` resolves `variables.<name>`. */
@@ -769,7 +774,7 @@ class Compiler {
       const names = [...this.env.policyVariables];
       this.uses.add("variables");
       return {
-        ev: (f) => new CelMap(names.map((n) => [n, f.act.variables?.get(n) ?? null] as const)),
+        ev: (f) => new CelMap(names.map((n, i) => [n, f.act.variables?.get(n, i) ?? null] as const)),
         type: "map",
       };
     }
@@ -794,18 +799,19 @@ class Compiler {
         return this.fail(id, `undeclared reference to 'variables.${field}' (in container '')`);
       this.uses.add("variables");
       if (e.testOnly) return { ev: () => true, type: "bool" };
+      const index = [...this.env.policyVariables].indexOf(field);
       return {
         ev: (f) => {
           const r = f.act.variables;
           if (!r) throw new CelError(`no such attribute: variables.${field}`);
-          return r.get(field);
+          return r.get(field, index);
         },
         emit: (g) => {
           const t = g.temp();
           const name = JSON.stringify(field);
           const missing = JSON.stringify(`no such attribute: variables.${field}`);
           g.line(
-            `${t} = f.act.variables; if (!${t}) throw new CelError(${missing}); ${t} = ${t}.get(${name});`,
+            `${t} = f.act.variables; if (!${t}) throw new CelError(${missing}); ${t} = ${t}.get(${name}, ${index});`,
           );
           return t;
         },
