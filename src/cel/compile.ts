@@ -508,7 +508,12 @@ function emitTagCheck(v: string, tag: TypeTag): string | undefined {
     case "list":
       return `Array.isArray(${v})`;
     case "map":
-      return `(${v} instanceof CelMap || isPlainMap(${v}))`;
+      // JSON input first, without the prototype lookup isPlainMap makes (see emitIsJsonMap).
+      return `((${emitIsJsonMap(v)}) || ${v} instanceof CelMap || isPlainMap(${v}))`;
+    case "uint":
+      return `${v} instanceof UInt`;
+    case "bytes":
+      return `${v} instanceof Uint8Array`;
     default:
       return `hasTag(${v}, ${JSON.stringify(tag)})`;
   }
@@ -578,6 +583,7 @@ const HELPERS = {
   Optional,
   PlainObject: Object,
   rangeError,
+  UInt,
   selectField,
   selectValue,
   withPosition,
