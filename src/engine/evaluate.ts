@@ -244,9 +244,10 @@ class LazyVariables implements VariableResolver {
     this.outcomes = new Array(policy.variables.length);
   }
   get(name: string, index: number): CelValue {
-    // The compiler's index is the position in policy.variables: compilePolicy gives every expression
-    // an environment listing the variables in that order (the parser keeps their names unique). Comparing the names as well cost 40 ns a
-    // read (the policy's names are not V8's internalised strings, the compiled literals are).
+    // The compiler's index is the position in policy.variables: compilePolicy gives every
+    // expression an environment listing the variables in that order (the parser keeps their names
+    // unique). Comparing the names as well cost 40 ns a read: the policy's names are not V8's
+    // internalised strings, the compiled literals are.
     const i = index >= 0 && index < this.outcomes.length ? index : this.policy.variableIndex.get(name);
     if (i === undefined) throw new CelErrorLike(`no such variable: ${name}`);
     let hit = this.outcomes[i];
