@@ -6,6 +6,7 @@
  */
 import fastJsonPatch from "fast-json-patch";
 import { type CelValue, toJson } from "../cel/index.ts";
+import { setMember } from "../cel/values.ts";
 import type { PatchType } from "../policy/types.ts";
 import { err, ok, type Result } from "../result.ts";
 import type { JsonPatchOp } from "./types.ts";
@@ -162,14 +163,15 @@ function mergeObject(base: JsonObject, patch: JsonObject, path: string, ops: Jso
     }
     if (!had) {
       out ??= copyMap(base, true);
-      out[k] = v;
+      // A `__proto__` key (a ConfigMap may have one) assigned would set the copy's prototype instead.
+      setMember<unknown>(out, k, v);
       ops.push({ op: "add", path: p, value: v });
       continue;
     }
     const merged = mergeValue(k, base[k], v, p, ops);
     if (merged !== base[k]) {
       out ??= copyMap(base, false);
-      out[k] = merged;
+      setMember<unknown>(out, k, merged);
     }
   }
   return out ?? base;

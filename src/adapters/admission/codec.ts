@@ -15,6 +15,7 @@ import type {
 } from "../../engine/types.ts";
 import type { Operation } from "../../policy/types.ts";
 import { createHash } from "node:crypto";
+import { setMember } from "../../cel/values.ts";
 import { err, ok, type Result } from "../../result.ts";
 
 export const ADMISSION_V1 = "admission.k8s.io/v1";
@@ -122,7 +123,7 @@ function decodeUserInfo(value: unknown, path: string): UserInfo {
   if (rawExtra !== null) {
     extra = {};
     for (const [k, v] of Object.entries(rawExtra))
-      extra[k] = stringList(v, `${path}.extra[${JSON.stringify(k)}]`);
+      setMember(extra, k, stringList(v, `${path}.extra[${JSON.stringify(k)}]`));
   }
   const username = optionalString(o.username, `${path}.username`) ?? "";
   // Key by key: conditional spreads are slow to build in V8, and this runs once per review.

@@ -494,3 +494,17 @@ test("ApplyConfiguration: adding to and removing from a map with an own __proto_
   }
   assert.deepEqual(Object.keys(working.metadata as object), ["name", "__proto__"]);
 });
+
+test("ApplyConfiguration: a __proto__ member the configuration adds becomes a member, not the prototype", () => {
+  // A ConfigMap's data keys may be `__proto__` (Kubernetes allows [-._a-zA-Z0-9]+).
+  const working = JSON.parse('{"data":{"a":"1"}}') as Record<string, unknown>;
+  const config = toCel(JSON.parse('{"data":{"__proto__":"x"}}'));
+  const res = applyMutation(working, "ApplyConfiguration", config);
+  assert.ok(res.ok, res.ok ? "" : res.error);
+  assert.deepEqual(res.value.ops, [{ op: "add", path: "/data/__proto__", value: "x" }]);
+  const data = res.value.object.data as Record<string, unknown>;
+  assert.equal(Object.getPrototypeOf(data), Object.prototype);
+  assert.ok(Object.hasOwn(data, "__proto__"));
+  assert.equal(JSON.stringify(res.value.object), '{"data":{"a":"1","__proto__":"x"}}');
+  assert.deepEqual(Object.keys(working.data as object), ["a"]);
+});
