@@ -171,6 +171,19 @@ async function serveChild(own: boolean, logLevel: LogLevel | false): Promise<voi
   };
   // stdout carries the request logs (to /dev/null); the parent reads the ready line on fd 3.
   writeSync(READY_FD, `${JSON.stringify(ready)}\n`);
+  // Each line "cpu" on stdin is answered on fd 3 with the CPU this process has used so far.
+  let pending = "";
+  process.stdin.setEncoding("utf8").on("data", (d: string) => {
+    pending += d;
+    for (let nl = pending.indexOf("\n"); nl !== -1; nl = pending.indexOf("\n")) {
+      const command = pending.slice(0, nl);
+      pending = pending.slice(nl + 1);
+      if (command === "cpu") {
+        const used = process.cpuUsage();
+        writeSync(READY_FD, `${JSON.stringify({ cpuUs: used.user + used.system })}\n`);
+      }
+    }
+  });
   // The parent closes our stdin when it is done (or dies): then we go too.
   process.stdin.resume();
   await new Promise<void>((resolve) => process.stdin.on("close", resolve).on("end", resolve));
@@ -276,9 +289,18 @@ interface Sample {
   readonly rps: number;
   readonly p50: number;
   readonly p99: number;
+  /** The server process's CPU (user + system, all threads) per answered request, in µs. */
+  readonly cpuUs: number;
 }
 
-async function fire(target: Target, body: string, connections: number, seconds: number): Promise<Sample> {
+async function fire(
+  server: ServerChild,
+  target: Target,
+  body: string,
+  connections: number,
+  seconds: number,
+): Promise<Sample> {
+  const cpuBefore = await server.cpuUs();
   const r = await autocannon({
     url: `https://127.0.0.1:${target.port}${target.path}`,
     method: "POST",
@@ -295,7 +317,14 @@ async function fire(target: Target, body: string, connections: number, seconds: 
       `${target.name} with ${connections} connections: ${JSON.stringify(problems)}, ${r.requests.total} requests`,
     );
   }
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99 };
+  // autocannon has stopped sending, but answers to its last requests may still be in flight.
+  const cpuAfter = await server.cpuUs();
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    cpuUs: (cpuAfter - cpuBefore) / r.requests.total,
+  };
 }
 
 export interface WebhookBenchOptions {
@@ -321,12 +350,18 @@ export interface WebhookBenchRow {
   readonly rps: number;
   readonly p50: number;
   readonly p99: number;
+  /** Server CPU per request, µs: steadier than req/s, which the load generator shares the cores for. */
+  readonly cpuUs: number;
 }
 
-function startChild(
-  own: boolean,
-  logLevel: LogLevel | false,
-): Promise<{ child: ChildProcess; ready: ChildReady }> {
+/** The server process: its ports, and its CPU so far, read over its stdin and fd 3. */
+interface ServerChild {
+  readonly child: ChildProcess;
+  readonly ready: ChildReady;
+  cpuUs(): Promise<number>;
+}
+
+function startChild(own: boolean, logLevel: LogLevel | false): Promise<ServerChild> {
   // Built (dist-bench) the child runs plain node, so the server is the code `npm start` runs.
   const args = [
     ...nodeArgsFor(import.meta.url),
@@ -340,8 +375,20 @@ function startChild(
   child.stderr?.setEncoding("utf8").on("data", (d: string) => {
     stderr += d;
   });
+  // Lines from fd 3 after the ready line answer "cpu" requests, in order.
+  const waiting: ((line: string) => void)[] = [];
+  const cpuUs = (): Promise<number> =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error("the server process did not report its CPU")), 10_000);
+      waiting.push((line) => {
+        clearTimeout(timer);
+        resolve((JSON.parse(line) as { cpuUs: number }).cpuUs);
+      });
+      child.stdin?.write("cpu\n");
+    });
   return new Promise((resolve, reject) => {
     let out = "";
+    let started = false;
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
       reject(new Error(`the server process did not start:\n${stderr}`));
@@ -349,10 +396,14 @@ function startChild(
     readyPipe.setEncoding("utf8");
     readyPipe.on("data", (d: string) => {
       out += d;
-      const line = out.split("\n")[0];
-      if (out.includes("\n") && line !== undefined) {
-        clearTimeout(timer);
-        resolve({ child, ready: JSON.parse(line) as ChildReady });
+      for (let nl = out.indexOf("\n"); nl !== -1; nl = out.indexOf("\n")) {
+        const line = out.slice(0, nl);
+        out = out.slice(nl + 1);
+        if (!started) {
+          started = true;
+          clearTimeout(timer);
+          resolve({ child, ready: JSON.parse(line) as ChildReady, cpuUs });
+        } else waiting.shift()?.(line);
       }
     });
     child.on("exit", (code) => {
@@ -368,6 +419,7 @@ export interface WebhookRatio {
   /** Medians over rounds of celgate / bare within the round. */
   readonly rps: number;
   readonly p99: number;
+  readonly cpuUs: number;
 }
 
 export interface WebhookBenchReport {
@@ -387,7 +439,7 @@ export async function runWebhookBench(options: WebhookBenchOptions = {}): Promis
   const logLevel = options.logLevel ?? "info";
   const body = JSON.stringify(podReview());
 
-  let started: { child: ChildProcess; ready: ChildReady };
+  let started: ServerChild;
   try {
     started = await startChild(options.ownPolicies ?? false, logLevel);
   } catch (e) {
@@ -407,7 +459,7 @@ export async function runWebhookBench(options: WebhookBenchOptions = {}): Promis
       `review body: ${Buffer.byteLength(body)} bytes; ${duration} s per run, ${rounds} rounds, connections ${connections.join(", ")}`,
     );
     const targets = await expectedBodies(ready, body);
-    if (warmup > 0) for (const t of targets) await fire(t, body, connections[0] ?? 10, warmup);
+    if (warmup > 0) for (const t of targets) await fire(started, t, body, connections[0] ?? 10, warmup);
 
     const samples = new Map<string, Sample[]>();
     const key = (t: string, c: number) => `${t}\u0000${c}`;
@@ -416,7 +468,7 @@ export async function runWebhookBench(options: WebhookBenchOptions = {}): Promis
         // Rotate the order each round so no target always runs first after a pause.
         const order = targets.map((_, i) => targets[(i + round) % targets.length] as Target);
         for (const t of order) {
-          const s = await fire(t, body, c, duration);
+          const s = await fire(started, t, body, c, duration);
           samples.set(key(t.name, c), [...(samples.get(key(t.name, c)) ?? []), s]);
         }
       }
@@ -435,6 +487,7 @@ export async function runWebhookBench(options: WebhookBenchOptions = {}): Promis
           rps: median(s.map((x) => x.rps)),
           p50: median(s.map((x) => x.p50)),
           p99: median(s.map((x) => x.p99)),
+          cpuUs: median(s.map((x) => x.cpuUs)),
         });
         if (t.name !== BARE)
           ratios.push({
@@ -447,6 +500,10 @@ export async function runWebhookBench(options: WebhookBenchOptions = {}): Promis
             p99: medianRatio(
               s.map((x) => x.p99),
               bare.map((x) => x.p99),
+            ),
+            cpuUs: medianRatio(
+              s.map((x) => x.cpuUs),
+              bare.map((x) => x.cpuUs),
             ),
           });
       }
@@ -476,15 +533,20 @@ function printTable(
   const num = (n: number, digits = 0) => n.toFixed(digits).padStart(9);
   log("");
   log(
-    `${pad("target", 26)}${pad("conns", 6)}${"req/s".padStart(9)}${"p50 ms".padStart(9)}${"p99 ms".padStart(9)}`,
+    `${pad("target", 26)}${pad("conns", 6)}${"req/s".padStart(9)}${"p50 ms".padStart(9)}${"p99 ms".padStart(9)}${"CPU µs".padStart(9)}`,
   );
   for (const r of rows)
-    log(`${pad(r.target, 26)}${pad(String(r.connections), 6)}${num(r.rps)}${num(r.p50, 1)}${num(r.p99, 1)}`);
+    log(
+      `${pad(r.target, 26)}${pad(String(r.connections), 6)}${num(r.rps)}${num(r.p50, 1)}${num(r.p99, 1)}${num(r.cpuUs)}`,
+    );
+  log("(CPU µs: the server process's CPU, all threads, per answered request)");
   log("");
-  log("ratios, celgate / bare, medians of per-round ratios (req/s: lower is slower; p99: higher is slower)");
+  log(
+    "ratios, celgate / bare, medians of per-round ratios (req/s: lower is slower; p99 and CPU: higher is slower)",
+  );
   for (const r of ratios)
     log(
-      `${pad(r.target, 26)}${pad(String(r.connections), 6)}${num(r.rps, 2)}${"".padStart(9)}${num(r.p99, 2)}`,
+      `${pad(r.target, 26)}${pad(String(r.connections), 6)}${num(r.rps, 2)}${"".padStart(9)}${num(r.p99, 2)}${num(r.cpuUs, 2)}`,
     );
 }
 
@@ -506,6 +568,18 @@ export function webhookSummary(r: WebhookBenchReport): SummaryRow[] {
       goal: floor ? "reference" : "≥ 0.85×",
       met: floor ? undefined : ratio.rps >= 0.85,
     });
+    // Reference: where the throughput goes, with the load generator's share of the cores left out.
+    // At 0.85× throughput a server answering alone would use at most 1/0.85 ≈ 1.18× bare's CPU.
+    if (ratio.connections === r.rows[0]?.connections)
+      out.push({
+        target: "4",
+        figure: `server CPU per request ${what}`,
+        value: `${row.cpuUs.toFixed(0)} µs`,
+        baseline: `${bare.cpuUs.toFixed(0)} µs bare`,
+        ratio: ratio.cpuUs,
+        goal: "reference",
+        met: undefined,
+      });
     if (floor) continue;
     out.push({
       target: "4",
