@@ -5,8 +5,8 @@
  * on the path of every request, where pino's general serialiser (a loop over the object's keys, a
  * character scan of every key and short string, the metadata it hands the stream) cost several
  * microseconds a review in the overhead benchmark. The keys here are known in advance and written
- * as literals, the pid and hostname are serialised once, and each string value goes through
- * JSON.stringify. The line is the one pino would write for `log.info(fields, "admission review")`
+ * as literals, the pid and hostname are serialised once, and each string value is quoted as
+ * JSON.stringify would quote it. The line is the one pino would write for `log.info(fields, "admission review")`
  * with the options `buildServer` gives it (pino's default time, pid and hostname, default message
  * key), so whatever reads the log sees one format; a unit test holds the two side by side.
  */
@@ -63,6 +63,17 @@ function baseBindings(): string {
   return `,"pid":${process.pid},"hostname":${JSON.stringify(hostname())}`;
 }
 
+/** What JSON.stringify escapes in a string: `"`, `\\`, control characters, and (lone) surrogates. */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/**
+ * JSON.stringify of a string, without its call into the runtime for the usual names and uids that
+ * need no escaping: seven of those calls were half the line's cost.
+ */
+export function quote(s: string): string {
+  return NEEDS_ESCAPE.test(s) ? JSON.stringify(s) : `"${s}"`;
+}
+
 /** The writer for the review line, or undefined when the log is off or above info. */
 export function reviewLogWriter(logging: ServerLogging | false): ReviewLogWriter | undefined {
   if (logging === false || LEVEL_VALUES[logging.level] > INFO) return undefined;
@@ -72,9 +83,9 @@ export function reviewLogWriter(logging: ServerLogging | false): ReviewLogWriter
   const wantsLevel = (stream as { [PINO_METADATA]?: unknown })[PINO_METADATA] === true;
   return (e) => {
     const line =
-      `{"level":30,"time":${Date.now()}${base},"uid":${JSON.stringify(e.uid)},"path":${JSON.stringify(e.path)}` +
-      `,"kind":${JSON.stringify(e.kind)},"namespace":${JSON.stringify(e.namespace)},"name":${JSON.stringify(e.name)}` +
-      `,"operation":${JSON.stringify(e.operation)},"allowed":${e.allowed},"outcome":${JSON.stringify(e.outcome)}` +
+      `{"level":30,"time":${Date.now()}${base},"uid":${quote(e.uid)},"path":${quote(e.path)}` +
+      `,"kind":${quote(e.kind)},"namespace":${quote(e.namespace)},"name":${quote(e.name)}` +
+      `,"operation":${quote(e.operation)},"allowed":${e.allowed},"outcome":${quote(e.outcome)}` +
       `,"durationMs":${Number.isFinite(e.durationMs) ? e.durationMs : null},"msg":"admission review"}\n`;
     if (wantsLevel) (stream as { lastLevel?: number }).lastLevel = INFO;
     stream.write(line);

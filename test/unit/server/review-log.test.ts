@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import Fastify from "fastify";
-import { type ReviewLogEntry, reviewLogWriter } from "../../../src/adapters/server/review-log.ts";
+import { quote, type ReviewLogEntry, reviewLogWriter } from "../../../src/adapters/server/review-log.ts";
 
 const ENTRY: ReviewLogEntry = {
   uid: "705ab4f5-6393-11e8-b7cc-42010a800002",
@@ -45,6 +45,8 @@ void test("the review line is the one pino would write: same keys, order and val
     ENTRY,
     // Strings from the request that need escaping, and a name outside ASCII.
     { ...ENTRY, name: 'we"b\\7\n\u0001', namespace: "équipe-β", kind: "Déploiement", allowed: true },
+    // A lone surrogate (JSON.stringify escapes it) and a pair (written as it is).
+    { ...ENTRY, name: "web-\ud800", namespace: "team-😀" },
     { ...ENTRY, durationMs: 12 },
   ]) {
     const out = collector();
@@ -59,6 +61,16 @@ void test("the review line is the one pino would write: same keys, order and val
     assert.ok(time >= before && time <= Date.now());
     assert.deepEqual(withoutTime(line), withoutTime(await pinoLine(entry)));
   }
+});
+
+void test("quote writes every UTF-16 code unit, alone and inside text, as JSON.stringify does", () => {
+  for (let c = 0; c <= 0xffff; c++) {
+    const unit = String.fromCharCode(c);
+    for (const s of [unit, `web-${unit}-7`])
+      if (quote(s) !== JSON.stringify(s)) assert.fail(`U+${c.toString(16)}: ${quote(s)}`);
+  }
+  for (const s of ["", "😀", "a\ud83d\ude00b", "\ude00\ud83d", "\u007f", 'é"', "705ab4f5-6393-11e8"])
+    assert.equal(quote(s), JSON.stringify(s), JSON.stringify(s));
 });
 
 void test("a duration that is not a finite number is written as null, as pino writes it", () => {
