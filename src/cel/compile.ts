@@ -519,6 +519,72 @@ function emitTagCheck(v: string, tag: TypeTag): string | undefined {
   }
 }
 
+/** Members of a constant string list up to which generated code compares `x in [...]` one by one. */
+const MAX_COMPARED_MEMBERS = 8;
+
+/** Tags no other tag's check accepts a value of: each has its own typeof or Array.isArray test or class. */
+const EXCLUSIVE_TAGS: ReadonlySet<TypeTag> = new Set<TypeTag>([
+  "int",
+  "double",
+  "string",
+  "bool",
+  "null_type",
+  "list",
+  "uint",
+  "bytes",
+]);
+
+/** What a failing check of this tag costs in emitTagCheck's code: typeof tests, then classes, then lookups. */
+function checkRank(tag: TypeTag): number {
+  switch (tag) {
+    case "int":
+    case "double":
+    case "string":
+    case "bool":
+    case "null_type":
+      return 0;
+    case "list":
+      return 1;
+    case "uint":
+    case "bytes":
+      return 2;
+    case "map":
+      return 3;
+    default:
+      return 4;
+  }
+}
+
+/** True when no list of values can match both: at some argument both tags are exclusive and differ. */
+function disjointOverloads(a: Overload, b: Overload): boolean {
+  return a.args.some((t, k) => {
+    const u = b.args[k];
+    return u !== undefined && t !== u && EXCLUSIVE_TAGS.has(t) && EXCLUSIVE_TAGS.has(u);
+  });
+}
+
+/**
+ * The candidates in the order their written-out checks are cheapest to fail, where the order cannot
+ * change the overload a call picks: one moves ahead of another only when no arguments match both.
+ * `_+_` on two lists otherwise failed its int, uint, double, string and bytes checks first, two of
+ * them instanceof tests that walk an array's prototype chain.
+ */
+function cheapestChecksFirst(candidates: readonly Overload[]): readonly Overload[] {
+  if (candidates.some((o) => o.args.includes("dyn"))) return candidates;
+  const rank = (o: Overload): number => checkRank(o.args[0] as TypeTag);
+  const out = [...candidates];
+  for (let i = 1; i < out.length; i++) {
+    for (let j = i; j > 0; j--) {
+      const before = out[j - 1] as Overload;
+      const after = out[j] as Overload;
+      if (rank(after) >= rank(before) || !disjointOverloads(before, after)) break;
+      out[j - 1] = after;
+      out[j] = before;
+    }
+  }
+  return out;
+}
+
 /**
  * Overloads past which a call site keeps calling the shared applier rather than having its own
  * overload choice written out: a bound on generated code size. Today's most overloaded functions,
@@ -545,7 +611,7 @@ function emitDispatch(
   const args = vals.join(", ");
   g.line("try {");
   let open = true;
-  for (const [i, o] of candidates.entries()) {
+  for (const [i, o] of cheapestChecksFirst(candidates).entries()) {
     const checks = vals.flatMap((v, k) => emitTagCheck(v, o.args[k] as TypeTag) ?? []);
     const cost = o.cost ? `st.addCost(1 + ${g.constant(o.cost)}(${args}));` : charge(1);
     const cond = checks.length === 0 ? "true" : checks.join(" && ");
@@ -930,7 +996,13 @@ class Compiler {
           g.line(charge(cost));
           const x = emitValue(g, needleC);
           const t = g.temp();
-          g.line(`${t} = typeof ${x} === "string" && ${g.constant(members)}.has(${x});`);
+          // A few members are compared in turn: a Set hashes the needle, and a string read from a
+          // new request has no hash yet.
+          const test =
+            members.size <= MAX_COMPARED_MEMBERS
+              ? `(${[...members].map((m) => `${x} === ${JSON.stringify(m)}`).join(" || ")})`
+              : `${g.constant(members)}.has(${x})`;
+          g.line(`${t} = typeof ${x} === "string" && ${test};`);
           return t;
         },
         type: "bool",

@@ -114,6 +114,12 @@ const EXPRESSIONS = [
   "int(object.spec.missing)",
   "object.spec.containers.map(c, c.name + ':' + c.image).all(s, s.size() > 3)",
   "object.spec.replicas - 1.5",
+  // `_+_` on values of each kind: generated code checks the cheapest overloads first.
+  "[object.spec.replicas + object.spec.replicas, object.metadata.name + '-', size(object.spec.containers + object.spec.volumes)]",
+  "object.spec.replicas + object.spec.volumes",
+  // `in` a short constant list compares in turn; a longer one looks up a Set.
+  "[object.metadata.name in ['web', 'a\\'b', 'c\\\\d'], object.spec.replicas in ['3'], object.spec.missing in ['x']]",
+  "object.metadata.name in ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'web']",
 ];
 
 type Outcome =
