@@ -519,6 +519,27 @@ function emitTagCheck(v: string, tag: TypeTag): string | undefined {
   }
 }
 
+/**
+ * `l == r` in generated code. Against a string or bool literal only that same primitive is equal,
+ * so `===` decides; against an int literal a bigint (how JSON integers are read) compares with
+ * `===` and anything else goes through celEquals' numeric rules. Otherwise celEquals.
+ */
+function emitEquals(lv: string, rv: string, l: Expr, r: Expr): string {
+  const literal =
+    r.kind === "const"
+      ? { v: rv, other: lv, value: r.value }
+      : l.kind === "const"
+        ? { v: lv, other: rv, value: l.value }
+        : undefined;
+  if (literal !== undefined) {
+    const { v, other, value } = literal;
+    if (typeof value === "string" || typeof value === "boolean") return `(${other} === ${v})`;
+    if (typeof value === "bigint")
+      return `(typeof ${other} === "bigint" ? ${other} === ${v} : celEquals(${other}, ${v}))`;
+  }
+  return `celEquals(${lv}, ${rv})`;
+}
+
 /** Members of a constant string list up to which generated code compares `x in [...]` one by one. */
 const MAX_COMPARED_MEMBERS = 8;
 
@@ -1381,7 +1402,7 @@ class Compiler {
             const lv = emitValue(g, args[0] as Compiled);
             const rv = emitValue(g, args[1] as Compiled);
             const t = g.temp();
-            g.line(`${t} = celEquals(${lv}, ${rv}) === ${eq};`);
+            g.line(`${t} = ${emitEquals(lv, rv, e.args[0] as Expr, e.args[1] as Expr)} === ${eq};`);
             return t;
           },
           type: "bool",

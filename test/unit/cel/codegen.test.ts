@@ -120,6 +120,11 @@ const EXPRESSIONS = [
   // `in` a short constant list compares in turn; a longer one looks up a Set.
   "[object.metadata.name in ['web', 'a\\'b', 'c\\\\d'], object.spec.replicas in ['3'], object.spec.missing in ['x']]",
   "object.metadata.name in ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'web']",
+  // Equality with a literal: === for strings, bools and JSON's ints, celEquals for the rest.
+  "[object.spec.replicas == 3, 3 != object.spec.replicas, object.spec.replicas == 4, object.spec.replicas != 3.0]",
+  "[object.metadata.name == 'web', 'web' != object.metadata.name, object.spec.hostNetwork == false, true == object.spec.hostNetwork]",
+  "[object.spec.replicas == 'x', object.metadata.name == 3, 1u == object.spec.replicas, object.spec.containers == true]",
+  "object.spec.missing == 'x'",
 ];
 
 type Outcome =
