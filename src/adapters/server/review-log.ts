@@ -64,6 +64,7 @@ function baseBindings(): string {
 }
 
 /** What JSON.stringify escapes in a string: `"`, `\\`, control characters, and (lone) surrogates. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what JSON escapes
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
 /**
