@@ -10,7 +10,9 @@
  * webhook reviews the body it has just parsed; no engine cache keyed on object identity can make
  * repeats cheap. (Parsing a round's 2,000 bodies first, as this benchmark did, timed cache misses on
  * tens of megabytes of cold objects and the scavenges that copied them: a review measured 1.4-1.5x
- * what it costs on a body just parsed, which no server sees.)
+ * what it costs on a body just parsed.) The engine's own code and data stay in the CPU caches from
+ * one request to the next here; in a loaded server TLS and HTTP evict them, and a review costs about
+ * twice this figure (bench/webhook.ts reports the server's CPU per request).
  *
  * Also target 6 (patch building): the baseline `structuredClone(pod)` + edit + fast-json-patch
  * `compare`, against the engine's direct patch building (DIRECT_PATCH below).

@@ -615,7 +615,8 @@ const MAX_INLINE_OVERLOADS = 16;
 
 /**
  * A call of one or two arguments with the overload choice written out at its site: the applier's
- * checks in its order, the same cost and error position. The applier is one function for every
+ * checks (reordered only where no call can pick another overload, see cheapestChecksFirst), the
+ * same cost and error position. The applier is one function for every
  * call, so V8 sees every overload's implementation called from it and calls none of them quickly;
  * written out, each site calls the few it meets directly. Undefined when there are too many
  * overloads to write out.

@@ -3,13 +3,13 @@
  *
  * pino's default destination makes one write(2) per line. Measured in-process on the webhook's
  * route, that write and sonic-boom's bookkeeping around it cost about three times what pino spends
- * building the line, and made logging 7–8% of a review's CPU. Here info and debug lines wait in memory
- * and go out together: when 16 KiB have gathered, at least once a second, and when the process exits
- * or the server is released. They wait as UTF-8 bytes in one buffer, not as strings: a held string
- * lives through the young generation's collections (each is copied, then promoted) and cost as much
- * again as building the line. Kubernetes' own components buffer
- * their logs the same way (klog flushes every 5 s). A warning or an error, and everything before it, is written at once, so what
- * explains a failure is on stdout before anything can go wrong next.
+ * building the line, and made logging 7–8% of a review's CPU. Here info and debug lines wait in
+ * memory and go out together: when 16 KiB have gathered, at least once a second, and when the
+ * process exits or the server is released. They wait as UTF-8 bytes in one buffer, not as strings:
+ * a held string lives through the young generation's collections (each is copied, then promoted)
+ * and cost as much again as building the line. Kubernetes' own components buffer their logs the
+ * same way (klog flushes every 5 s). A warning or an error, and everything before it, is written at
+ * once, so what explains a failure is on stdout before anything can go wrong next.
  *
  * A hard kill (SIGKILL, the OOM killer) can lose the last second of info lines; nothing else loses a
  * line. The write itself goes through sonic-boom, synchronously: it retries the EAGAIN a full pipe

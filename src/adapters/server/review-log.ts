@@ -6,9 +6,10 @@
  * character scan of every key and short string, the metadata it hands the stream) cost several
  * microseconds a review in the overhead benchmark. The keys here are known in advance and written
  * as literals, the pid and hostname are serialised once, and each string value is quoted as
- * JSON.stringify would quote it. The line is the one pino would write for `log.info(fields, "admission review")`
- * with the options `buildServer` gives it (pino's default time, pid and hostname, default message
- * key), so whatever reads the log sees one format; a unit test holds the two side by side.
+ * JSON.stringify would quote it. The line is the one pino would write for
+ * `log.info(fields, "admission review")` with the options `buildServer` gives it (pino's default
+ * time, pid and hostname, default message key), so whatever reads the log sees one format; a unit
+ * test holds the two side by side.
  */
 import { hostname } from "node:os";
 import { PINO_METADATA } from "./log-sink.ts";
