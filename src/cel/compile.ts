@@ -1549,7 +1549,11 @@ class Compiler {
     };
   }
 
-  private map(e: Extract<Expr, { kind: "map" }>): Compiled {
+  /**
+   * A map literal. `mutable` is for a comprehension's initial accumulator: the macros that build
+   * maps (transformMap...) fill it in place through @mapInsert, which needs a CelMap.
+   */
+  private map(e: Extract<Expr, { kind: "map" }>, mutable = false): Compiled {
     const entries = e.entries.map((en) => ({
       key: this.compile(en.key).ev,
       compiledValue: this.compile(en.value),
@@ -1560,13 +1564,14 @@ class Compiler {
       en.key.kind === "const" && typeof en.key.value === "string" ? en.key.value : undefined,
     );
     if (
-      names.length > 0 &&
+      !mutable &&
       e.entries.every((en) => !en.optional) &&
       names.every((n) => n !== undefined && n !== "__proto__" && !/^(0|[1-9][0-9]*)$/.test(n)) &&
       new Set(names).size === names.length
     ) {
       // Distinct constant string keys: a plain object, read as a map without copying (like JSON input).
-      // Index-like keys would change iteration order, and `__proto__` is not a plain property.
+      // Index-like keys would change iteration order, and `__proto__` is not a plain property. `{}`
+      // is one too: `.orValue({})` builds it on every evaluation, and a CelMap holds a JS Map.
       const keys = names as string[];
       const values = entries.map((en) => en.compiledValue.ev);
       return {
@@ -1648,7 +1653,7 @@ class Compiler {
   private comprehension(e: ComprehensionNode): Compiled {
     const rangeC = this.compile(e.iterRange);
     const range = rangeC.ev;
-    const initC = this.compile(e.accuInit);
+    const initC = e.accuInit.kind === "map" ? this.map(e.accuInit, true) : this.compile(e.accuInit);
     const init = initC.ev;
     const accuSlot = this.slotCount++;
     this.accumulators.add(accuSlot);

@@ -125,6 +125,18 @@ const EXPRESSIONS = [
   "[object.metadata.name == 'web', 'web' != object.metadata.name, object.spec.hostNetwork == false, true == object.spec.hostNetwork]",
   "[object.spec.replicas == 'x', object.metadata.name == 3, 1u == object.spec.replicas, object.spec.containers == true]",
   "object.spec.missing == 'x'",
+  // `{}` is a plain object, except as a comprehension's accumulator, which transformMap fills in place.
+  "['a/b' in object.metadata.?annotations.orValue({}), 'x' in object.spec.?nope.orValue({}), size({}), {} == {}]",
+  "[type({}) == map, {}.?a.orValue('none'), object.spec.?nope.orValue({}).all(k, false), {} == {'a': 1}]",
+  "object.metadata.labels.transformMap(k, v, v + '!')",
+  // `in` a map or list read from the object, and maps the expression builds.
+  "['app' in object.metadata.labels, 'web' in object.metadata.labels, 'toString' in object.metadata.labels, 'a' in {'a': 1}]",
+  "['constructor' in {'constructor': 1}, 'constructor' in {}, 'b' in {'constructor': 1, 'b': 2}, 1 in {1: 'x'}, 'x' in {1: 'x'}]",
+  "['NET_ADMIN' in object.spec.containers[1].securityContext.capabilities.add, 'x' in object.spec.containers.map(c, c.name), 80 in object.spec.containers[0].ports.map(p, p.containerPort)]",
+  "[object.metadata.name in object.spec.containers.map(c, c.name), 'app' in object.spec.containers.map(c, c.name), object.spec.replicas in [1, 2, 3]]",
+  "'x' in object.spec.replicas",
+  "object.spec.replicas in object.metadata.labels",
+  "[{'a': 1}.transformMap(k, v, v * 2), {}.transformMapEntry(k, v, {k: v}), {'a': 1}.transformMapEntry(k, v, {k + k: v})]",
 ];
 
 type Outcome =
