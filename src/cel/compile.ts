@@ -14,6 +14,7 @@ import { celEquals } from "./equality.ts";
 import type { CallContext, CelRegex, Overload, TypeTag } from "./library/types.ts";
 import { compileRegex } from "./regex.ts";
 import {
+  BuiltMap,
   CelError,
   CelMap,
   CelObject,
@@ -286,10 +287,10 @@ function emitJsonHas(v: string, field: string): string {
 }
 
 /**
- * Generated code for `out = <field of v, converted>` when `v` is a JSON map, with the property read
- * written at this site (so V8 keeps a cache for it here); `out` is left undefined when the field is
- * absent. Evaluates to a condition that is false when `v` is not a JSON map, for the caller's else
- * branch.
+ * Generated code for `out = <field of v, converted>` when `v` is a JSON map or a map the evaluator
+ * built, with the property read written at this site (so V8 keeps a cache for it here); `out` is
+ * left undefined when the field is absent. Ends in an if/else-if whose conditions are false when
+ * `v` is neither, for the caller's else branch.
  */
 function emitJsonRead(v: string, field: string, out: string): string {
   const key = JSON.stringify(field);
@@ -298,7 +299,13 @@ function emitJsonRead(v: string, field: string, out: string): string {
     field in Object.prototype
       ? `${out} = ${has} ? fromJson(${v}[${key}]) : undefined;`
       : `${out} = ${v}[${key}]; if (${out} === undefined) ${out} = ${has} ? null : undefined; else if (typeof ${out} === "number" || Array.isArray(${out})) ${out} = fromJson(${out});`;
-  return `if (${emitIsJsonMap(v)}) { ${read} }`;
+  // A built map ({'path': p, 'c': c}, as policies make per container) holds CEL values already, and
+  // never undefined; without this branch its reads took selectField's prototype lookups.
+  const readBuilt =
+    field in Object.prototype
+      ? `${out} = hasOwn(${v}, ${key}) ? ${v}[${key}] : undefined;`
+      : `${out} = ${v}[${key}];`;
+  return `if (${emitIsJsonMap(v)}) { ${read} } else if (${v} !== null && typeof ${v} === "object" && ${v}.constructor === BuiltMap) { ${readBuilt} }`;
 }
 
 /**
@@ -653,6 +660,7 @@ function emitDispatch(
 const HELPERS = {
   ABSENT,
   asBool,
+  BuiltMap,
   celEquals,
   CelError,
   CelMap,

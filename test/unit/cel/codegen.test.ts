@@ -129,6 +129,13 @@ const EXPRESSIONS = [
   "['a/b' in object.metadata.?annotations.orValue({}), 'x' in object.spec.?nope.orValue({}), size({}), {} == {}]",
   "[type({}) == map, {}.?a.orValue('none'), object.spec.?nope.orValue({}).all(k, false), {} == {'a': 1}]",
   "object.metadata.labels.transformMap(k, v, v + '!')",
+  // Fields of maps the expression builds, read as the generated code reads JSON maps.
+  "object.spec.containers.map(c, {'path': 'containers[' + c.name + ']', 'c': c}).map(e, e.path + '=' + e.c.image)",
+  "[{'a': [1, 2]}.a[0] + 1, {'a': 1.5}.a, {'a': {'b': 2}}.a.b, {'a': null}.a, {'a': 1}.?a.orValue(0), {'a': 1}.?b.orValue(0)]",
+  "[{'constructor': 1}.constructor, {'a': 1}.?toString.orValue(2), {'a': 1}.?constructor.orValue(3), {'hasOwnProperty': 4}.?hasOwnProperty.orValue(0)]",
+  "{'a': 1}.toString",
+  "{'a': 1}.b",
+  "{'a': 1}.?b.c.orValue(5)",
   // `in` a map or list read from the object, and maps the expression builds.
   "['app' in object.metadata.labels, 'web' in object.metadata.labels, 'toString' in object.metadata.labels, 'a' in {'a': 1}]",
   "['constructor' in {'constructor': 1}, 'constructor' in {}, 'b' in {'constructor': 1, 'b': 2}, 1 in {1: 'x'}, 'x' in {1: 'x'}]",
