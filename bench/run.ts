@@ -5,7 +5,7 @@
  * request, a set that does not load), never on timings.
  *
  *   npm run bench                      # everything (about 4-5 minutes)
- *   npm run bench -- cel|webhook|request|overhead|scale|startup [part options]
+ *   npm run bench -- cel|regex|webhook|request|overhead|scale|startup [part options]
  *
  * `npm run bench` builds src/ and bench/ with tsc into dist-bench/ and runs the built code: tsx wraps
  * every named closure in a helper that costs time the shipped build does not pay.
@@ -13,6 +13,7 @@
 import { celPart } from "./cel.ts";
 import { BUILT, fmtX, type PartReport, type SummaryRow, table } from "./common.ts";
 import { overheadPart } from "./overhead.ts";
+import { regexPart } from "./regex.ts";
 import { requestPart } from "./request.ts";
 import { scalePart } from "./scale.ts";
 import { startupPart } from "./startup.ts";
@@ -23,6 +24,7 @@ type Part = (argv: readonly string[]) => PartReport | Promise<PartReport>;
 /** In the order they run; the summary table lists rows by target number. */
 const PARTS: readonly (readonly [string, string, Part])[] = [
   ["cel", "CEL evaluation (target 1)", celPart],
+  ["regex", "Regular expressions (target 2)", regexPart],
   ["request", "In-process request cost (targets 3, 6)", requestPart],
   ["overhead", "Metrics and logging share (target 5)", overheadPart],
   ["scale", "1,000 policies (target 7)", scalePart],
