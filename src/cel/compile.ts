@@ -1308,7 +1308,14 @@ class Compiler {
               if (err instanceof CelError && (err.kind === "cost" || err.kind === "timeout")) throw err;
               lerr = err;
             }
-            const rv = r(f);
+            let rv: CelValue;
+            try {
+              rv = r(f);
+            } catch (err) {
+              // Both sides failed: the left one's error, as cel-go's evalAnd/evalOr report it.
+              if (err instanceof CelError && (err.kind === "cost" || err.kind === "timeout")) throw err;
+              throw lerr ?? err;
+            }
             if (rv === decisive) return decisive;
             if (lerr !== undefined) throw lerr;
             if (typeof lv !== "boolean" || typeof rv !== "boolean")
@@ -1325,7 +1332,10 @@ class Compiler {
             g.line(`${lv} = ${emitValue(g, args[0] as Compiled)};`);
             g.line(`if (${lv} === ${decisive}) { ${res} = ${decisive}; break ${block}; }`);
             g.line(`} catch (err) { ${RETHROW_LIMITS} ${lerr} = err; }`);
-            const rv = emitValue(g, args[1] as Compiled);
+            const rv = g.temp();
+            g.line("try {");
+            g.line(`${rv} = ${emitValue(g, args[1] as Compiled)};`);
+            g.line(`} catch (err) { ${RETHROW_LIMITS} throw ${lerr} ?? err; }`);
             g.line(`if (${rv} === ${decisive}) { ${res} = ${decisive}; break ${block}; }`);
             g.line(`if (${lerr} !== undefined) throw ${lerr};`);
             g.line(

@@ -10,6 +10,7 @@ import {
   toCel,
   toJson,
 } from "../../../src/cel/index.ts";
+import { setCodegenMode } from "../../../src/cel/codegen.ts";
 
 const pod = {
   apiVersion: "v1",
@@ -109,6 +110,47 @@ void test("&& and || absorb errors when the other side decides; all/exists likew
   assert.equal(value("[0, 1].exists(x, 10 / x == 10)"), true);
   assert.equal(value("[0, 1].all(x, 10 / x == 5)"), false);
   assert.match(failure("[0, 1].all(x, 10 / x == 10)").error, /divide|division/);
+});
+
+void test("when both sides of && or || fail, the left one's error is reported, as cel-go does", () => {
+  const noOverload = /^found no matching overload for '_\/_' applied to '\(string, int\)'/;
+  assert.equal(failure("1 / 0 > 0 && dyn('a') / 0 > 0").error, "division by zero");
+  assert.equal(failure("1 / 0 > 0 || dyn('a') / 0 > 0").error, "division by zero");
+  assert.match(failure("dyn('a') / 0 > 0 && 1 / 0 > 0").error, noOverload);
+  // all/exists fold the elements with && and ||: the first element's error is kept.
+  assert.match(failure("['a', 0].all(x, x / 0 > 0)").error, noOverload);
+  assert.match(failure("['a', 0].exists(x, x / 0 > 0)").error, noOverload);
+  assert.equal(failure("[0, 'a'].all(x, x / 0 > 0)").error, "division by zero");
+  assert.match(
+    failure("[1, 0].exists(x, x == 0 ? 1 / x > 0 : 'str')").error,
+    /no matching overload for '_\|\|_'/,
+  );
+});
+
+void test("a cost limit hit on the right of && is reported, not the left side's error", () => {
+  const env = createEnvironment({ variables: { ...ADMISSION_VARIABLES } });
+  const items = Array.from({ length: 200 }, (_, i) => i);
+  for (const [mode, source] of [
+    ["&&", "1 / 0 > 0 && object.items.all(x, object.items.all(y, x + y >= 0))"],
+    ["all", "object.items.all(x, x == 0 ? 1 / x > 0 : object.items.all(y, x + y >= 0))"],
+  ] as const) {
+    for (const tier of ["never", "always"] as const) {
+      const before = setCodegenMode(tier);
+      try {
+        const c = compile(source, env);
+        assert.ok(c.ok);
+        const r = run(
+          c.program,
+          { values: { object: toCel({ items }) } },
+          new EvalState(100_000, Date.now() + 60_000),
+        );
+        assert.equal(r.ok, false, `${mode} ${tier}`);
+        if (!r.ok) assert.equal(r.error.kind, "cost", `${mode} ${tier}: ${r.error.message}`);
+      } finally {
+        setCodegenMode(before);
+      }
+    }
+  }
 });
 
 void test("compile errors: undeclared names and functions, arity, with a caret under the fault", () => {
