@@ -342,6 +342,20 @@ export class Differ {
  * A mismatch is "not comparable" only for what the engines differ on deliberately; anything else
  * is a disagreement.
  */
+/**
+ * The fault an evaluation error names, where both engines' wordings tell it: errors naming
+ * different faults failed at different places (as when `a && b` reported b's error where cel-go
+ * reports a's). Undefined when the message names none of these.
+ */
+export function fault(message: string): string | undefined {
+  if (/by zero/.test(message)) return "division by zero";
+  // @bufbuild/cel words a missing map key as an index out of bounds.
+  if (/no such key|no such field|index/.test(message)) return "missing key or index";
+  if (/overflow|out of range/.test(message)) return "out of range";
+  if (/overload|type mismatch/.test(message)) return "no overload";
+  return undefined;
+}
+
 export function classify(source: string, ours: Outcome, theirs: Outcome): Verdict {
   if (ours.kind === "value" && theirs.kind === "value")
     return ours.repr === theirs.repr
@@ -350,6 +364,10 @@ export function classify(source: string, ours: Outcome, theirs: Outcome): Verdic
   if (ours.kind === "error" && theirs.kind === "error") {
     // A crash is never an acceptable "error": it is a bug in the engine that crashed.
     if (ours.stage === "crash" || theirs.stage === "crash") return { status: "disagree", ours, theirs };
+    if (ours.stage === "eval" && theirs.stage === "eval") {
+      const [a, b] = [fault(ours.message), fault(theirs.message)];
+      if (a !== undefined && b !== undefined && a !== b) return { status: "disagree", ours, theirs };
+    }
     return { status: "agree", ours, theirs };
   }
   const reason = skipReason(source, ours, theirs);

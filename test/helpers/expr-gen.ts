@@ -1,7 +1,8 @@
 /**
  * A seeded generator of small, mostly well-typed CEL expressions for differential testing: literals
  * of every scalar type, lists and maps, arithmetic with overflow and division by zero, comparisons
- * and equality across types, logic with errors on either side, `in`, `size`, `has`, selection of
+ * and equality across types, logic with errors on either side (and on both, in `&&`/`||` and in
+ * all/exists, where which error is reported matters), `in`, `size`, `has`, selection of
  * missing keys, out-of-range indexes, string functions, conversions and the list macros. Some
  * subexpressions are replaced by erroring ones on purpose, so that error propagation and absorption
  * are exercised as much as values.
@@ -259,6 +260,11 @@ class Gen {
       [() => this.pick(["true", "false", "b", "m.d.e"])],
       [
         () => `${this.paren(sub())} ${this.pick(["&&", "||"])} ${this.paren(sub())}`,
+        // Two different failures: cel-go reports the left one, or the first element's in a macro.
+        () =>
+          `${this.paren(this.failing("bool"))} ${this.pick(["&&", "||"])} ${this.paren(this.failing("bool"))}`,
+        () =>
+          `${this.pick(["[0, 1]", "[1, 0]", "[0, 1, 2]"])}.${this.pick(["all", "exists"])}(x, x == 0 ? ${this.paren(this.failing("bool"))} : ${this.paren(this.failing("bool"))})`,
         () => `!${this.paren(sub())}`,
         () => `${this.paren(sub())} ? ${this.paren(sub())} : ${sub()}`,
         () => `${this.paren(num())} ${this.pick(["<", "<=", ">", ">=", "==", "!="])} ${this.paren(num())}`,

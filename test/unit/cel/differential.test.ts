@@ -2,7 +2,8 @@
  * Differential test (issue 7): every expression of the CEL conformance suite, of the policies in
  * policies/ (against the objects of their test suites) and of a seeded generated corpus is evaluated
  * by our engine and by @bufbuild/cel's interpreter, the reference it replaced. Results must be equal
- * values (typed: 1, 1u and 1.0 differ) or errors on both sides. Cases one engine cannot evaluate by
+ * values (typed: 1, 1u and 1.0 differ) or errors on both sides, naming the same fault where both
+ * messages name one (see fault()). Cases one engine cannot evaluate by
  * design are skipped with a counted reason. Every known disagreement is listed in KNOWN below.
  */
 import assert from "node:assert/strict";
@@ -34,6 +35,7 @@ import {
   type DiffCase,
   Differ,
   describeOutcome,
+  fault,
   newTally,
   type Outcome,
   record,
@@ -257,6 +259,29 @@ test("classification: equal values or two errors agree; anything else is a disag
   assert.deepEqual(unbound.status === "skip" && unbound.reason, "@bufbuild/cel lacks function 'quantity'");
   // A parse failure of bufbuild's on plain syntax is not excused.
   assert.equal(classify("a.b", v("int(1)"), e("parse")).status, "disagree");
+  // Two evaluation errors agree unless their messages name different faults.
+  const div = e("eval", "division by zero");
+  assert.equal(classify("1/0", div, e("eval", "int divide by zero")).status, "agree");
+  assert.equal(
+    classify("m[1]", e("eval", "no such key: 1"), e("eval", "index 1 out of bounds [0, -1)")).status,
+    "agree",
+  );
+  assert.equal(classify("a && b", div, e("eval", "found no matching overload for '_/_'")).status, "disagree");
+  assert.equal(classify("a && b", e("eval", "no such key: z"), div).status, "disagree");
+  assert.equal(classify("int('x')", e("eval", "cannot parse 'x'"), div).status, "agree");
+});
+
+test("fault() names what failed, whatever the wording", () => {
+  assert.equal(fault("division by zero"), "division by zero");
+  assert.equal(fault("int divide by zero"), "division by zero");
+  assert.equal(fault("int overflow during divide by -1"), "out of range");
+  assert.equal(fault("integer overflow"), "out of range");
+  assert.equal(fault("timestamp out of range"), "out of range");
+  assert.equal(fault("no such key: a"), "missing key or index");
+  assert.equal(fault("index out of range: 9"), "missing key or index");
+  assert.equal(fault("found no matching overload for '_+_' applied to '(int, string)'"), "no overload");
+  assert.equal(fault("type mismatch: expected bool, got string"), "no overload");
+  assert.equal(fault("invalid UTF-8"), undefined);
 });
 
 test("the differ runs both engines on the same typed bindings", () => {
