@@ -155,6 +155,11 @@ class Gen {
       [() => this.intLeaf()],
       [
         () => `${this.paren(sub())} ${this.pick(["+", "-", "*", "/", "%"])} ${this.paren(sub())}`,
+        // Two different failures in operands, elements and arguments: the first one is reported.
+        () =>
+          `${this.paren(this.failing("int"))} ${this.pick(["+", "*", "-"])} ${this.paren(this.failing("int"))}`,
+        () => `size([${this.failing(this.pick(TYPES))}, ${this.failing(this.pick(TYPES))}])`,
+        () => `${this.paren(this.failing("string"))}.indexOf(${this.failing("string")})`,
         () => `-${this.paren(sub())}`,
         () =>
           `size(${this.pick([this.expr("string", depth - 1), this.expr("list", depth - 1), this.expr("bytes", depth - 1), "m", "mi"])})`,
