@@ -133,6 +133,12 @@ export async function runPart<R>(
   }
 }
 
+/** A part run on its own (`node dist-bench/bench/<part>.js`): its options from argv, exit 1 on a failed gate. */
+export async function runPartAlone(part: (argv: readonly string[]) => Promise<PartReport>): Promise<void> {
+  const report = await part(process.argv.slice(2));
+  process.exitCode = report.gateFailures.length > 0 ? 1 : 0;
+}
+
 /** A ValidatingAdmissionPolicy with one resource rule and its Deny binding, as YAML text. */
 export function validatingPolicyYaml(
   name: string,

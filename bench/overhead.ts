@@ -22,6 +22,7 @@ import {
   fmtUs,
   GateError,
   runPart,
+  runPartAlone,
   intOption,
   isMain,
   median,
@@ -221,7 +222,4 @@ export async function overheadPart(argv: readonly string[]): Promise<PartReport>
   );
 }
 
-if (isMain(import.meta.url)) {
-  const report = await overheadPart(process.argv.slice(2));
-  process.exitCode = report.gateFailures.length > 0 ? 1 : 0;
-}
+if (isMain(import.meta.url)) await runPartAlone(overheadPart);

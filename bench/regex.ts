@@ -31,6 +31,7 @@ import {
   nowNs,
   type PartReport,
   runPart,
+  runPartAlone,
   type SummaryRow,
   table,
 } from "./common.ts";
@@ -379,7 +380,4 @@ export async function regexPart(argv: readonly string[]): Promise<PartReport> {
   );
 }
 
-if (isMain(import.meta.url)) {
-  const report = await regexPart(process.argv.slice(2));
-  process.exitCode = report.gateFailures.length > 0 ? 1 : 0;
-}
+if (isMain(import.meta.url)) await runPartAlone(regexPart);

@@ -39,6 +39,7 @@ import {
   fmtX,
   GateError,
   runPart,
+  runPartAlone,
   validatingPolicyYaml,
   intOption,
   isMain,
@@ -405,7 +406,4 @@ export async function requestPart(argv: readonly string[]): Promise<PartReport> 
   );
 }
 
-if (isMain(import.meta.url)) {
-  const report = await requestPart(process.argv.slice(2));
-  process.exitCode = report.gateFailures.length > 0 ? 1 : 0;
-}
+if (isMain(import.meta.url)) await runPartAlone(requestPart);

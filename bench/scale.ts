@@ -27,6 +27,7 @@ import {
   fmtX,
   GateError,
   runPart,
+  runPartAlone,
   validatingPolicyYaml,
   intOption,
   isMain,
@@ -486,8 +487,5 @@ if (isMain(import.meta.url)) {
   const at = process.argv.indexOf("--load-child");
   if (at >= 0) {
     await loadChild(process.argv[at + 1] ?? "");
-  } else {
-    const report = await scalePart(process.argv.slice(2));
-    process.exitCode = report.gateFailures.length > 0 ? 1 : 0;
-  }
+  } else await runPartAlone(scalePart);
 }

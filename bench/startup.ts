@@ -23,6 +23,7 @@ import {
   type PartReport,
   ROOT,
   rootPath,
+  runPartAlone,
   type SummaryRow,
   table,
 } from "./common.ts";
@@ -230,7 +231,4 @@ export async function startupPart(argv: readonly string[]): Promise<PartReport> 
   }
 }
 
-if (isMain(import.meta.url)) {
-  const report = await startupPart(process.argv.slice(2));
-  process.exitCode = report.gateFailures.length > 0 ? 1 : 0;
-}
+if (isMain(import.meta.url)) await runPartAlone(startupPart);
