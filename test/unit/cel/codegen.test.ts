@@ -19,6 +19,7 @@ import {
   toCel,
 } from "../../../src/cel/index.ts";
 import { canonOurs } from "../../helpers/differential.ts";
+import { generateExpressions, generatorBindings } from "../../helpers/expr-gen.ts";
 
 const before = setCodegenMode("never");
 after(() => setCodegenMode(before));
@@ -114,6 +115,8 @@ const EXPRESSIONS = [
   "int(object.spec.missing)",
   "object.spec.containers.map(c, c.name + ':' + c.image).all(s, s.size() > 3)",
   "object.spec.replicas - 1.5",
+  // Three arguments: the applier picks the overload (and charges) from generated code.
+  "object.metadata.name.replace('e', 'E').substring(1, 3) + object.spec.containers[0].image.split(':', 2)[0]",
   // `_+_` on values of each kind: generated code checks the cheapest overloads first.
   "[object.spec.replicas + object.spec.replicas, object.metadata.name + '-', size(object.spec.containers + object.spec.volumes)]",
   "object.spec.replicas + object.spec.volumes",
@@ -161,7 +164,7 @@ const EXPRESSIONS = [
 
 type Outcome =
   | { readonly value: string; readonly cost: number }
-  | { readonly error: string; readonly cost: number };
+  | { readonly error: string; readonly offset?: number | undefined; readonly cost: number };
 
 function runTwice(p: Program, object: CelValue): Outcome[] {
   return [0, 1].map(() => {
@@ -250,5 +253,87 @@ test("variables.<name> reads through the resolver the same way in both tiers, er
       return r.ok ? { value: canonOurs(r.value), cost: r.cost } : { error: r.error.message, cost: r.cost };
     });
     assert.deepEqual(outcomes[1], outcomes[0], source);
+  }
+});
+
+/** Value or error, cost and position of one run of `source` in one tier, under `limit`. */
+function outcomeIn(
+  mode: "never" | "always",
+  source: string,
+  env: typeof ENV,
+  values: Record<string, CelValue>,
+  limit: number,
+): Outcome & { readonly generated: boolean } {
+  setCodegenMode(mode);
+  // A different source per tier: the compile cache must not hand one tier's program to the other.
+  const c = compile(`${source}${mode === "never" ? " " : "  "}`, env);
+  if (!c.ok) assert.fail(`${source}: ${c.problems.map((p) => p.rendered).join("\n")}`);
+  const r = run(c.program, { values }, new EvalState(limit, Date.now() + 10_000));
+  const generated = c.program.generated();
+  return r.ok
+    ? { value: canonOurs(r.value), cost: r.cost, generated }
+    : { error: `${r.error.kind}: ${r.error.message}`, offset: r.error.offset, cost: r.cost, generated };
+}
+
+test("generated code charges what the closures charge over the generated corpus, and stops where they stop", () => {
+  const env = createEnvironment({
+    variables: {
+      ...ADMISSION_VARIABLES,
+      ...Object.fromEntries(Object.keys(generatorBindings()).map((k) => [k, "dyn"])),
+    },
+    extras: { bind: true, math: true, base64: true },
+  });
+  const values = generatorBindings();
+  let compared = 0;
+  let limited = 0;
+  for (const source of generateExpressions(1500, 20261122, 4)) {
+    setCodegenMode("never");
+    if (!compile(source, env).ok) continue;
+    const closures = outcomeIn("never", source, env, values, 1_000_000);
+    const gen = outcomeIn("always", source, env, values, 1_000_000);
+    assert.deepEqual({ ...gen, generated: false }, closures, source);
+    compared++;
+    if (closures.cost < 2) continue;
+    // A limit half way: both tiers must stop at the same charge (or finish alike if the cost was late).
+    const half = Math.floor(closures.cost / 2);
+    assert.deepEqual(
+      { ...outcomeIn("always", source, env, values, half), generated: false },
+      outcomeIn("never", source, env, values, half),
+      `${source} (limit ${half})`,
+    );
+    limited++;
+  }
+  assert.ok(compared > 1200 && limited > 600, `${compared} compared, ${limited} under a limit`);
+});
+
+test("a resolver that charges the shared state: both tiers count its cost and stop on it", () => {
+  const env = createEnvironment({ variables: { ...ADMISSION_VARIABLES }, policyVariables: ["n", "list"] });
+  for (const source of [
+    "variables.n + 1 > 0 && variables.list.all(x, x < variables.n * 2)",
+    "[1, 2, 3].exists(x, x == variables.n) || variables.list.size() > 5",
+    "[1, 0].map(x, variables.n / x).size()",
+  ]) {
+    for (const limit of [1_000_000, 12, 25]) {
+      const outcomes = (["never", "always"] as const).map((mode) => {
+        setCodegenMode(mode);
+        const c = compile(`${source}${mode === "never" ? " " : "  "}`, env);
+        if (!c.ok) assert.fail(`${source}: ${c.problems.map((p) => p.rendered).join("\n")}`);
+        const st = new EvalState(limit, Date.now() + 10_000);
+        // As a policy's variables are: evaluated on the state of the expression that reads them.
+        const resolver = {
+          get(name: string): CelValue {
+            st.addCost(10);
+            // As runExpr does for the variable's own expression: the limit moves while it runs.
+            st.costLimit = Math.min(st.cost + limit, 1_000_000);
+            return name === "n" ? 2n : [1n, 2n, 3n];
+          },
+        };
+        const r = run(c.program, { values: {}, variables: resolver }, st);
+        return r.ok
+          ? { value: canonOurs(r.value), cost: r.cost }
+          : { error: r.error.message, cost: r.cost, total: st.cost };
+      });
+      assert.deepEqual(outcomes[1], outcomes[0], `${source} (limit ${limit})`);
+    }
   }
 });
