@@ -38,6 +38,7 @@ import {
   watchTlsFiles,
 } from "./lifecycle.ts";
 import { type ServerLogging, reviewLogWriter } from "./review-log.ts";
+import { serverLog } from "./server-log.ts";
 import { outcomeOf, type ReviewOutcome, type WebhookMetrics } from "./metrics.ts";
 
 /** A review holds object and oldObject, each up to the API server's 3 MiB request limit, plus envelope. */
@@ -181,6 +182,7 @@ export async function buildServer(deps: ServerDeps): Promise<WebhookServer> {
   const { metrics } = deps;
   // Names and kinds only: object contents can hold secrets and do not belong in info logs.
   const logReview = reviewLogWriter(deps.logger);
+  const log = serverLog(deps.logger);
   // The level is fixed for the server's life; pino's level getter cost a little on every review.
   const debugging = isDebugging(deps.logger);
   const contextBase: SecureContextBase = {
@@ -206,12 +208,9 @@ export async function buildServer(deps: ServerDeps): Promise<WebhookServer> {
       // Node checks the header and request timeouts on this interval (default 30 s, too coarse).
       connectionsCheckingInterval: CONNECTIONS_CHECK_MS,
     },
-    logger: deps.logger,
-    // We write one line per review ourselves; fastify's two per request would only add noise.
-    logController: new LogController({ disableRequestLogging: true }),
-    // No child logger per request: pino builds one (bindings, level methods) for every request,
-    // several microseconds each, only to carry a request id. Our lines carry the review's uid.
-    childLoggerFactory: (logger) => logger,
+    // Our own logger writes what the server logs (server-log.ts): given one, fastify would cost
+    // every request its response listeners, and log two lines per request we do not want.
+    logger: false,
     bodyLimit: BODY_LIMIT,
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     requestTimeout: REQUEST_TIMEOUT_MS,
@@ -278,7 +277,7 @@ export async function buildServer(deps: ServerDeps): Promise<WebhookServer> {
       status = error.statusCode;
       message = error.message;
     } else {
-      request.log.error({ err: error }, "request failed");
+      log.error({ err: error }, "request failed");
       status = 500;
       message = INTERNAL_ERROR_MESSAGE;
     }
@@ -338,7 +337,7 @@ export async function buildServer(deps: ServerDeps): Promise<WebhookServer> {
       body = encodeAdmissionReview(apiVersion, admission.uid, decision, encodeOptions);
       outcome = outcomeOf(decision, mutating);
     } catch (e) {
-      request.log.error({ err: e, uid: admission.uid, path: route.path }, "admission review failed");
+      log.error({ err: e, uid: admission.uid, path: route.path }, "admission review failed");
       decision = undefined;
       outcome = "error";
       if (route.failurePolicy === undefined) {
@@ -368,7 +367,7 @@ export async function buildServer(deps: ServerDeps): Promise<WebhookServer> {
     });
     if (decision && debugging) {
       // The explain trace holds expression values, which may come from the object: debug level only.
-      request.log.debug(
+      log.debug(
         {
           uid: admission.uid,
           results: decision.results.map((r) => ({
@@ -409,12 +408,12 @@ export async function buildServer(deps: ServerDeps): Promise<WebhookServer> {
     if (swapped.ok) {
       served = { cert, key };
       metrics.setCertificateExpiry(swapped.value.notAfter);
-      app.log.info(
+      log.info(
         { serialNumber: swapped.value.serialNumber, notAfter: swapped.value.notAfter.toISOString() },
         "serving certificate reloaded",
       );
     } else {
-      app.log.error({ error: swapped.error }, "serving certificate not reloaded; keeping the current one");
+      log.error({ error: swapped.error }, "serving certificate not reloaded; keeping the current one");
     }
     return swapped;
   };
@@ -423,7 +422,7 @@ export async function buildServer(deps: ServerDeps): Promise<WebhookServer> {
     drainMs,
     beginDraining: () => {
       draining = true;
-      app.log.info({ drainMs }, "draining: readiness is off, still answering");
+      log.info({ drainMs }, "draining: readiness is off, still answering");
     },
     close,
   });
@@ -450,7 +449,7 @@ export async function buildServer(deps: ServerDeps): Promise<WebhookServer> {
     drain: () => drainer.drain(),
     close,
     installSignalHandlers: (options = {}) =>
-      installSignalHandlers(() => drainer.drain(), { ...options, log: (m) => app.log.info(m) }),
+      installSignalHandlers(() => drainer.drain(), { ...options, log: (m) => log.info(m) }),
   };
 }
 

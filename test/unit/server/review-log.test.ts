@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import Fastify from "fastify";
 import { quote, type ReviewLogEntry, reviewLogWriter } from "../../../src/adapters/server/review-log.ts";
+import { serverLog } from "../../../src/adapters/server/server-log.ts";
 
 const ENTRY: ReviewLogEntry = {
   uid: "705ab4f5-6393-11e8-b7cc-42010a800002",
@@ -21,13 +21,10 @@ function collector(): { lines: string[]; write(line: string): void } {
   return { lines, write: (line) => void lines.push(line) };
 }
 
-/** What fastify's pino writes for the same fields, with the options buildServer gives it. */
+/** What the server's pino logger (server-log.ts) writes for the same fields. */
 async function pinoLine(entry: ReviewLogEntry): Promise<string> {
   const out = collector();
-  const app = Fastify({ logger: { level: "info", stream: out } });
-  await app.ready();
-  app.log.info({ ...entry }, "admission review");
-  await app.close();
+  serverLog({ level: "info", stream: out }).info({ ...entry }, "admission review");
   const line = out.lines.find((l) => l.includes('"admission review"'));
   assert.ok(line, "pino wrote the line");
   return line;

@@ -204,7 +204,17 @@ void test("an 8 MiB body is refused with 413 without being read first", async (t
 });
 
 void test("an admitter that throws is answered by the path's failure policy", async (t) => {
-  const { port } = await startServer(t, { admitter: () => new ThrowingAdmitter() });
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(...chunk.toString("utf8").split("\n").filter(Boolean));
+      done();
+    },
+  });
+  const { port } = await startServer(t, {
+    admitter: () => new ThrowingAdmitter(),
+    logger: { level: "info", stream },
+  });
 
   for (const path of ["/validate/fail", "/mutate/fail"]) {
     const res = await send({ port, ca, path, body: admissionReview({ uid: "x" }) });
@@ -233,6 +243,20 @@ void test("an admitter that throws is answered by the path's failure policy", as
     assert.equal(json(res).message, INTERNAL_ERROR_MESSAGE);
   }
   assert.equal((await send({ port, ca, path: "/healthz" })).status, 200);
+  // Each failure is logged at error level with the review's uid and the cause, pino's format.
+  const failed = lines
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((l) => l.msg === "admission review failed");
+  const unsplit = (admissionReview().request as { uid: string }).uid;
+  assert.deepEqual(
+    failed.map((l) => l.uid),
+    ["x", "x", "y", "y", unsplit, unsplit],
+  );
+  for (const l of failed) {
+    assert.equal(l.level, 50);
+    assert.equal(typeof (l.err as { message?: unknown }).message, "string");
+    assert.equal(typeof l.pid, "number");
+  }
 });
 
 void test("an admitter that returns garbage is an internal error too, never an accidental allow", async (t) => {
