@@ -47,7 +47,8 @@ export interface OverheadBenchOptions {
  */
 export const DEFAULT_OVERHEAD_BENCH: OverheadBenchOptions = { rounds: 21, warmupRounds: 2, requests: 1000 };
 
-const NOOP_METRICS: WebhookMetrics = {
+/** Metrics that record nothing: a server built with these and `logger: false` has neither. */
+export const NOOP_METRICS: WebhookMetrics = {
   registry: new Registry(),
   recordReview: () => undefined,
   recordPolicyResults: () => undefined,
@@ -195,16 +196,20 @@ export function formatOverheadReport(r: OverheadBenchReport): string {
   ].join("\n");
 }
 
+/**
+ * A reference row: target 5 is a share of a served request's CPU, which bench/webhook.ts measures
+ * over TLS. Here the denominator is the route alone, without TLS and HTTP.
+ */
 export function overheadSummary(r: OverheadBenchReport): SummaryRow[] {
   return [
     {
       target: "5",
-      figure: "metrics + logging share of request CPU",
+      figure: "metrics + logging share of the route in-process (inject)",
       value: `${(r.share.both * 100).toFixed(1)}% (${fmtUs(r.share.both * r.ns.both)})`,
-      baseline: `${fmtUs(r.ns.both)} whole request`,
+      baseline: `${fmtUs(r.ns.both)} route alone`,
       ratio: r.share.both,
-      goal: "≤ 0.05×",
-      met: r.share.both <= 0.05,
+      goal: "reference",
+      met: undefined,
     },
   ];
 }
