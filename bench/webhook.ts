@@ -290,9 +290,12 @@ async function expectedBodies(ready: ChildReady, body: string): Promise<Targets>
     await everyPolicyPassed(set);
   }
   await check(QUIET, ready.quiet, "/validate", false);
-  const loud = targets.find((t) => t.name === LOUD);
-  if (loud?.expect !== targets.at(-1)?.expect)
-    throw new Error(`${QUIET}: answers differently from ${LOUD}: ${targets.at(-1)?.expect}`);
+  const quiet = targets.pop() as Target;
+  const at = targets.findIndex((t) => t.name === LOUD);
+  if (targets[at]?.expect !== quiet.expect)
+    throw new Error(`${QUIET}: answers differently from ${LOUD}: ${quiet.expect}`);
+  // Right after the server it is compared with, so the two runs of a pair are minutes closer.
+  targets.splice(at + 1, 0, quiet);
   return targets;
 }
 
