@@ -253,7 +253,14 @@ class LazyVariables implements VariableResolver {
     let hit = this.outcomes[i];
     if (!hit) {
       const v = this.policy.variables[i] as CompiledPolicy["variables"][number];
+      // The variable runs as its own call, under its own per-call limit (runExpr sets it), as each
+      // composited variable is its own program in Kubernetes. Its cost counts towards the budget but
+      // not towards the per-call limit of the expression reading it: that limit moves up by as much.
+      const st = this.ev.state;
+      const readerLimit = st.costLimit;
+      const before = st.cost;
       const r = runStep(this.ev, "variable", name, v.expression, this.act());
+      st.costLimit = Math.min(readerLimit + (st.cost - before), RUNTIME_COST_BUDGET);
       // The using expression reports the variable's own failure as its cause, as composition does in Kubernetes.
       hit = r.ok ? { ok: true, value: r.value } : { ok: false, message: r.cause ?? r.message, kind: r.kind };
       this.outcomes[i] = hit;

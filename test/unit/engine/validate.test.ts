@@ -947,6 +947,34 @@ for (const failurePolicy of ["Fail", "Ignore"] as const) {
   });
 }
 
+// A variable's evaluation is its own call, as in Kubernetes' composition (each variable runs as its
+// own program with its own per-call limit, its cost reported to the budget): reading a costly
+// variable does not eat the reading expression's own per-call limit.
+test("a variable evaluated inside an expression does not count against that expression's per-call limit", () => {
+  const d = run1(
+    {
+      failurePolicy: "Fail",
+      variables: [{ name: "walk", expression: nested }],
+      validations: [{ expression: `variables.walk && ${nested}` }],
+    },
+    pod({ xs: ints(450) }),
+  );
+  assert.equal(d.allowed, true, d.status?.message);
+  // Both walks still count towards the policy's budget.
+  assert.ok(only(d).cost > 1_100_000, `cost ${only(d).cost}`);
+  // Its own walk over the limit still stops it.
+  const over = run1(
+    {
+      failurePolicy: "Fail",
+      variables: [{ name: "walk", expression: nested }],
+      validations: [{ expression: `variables.walk && ${nested}` }],
+    },
+    pod({ xs: ints(700) }),
+  );
+  assert.equal(over.allowed, false);
+  assert.equal(only(over).errorKind, "cost");
+});
+
 // Thirteen expressions of about 0.88M each: each is under the per-call limit, the twelfth runs out.
 // About a second of evaluation: computed once for the two tests that read it.
 let overBudgetDecision: AdmissionDecision | undefined;
