@@ -573,6 +573,8 @@ export async function runWebhookBench(options: WebhookBenchOptions = {}): Promis
       }
     }
     printTable(rows, ratios, log);
+    // With the request log off (--log-level off) the pair would measure metrics alone: no figure.
+    if (logLevel === false) return { rows, ratios };
     const pairs = connections.flatMap((c) => {
       const loud = samples.get(key(LOUD, c)) ?? [];
       const quiet = samples.get(key(QUIET, c)) ?? [];
