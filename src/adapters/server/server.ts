@@ -8,6 +8,7 @@
  * exist so that celgate answers by the policy itself instead, with a real verdict and message.
  */
 import type { Server as HttpsServer } from "node:https";
+import { performance } from "node:perf_hooks";
 import Fastify, {
   LogController,
   type FastifyError,
@@ -40,6 +41,22 @@ import {
 import { type ServerLogging, reviewLogWriter } from "./review-log.ts";
 import { serverLog } from "./server-log.ts";
 import { outcomeOf, type ReviewOutcome, type WebhookMetrics } from "./metrics.ts";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /**
+     * performance.now() when the request arrived (our onRequest hook): what a review's duration and
+     * deadline count from. fastify's reply.elapsedTime is 0 without a logger (it starts its clock
+     * only where it adds the response listeners a logger needs).
+     */
+    celgateStart: number;
+  }
+}
+
+/** Milliseconds since the request arrived. */
+function elapsedMs(request: FastifyRequest): number {
+  return performance.now() - request.celgateStart;
+}
 
 /** A review holds object and oldObject, each up to the API server's 3 MiB request limit, plus envelope. */
 export const BODY_LIMIT = 7 * 1024 * 1024 + 256 * 1024;
@@ -247,15 +264,18 @@ export async function buildServer(deps: ServerDeps): Promise<WebhookServer> {
   // connection after each answer sends their next request through the Service again.
   // (Callback hooks, here and in requireJson: an async hook costs every request a promise and a
   // microtask turn.)
-  app.addHook("onRequest", (_request, reply, done) => {
+  // The same hook starts each request's clock (a decorated field keeps requests one shape).
+  app.decorateRequest("celgateStart", 0);
+  app.addHook("onRequest", (request, reply, done) => {
+    request.celgateStart = performance.now();
     if (draining) reply.header("connection", "close");
     done();
   });
 
-  const recordInvalid = (request: FastifyRequest, reply: FastifyReply): void => {
+  const recordInvalid = (request: FastifyRequest): void => {
     const path = request.routeOptions.url;
     if (path !== undefined && REVIEW_PATHS.has(path))
-      metrics.recordReview(path, "unknown", "invalid", reply.elapsedTime / 1000);
+      metrics.recordReview(path, "unknown", "invalid", elapsedMs(request) / 1000);
   };
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -281,7 +301,7 @@ export async function buildServer(deps: ServerDeps): Promise<WebhookServer> {
       status = 500;
       message = INTERNAL_ERROR_MESSAGE;
     }
-    if (status < 500) recordInvalid(request, reply);
+    if (status < 500) recordInvalid(request);
     return reply.code(status).send(problem(status, message));
   });
 
@@ -303,7 +323,7 @@ export async function buildServer(deps: ServerDeps): Promise<WebhookServer> {
       done();
       return;
     }
-    recordInvalid(request, reply);
+    recordInvalid(request);
     // Answered here: the request goes no further, so done() is not called.
     reply
       .code(415)
@@ -311,10 +331,10 @@ export async function buildServer(deps: ServerDeps): Promise<WebhookServer> {
   };
 
   const review = (route: ReviewRoute) => async (request: FastifyRequest, reply: FastifyReply) => {
-    const receivedAt = Date.now() - reply.elapsedTime;
+    const receivedAt = Date.now() - elapsedMs(request);
     const decoded = decodeAdmissionReview(request.body);
     if (!decoded.ok) {
-      recordInvalid(request, reply);
+      recordInvalid(request);
       return reply.code(400).send(problem(400, decoded.error.reason));
     }
     const { apiVersion, request: admission } = decoded.value;
@@ -342,7 +362,7 @@ export async function buildServer(deps: ServerDeps): Promise<WebhookServer> {
       outcome = "error";
       if (route.failurePolicy === undefined) {
         // No policy of our own to apply: a failed call lets the API server apply the webhook's.
-        metrics.recordReview(route.path, admission.operation, outcome, reply.elapsedTime / 1000);
+        metrics.recordReview(route.path, admission.operation, outcome, elapsedMs(request) / 1000);
         return reply.code(500).send(problem(500, INTERNAL_ERROR_MESSAGE));
       }
       body = encodeAdmissionReview(
@@ -352,7 +372,7 @@ export async function buildServer(deps: ServerDeps): Promise<WebhookServer> {
         encodeOptions,
       );
     }
-    const seconds = reply.elapsedTime / 1000;
+    const seconds = elapsedMs(request) / 1000;
     metrics.recordReview(route.path, admission.operation, outcome, seconds, decision);
     logReview?.({
       uid: admission.uid,

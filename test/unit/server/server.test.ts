@@ -346,6 +346,40 @@ void test("one info line per review, with identifiers but no object contents", a
   assert.ok(!lines.join("\n").includes("s3cr3t-value"), "object contents must not be logged");
 });
 
+void test("a review's duration, in its log line and its metric, covers the review", async (t) => {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(...chunk.toString("utf8").split("\n").filter(Boolean));
+      done();
+    },
+  });
+  // An admitter that takes 25 ms (by the monotonic clock): the duration must count at least 20.
+  const slow: Admitter = {
+    review: () => {
+      const until = performance.now() + 25;
+      while (performance.now() < until) {
+        // busy: the review's own time
+      }
+      return decision();
+    },
+  };
+  const { port, registry } = await startServer(t, {
+    admitter: () => slow,
+    logger: { level: "info", stream },
+  });
+  await send({ port, ca, path: "/validate", body: admissionReview({ uid: "slow-1" }) });
+  const line = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.uid === "slow-1");
+  assert.ok(line, "the review was logged");
+  assert.ok(Number(line.durationMs) >= 20, `durationMs ${String(line.durationMs)}`);
+  const text = await registry.metrics();
+  const sum = /^celgate_admission_review_duration_seconds_sum\{[^}]*path="\/validate"[^}]*\} (\S+)$/m.exec(
+    text,
+  );
+  assert.ok(sum, text);
+  assert.ok(Number(sum[1]) >= 0.02, `duration sum ${sum[1]}`);
+});
+
 void test("buildServer refuses a certificate and key that do not belong together", async () => {
   const other = (await import("../../../src/adapters/server/tls.ts")).generateSelfSignedCertificate({
     hosts: ["localhost"],
