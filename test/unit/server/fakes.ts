@@ -3,6 +3,7 @@
  * decisions (the real engine is tested on its own), a review builder and a started server on
  * 127.0.0.1 with a throwaway certificate.
  */
+import { Writable } from "node:stream";
 import type { TestContext } from "node:test";
 import { Registry } from "prom-client";
 import { generateSelfSignedCertificate } from "../../../src/adapters/server/tls.ts";
@@ -99,4 +100,16 @@ export async function startServer(
   t.after(() => server.close());
   const address = await server.start({ host: "127.0.0.1", port: 0 });
   return { server, port: address.port, metrics, registry: metrics.registry };
+}
+
+/** A log stream for a server under test, and the lines written to it so far. */
+export function logLines(): { readonly lines: string[]; readonly stream: Writable } {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(...chunk.toString("utf8").split("\n").filter(Boolean));
+      done();
+    },
+  });
+  return { lines, stream };
 }

@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { Writable } from "node:stream";
 import { test } from "node:test";
 import { type ConnectionOptions, connect as tlsConnect } from "node:tls";
 import { Registry } from "prom-client";
@@ -12,6 +11,7 @@ import {
   BrokenAdmitter,
   decision,
   FixedAdmitter,
+  logLines,
   serverCert,
   startServer,
   ThrowingAdmitter,
@@ -204,13 +204,7 @@ void test("an 8 MiB body is refused with 413 without being read first", async (t
 });
 
 void test("an admitter that throws is answered by the path's failure policy", async (t) => {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(...chunk.toString("utf8").split("\n").filter(Boolean));
-      done();
-    },
-  });
+  const { lines, stream } = logLines();
   const { port } = await startServer(t, {
     admitter: () => new ThrowingAdmitter(),
     logger: { level: "info", stream },
@@ -322,13 +316,7 @@ void test("healthz is always 200; readyz follows readiness", async (t) => {
 });
 
 void test("one info line per review, with identifiers but no object contents", async (t) => {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(...chunk.toString("utf8").split("\n").filter(Boolean));
-      done();
-    },
-  });
+  const { lines, stream } = logLines();
   const admitter = new FixedAdmitter(
     decision({ allowed: false, status: { code: 403, reason: "Forbidden", message: "denied" } }),
   );
@@ -347,13 +335,7 @@ void test("one info line per review, with identifiers but no object contents", a
 });
 
 void test("a review's duration, in its log line and its metric, covers the review", async (t) => {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(...chunk.toString("utf8").split("\n").filter(Boolean));
-      done();
-    },
-  });
+  const { lines, stream } = logLines();
   // An admitter that takes 25 ms (by the monotonic clock): the duration must count at least 20.
   const slow: Admitter = {
     review: () => {
@@ -421,13 +403,7 @@ void test("transport: ALPN picks http/1.1 over h2, TLS below 1.2 is refused, tim
 });
 
 void test("at debug level the engine explains and the trace is logged; at info it is not asked for", async (t) => {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(...chunk.toString("utf8").split("\n").filter(Boolean));
-      done();
-    },
-  });
+  const { lines, stream } = logLines();
   const seen: (boolean | undefined)[] = [];
   const traced: Admitter = {
     review: (_request, options) => {
