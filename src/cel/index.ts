@@ -33,6 +33,8 @@ export { AuthorizerValue, ResourceCheck, unavailableAuthorizer } from "./library
 /** Kubernetes' limits for admission policies (k8s.io/apiserver/pkg/apis/cel/config.go). */
 export const PER_CALL_COST_LIMIT = 1_000_000;
 export const RUNTIME_COST_BUDGET = 10_000_000;
+/** The matchConditions of one binding evaluation have a budget of their own. */
+export const MATCH_CONDITIONS_COST_BUDGET = 2_500_000;
 
 /** A compile problem with its position and the expression rendered with a caret. */
 export interface ExpressionProblem {

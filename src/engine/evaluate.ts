@@ -15,6 +15,7 @@ import {
   EvalState,
   explainFalse,
   PER_CALL_COST_LIMIT,
+  MATCH_CONDITIONS_COST_BUDGET,
   RUNTIME_COST_BUDGET,
   run,
   toJson,
@@ -148,6 +149,11 @@ interface Evaluation {
   readonly explain: boolean;
   /** Expressions started so far (runExpr reads the clock on some of them). */
   expressions: number;
+  /**
+   * The state's cost at which the current budget runs out. The matchConditions spend from a budget
+   * of their own, and the validations (or mutations) then get a whole one, as in Kubernetes.
+   */
+  budgetEnd: number;
 }
 
 const BUDGET_MESSAGE =
@@ -172,7 +178,7 @@ function runExpr(ev: Evaluation, expr: CompiledExpression, act: Activation): Exp
       cost: 0,
     };
   const st = ev.state;
-  if (st.cost >= RUNTIME_COST_BUDGET) return { ok: false, message: BUDGET_MESSAGE, kind: "cost", cost: 0 };
+  if (st.cost >= ev.budgetEnd) return { ok: false, message: BUDGET_MESSAGE, kind: "cost", cost: 0 };
   // A clock read costs about 60 ns here, as much as a short expression; expressions without loops
   // cannot run long, so the clock is read at a policy's first expression and every 16th after it,
   // and loops read it themselves (EvalState.tick).
@@ -184,10 +190,10 @@ function runExpr(ev: Evaluation, expr: CompiledExpression, act: Activation): Exp
       cost: 0,
     };
   }
-  st.costLimit = Math.min(st.cost + PER_CALL_COST_LIMIT, RUNTIME_COST_BUDGET);
+  st.costLimit = Math.min(st.cost + PER_CALL_COST_LIMIT, ev.budgetEnd);
   const r = run(program, act, st);
   if (r.ok) return r;
-  if (r.error.kind === "cost" && st.costLimit >= RUNTIME_COST_BUDGET)
+  if (r.error.kind === "cost" && st.costLimit >= ev.budgetEnd)
     return { ok: false, message: BUDGET_MESSAGE, kind: "cost", cost: r.cost };
   return {
     ok: false,
@@ -260,7 +266,7 @@ class LazyVariables implements VariableResolver {
       const readerLimit = st.costLimit;
       const before = st.cost;
       const r = runStep(this.ev, "variable", name, v.expression, this.act());
-      st.costLimit = Math.min(readerLimit + (st.cost - before), RUNTIME_COST_BUDGET);
+      st.costLimit = Math.min(readerLimit + (st.cost - before), this.ev.budgetEnd);
       // The using expression reports the variable's own failure as its cause, as composition does in Kubernetes.
       hit = r.ok ? { ok: true, value: r.value } : { ok: false, message: r.cause ?? r.message, kind: r.kind };
       this.outcomes[i] = hit;
@@ -437,6 +443,7 @@ function evaluateSubject(
     state: new EvalState(PER_CALL_COST_LIMIT, options.deadline),
     explain: options.explain ?? false,
     expressions: 0,
+    budgetEnd: RUNTIME_COST_BUDGET,
   };
   const skip = (reason: string): PolicyResult[] => [skipResult(base, reason, ev, started)];
   const request = prepared.request;
@@ -487,6 +494,7 @@ function evaluateSubject(
             state: new EvalState(PER_CALL_COST_LIMIT, options.deadline),
             explain: ev.explain,
             expressions: 0,
+            budgetEnd: RUNTIME_COST_BUDGET,
           };
     const param = `${p.namespace ? `${p.namespace}/` : ""}${p.name}`;
     return body(p.object as CelValue, pev, i === 0 ? started : performance.now(), { ...base, param });
@@ -525,6 +533,7 @@ function matchConditions(
   act: Activation,
 ): { go: true } | { go: false; skip: string } | { go: false; error: string; kind: EvaluationErrorKind } {
   let firstError: { name: string; message: string; kind: EvaluationErrorKind } | undefined;
+  ev.budgetEnd = ev.state.cost + MATCH_CONDITIONS_COST_BUDGET;
   for (const mc of policy.matchConditions) {
     const r = runStep(ev, "matchCondition", mc.name, mc.expression, act);
     if (!r.ok) {
@@ -545,6 +554,7 @@ function matchConditions(
       error: firstError.message,
       kind: firstError.kind,
     };
+  ev.budgetEnd = ev.state.cost + RUNTIME_COST_BUDGET;
   return { go: true };
 }
 

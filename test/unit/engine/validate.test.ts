@@ -1007,6 +1007,41 @@ test("over the policy's total cost budget: the denial is the API server's bare b
   );
 });
 
+// matchConditions have a budget of their own, as in Kubernetes (RuntimeCELCostBudgetMatchConditions,
+// 2,500,000), and what they spend is not taken from the validations' budget.
+test("matchConditions run on their own budget of 2,500,000 → Fail denies when it runs out", () => {
+  const d = run1(
+    {
+      failurePolicy: "Fail",
+      matchConditions: ["a", "b", "c"].map((name) => ({ name, expression: nested })),
+      validations: [{ expression: "true" }],
+    },
+    pod({ xs: ints(540) }),
+  );
+  assert.equal(d.allowed, false);
+  assert.equal(only(d).errorKind, "cost");
+  const steps = only(d).trace.filter((s) => s.stage === "matchCondition");
+  assert.equal(steps.length, 3);
+  assert.equal(
+    steps.at(-1)?.error,
+    "validation failed due to running out of cost budget, no further validation rules will be run",
+  );
+});
+
+test("what matchConditions spend is not taken from the validations' budget", () => {
+  // 0.88M in the gate, then eleven validations of 0.88M: 9.6M, under the validations' 10M.
+  const d = run1(
+    {
+      failurePolicy: "Fail",
+      matchConditions: [{ name: "walk", expression: nested }],
+      validations: Array.from({ length: 11 }, () => ({ expression: nested })),
+    },
+    pod({ xs: ints(540) }),
+  );
+  assert.equal(d.allowed, true, d.status?.message);
+  assert.ok(only(d).cost > 10_000_000, `cost ${only(d).cost}`);
+});
+
 for (const failurePolicy of ["Fail", "Ignore"] as const) {
   test(`a deadline already passed, long comprehension → failurePolicy ${failurePolicy}`, () => {
     const set = yamlDocs(
