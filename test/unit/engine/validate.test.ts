@@ -951,29 +951,34 @@ for (const failurePolicy of ["Fail", "Ignore"] as const) {
 // own program with its own per-call limit, its cost reported to the budget): reading a costly
 // variable does not eat the reading expression's own per-call limit.
 test("a variable evaluated inside an expression does not count against that expression's per-call limit", () => {
-  const d = run1(
-    {
-      failurePolicy: "Fail",
-      variables: [{ name: "walk", expression: nested }],
-      validations: [{ expression: `variables.walk && ${nested}` }],
-    },
-    pod({ xs: ints(450) }),
-  );
+  const walkTwice = (n: number) =>
+    run1(
+      {
+        failurePolicy: "Fail",
+        variables: [{ name: "walk", expression: nested }],
+        validations: [{ expression: `variables.walk && ${nested}` }],
+      },
+      pod({ xs: ints(n) }),
+    );
+  const d = walkTwice(450);
   assert.equal(d.allowed, true, d.status?.message);
   // Both walks still count towards the policy's budget.
   assert.ok(only(d).cost > 1_100_000, `cost ${only(d).cost}`);
   // Its own walk over the limit still stops it.
-  const over = run1(
-    {
-      failurePolicy: "Fail",
-      variables: [{ name: "walk", expression: nested }],
-      validations: [{ expression: `variables.walk && ${nested}` }],
-    },
-    pod({ xs: ints(700) }),
-  );
+  const over = walkTwice(700);
   assert.equal(over.allowed, false);
   assert.equal(only(over).errorKind, "cost");
 });
+
+/** The evaluation ran `count` steps of `stage`, the last of which ran out of budget. */
+function assertRanOutAt(d: AdmissionDecision, stage: string, count: number): void {
+  const steps = only(d).trace.filter((s) => s.stage === stage);
+  assert.equal(steps.length, count);
+  assert.equal(
+    steps.at(-1)?.error,
+    "validation failed due to running out of cost budget, no further validation rules will be run",
+  );
+}
 
 // Thirteen expressions of about 0.88M each: each is under the per-call limit, the twelfth runs out.
 // About a second of evaluation: computed once for the two tests that read it.
@@ -991,12 +996,7 @@ test("over the policy's total cost budget (10,000,000) → failurePolicy Fail de
   assert.equal(d.allowed, false);
   assert.equal(only(d).errorKind, "cost");
   // It stopped at the budget: no further validation was run after the one that ran out.
-  const steps = only(d).trace.filter((s) => s.stage === "validation");
-  assert.equal(steps.length, 12);
-  assert.equal(
-    steps.at(-1)?.error,
-    "validation failed due to running out of cost budget, no further validation rules will be run",
-  );
+  assertRanOutAt(d, "validation", 12);
   assert.ok(only(d).cost > 9_000_000, `cost ${only(d).cost}`);
 });
 
@@ -1020,12 +1020,7 @@ test("matchConditions run on their own budget of 2,500,000 → Fail denies when 
   );
   assert.equal(d.allowed, false);
   assert.equal(only(d).errorKind, "cost");
-  const steps = only(d).trace.filter((s) => s.stage === "matchCondition");
-  assert.equal(steps.length, 3);
-  assert.equal(
-    steps.at(-1)?.error,
-    "validation failed due to running out of cost budget, no further validation rules will be run",
-  );
+  assertRanOutAt(d, "matchCondition", 3);
 });
 
 test("what matchConditions spend is not taken from the validations' budget", () => {
