@@ -273,7 +273,12 @@ function emitWrapped(g: Gen, emitRaw: Emit): string {
  * prototype inherits from Object.prototype, which no CEL value has.
  */
 function emitIsJsonMap(v: string): string {
-  return `${v} !== null && typeof ${v} === "object" && ${v}.constructor === PlainObject`;
+  return emitHasConstructor(v, "PlainObject");
+}
+
+/** `v` is an object made by the class `ctor` (a name in HELPERS), tested as emitIsJsonMap tests. */
+function emitHasConstructor(v: string, ctor: string): string {
+  return `${v} !== null && typeof ${v} === "object" && ${v}.constructor === ${ctor}`;
 }
 
 /**
@@ -305,7 +310,7 @@ function emitJsonRead(v: string, field: string, out: string): string {
     field in Object.prototype
       ? `${out} = hasOwn(${v}, ${key}) ? ${v}[${key}] : undefined;`
       : `${out} = ${v}[${key}];`;
-  return `if (${emitIsJsonMap(v)}) { ${read} } else if (${v} !== null && typeof ${v} === "object" && ${v}.constructor === BuiltMap) { ${readBuilt} }`;
+  return `if (${emitIsJsonMap(v)}) { ${read} } else if (${emitHasConstructor(v, "BuiltMap")}) { ${readBuilt} }`;
 }
 
 /**

@@ -156,6 +156,17 @@ interface Evaluation {
   budgetEnd: number;
 }
 
+/** A fresh evaluation: an empty trace, no cost spent, the whole budget ahead. */
+function newEvaluation(options: EvaluateOptions): Evaluation {
+  return {
+    trace: [],
+    state: new EvalState(PER_CALL_COST_LIMIT, options.deadline),
+    explain: options.explain ?? false,
+    expressions: 0,
+    budgetEnd: RUNTIME_COST_BUDGET,
+  };
+}
+
 const BUDGET_MESSAGE =
   "validation failed due to running out of cost budget, no further validation rules will be run";
 
@@ -438,13 +449,7 @@ function evaluateSubject(
     policyKind: policy.kind,
   };
   if (binding) base.binding = binding.binding.name;
-  const ev: Evaluation = {
-    trace: [],
-    state: new EvalState(PER_CALL_COST_LIMIT, options.deadline),
-    explain: options.explain ?? false,
-    expressions: 0,
-    budgetEnd: RUNTIME_COST_BUDGET,
-  };
+  const ev = newEvaluation(options);
   const skip = (reason: string): PolicyResult[] => [skipResult(base, reason, ev, started)];
   const request = prepared.request;
   const nsLabels = (name: string) => {
@@ -486,16 +491,8 @@ function evaluateSubject(
     ];
   }
   return found.map((p, i) => {
-    const pev: Evaluation =
-      i === 0
-        ? ev
-        : {
-            trace: [],
-            state: new EvalState(PER_CALL_COST_LIMIT, options.deadline),
-            explain: ev.explain,
-            expressions: 0,
-            budgetEnd: RUNTIME_COST_BUDGET,
-          };
+    // Each param is its own evaluation, with its own budget, as each binding-param pair is in Kubernetes.
+    const pev = i === 0 ? ev : newEvaluation(options);
     const param = `${p.namespace ? `${p.namespace}/` : ""}${p.name}`;
     return body(p.object as CelValue, pev, i === 0 ? started : performance.now(), { ...base, param });
   });
