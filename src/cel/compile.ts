@@ -225,6 +225,8 @@ interface Compiled {
   readonly emit?: Emit;
   /** `raw` as generated code. */
   readonly emitRaw?: Emit;
+  /** For `&&` and `||`: the two operands, so `all` and `exists` can emit their predicate alone. */
+  readonly operands?: readonly [Compiled, Compiled];
 }
 
 interface Chain {
@@ -403,14 +405,46 @@ function compatible(staticType: TypeTag, tag: TypeTag): boolean {
 }
 
 function withPosition(e: unknown, id: number): never {
+  throw errorAt(e, id);
+}
+
+/**
+ * `all` (false) or `exists` (true) as the parser expands them, by the value that decides it: the
+ * accumulator starts at the other one, the loop runs while it does not hold the decisive value, each
+ * step is `accu && pred` (`accu || pred`), and the result is the accumulator. Undefined for any
+ * other comprehension.
+ */
+function shortCircuitMacro(e: ComprehensionNode): boolean | undefined {
+  const decisive = e.macro === "exists" ? true : e.macro === "all" ? false : undefined;
+  if (decisive === undefined) return undefined;
+  const isAccu = (x: Expr | undefined) => x?.kind === "ident" && x.name === e.accuVar;
+  const cond = e.loopCondition;
+  const condArg = cond.kind === "call" && cond.fn === "@not_strictly_false" ? cond.args[0] : undefined;
+  const step = e.loopStep;
+  const shaped =
+    e.accuInit.kind === "const" &&
+    e.accuInit.value === !decisive &&
+    (decisive
+      ? condArg?.kind === "call" && condArg.fn === "!_" && isAccu(condArg.args[0])
+      : isAccu(condArg)) &&
+    step.kind === "call" &&
+    step.fn === (decisive ? "_||_" : "_&&_") &&
+    !step.target &&
+    isAccu(step.args[0]) &&
+    isAccu(e.result);
+  return shaped ? decisive : undefined;
+}
+
+/** The error `withPosition` throws, for code that holds it instead (a comprehension's accumulator). */
+function errorAt(e: unknown, id: number): CelError {
   if (e instanceof CelError) {
     if (e.exprId === undefined) e.exprId = id;
-    throw e;
+    return e;
   }
   // A library bug must not escape as a crash of the request: report it as an evaluation error.
   const err = new CelError(`internal error: ${e instanceof Error ? e.message : String(e)}`);
   err.exprId = id;
-  throw err;
+  return err;
 }
 
 function asBool(v: CelValue, fn: string): boolean {
@@ -669,6 +703,7 @@ const HELPERS = {
   celEquals,
   CelError,
   CelMap,
+  errorAt,
   fromJson,
   hasField,
   hasTag,
@@ -1349,6 +1384,7 @@ class Compiler {
             g.line(`${res} = ${!decisive}; }`);
             return res;
           },
+          operands: [args[0] as Compiled, args[1] as Compiled],
           type: "bool",
         };
       }
@@ -1696,6 +1732,8 @@ class Compiler {
     const two = v2 >= 0;
     const id = e.id;
     const macro = e.macro;
+    const decisive = shortCircuitMacro(e);
+    const pred = decisive === undefined ? undefined : stepC.operands?.[1];
     const resultType =
       macro === "all" || macro === "exists" || macro === "exists_one" || macro === "existsOne"
         ? "bool"
@@ -1747,7 +1785,11 @@ class Compiler {
       },
       emit: (g) => {
         const r = emitValue(g, rangeC);
-        g.line(`S[${accuSlot}] = ${emitValue(g, initC)};`);
+        // `all`/`exists`: the accumulator is a local boolean and the first error, not a slot.
+        const res = pred ? g.temp() : "";
+        const held = pred ? g.temp() : "";
+        if (pred) g.line(`${res} = ${!decisive}; ${held} = undefined;`);
+        else g.line(`S[${accuSlot}] = ${emitValue(g, initC)};`);
         const loop = g.label();
         const i = g.temp();
         const keys = g.temp();
@@ -1766,6 +1808,24 @@ class Compiler {
         g.line(
           `} else { ${k} = ${keys}[${i}]; S[${v1}] = ${k};${two ? ` S[${v2}] = mapGet(${r}, ${k});` : ""} }`,
         );
+        if (pred) {
+          // What the condition and `accu && pred` (`accu || pred`) come to, the accumulator being
+          // the neutral value, the decisive one, or an error: the loop stops at the decisive value,
+          // which absorbs any error; else the first error (or a non-bool's) is the result.
+          g.line(`if (${res} === ${decisive}) break ${loop};`);
+          g.line("try {");
+          const p = emitValue(g, pred);
+          g.line(
+            `} catch (err) { ${RETHROW_LIMITS} if (${held} === undefined) ${held} = err; continue ${loop}; }`,
+          );
+          g.line(`if (${p} === ${decisive}) ${res} = ${decisive};`);
+          g.line(
+            `else if (typeof ${p} !== "boolean" && ${held} === undefined) ${held} = errorAt(noSuchOverload("${decisive ? "_||_" : "_&&_"}", [${!decisive}, ${p}]), ${e.loopStep.id});`,
+          );
+          g.line("}");
+          g.line(`if (${res} !== ${decisive} && ${held} !== undefined) throw ${held};`);
+          return res;
+        }
         // The closure's body: the condition, then the step, whose error the accumulator holds.
         const c = emitValue(g, condC);
         g.line(`if (${c} !== true) break ${loop};`);

@@ -145,6 +145,13 @@ const EXPRESSIONS = [
   "[[1, 0].all(i, v, v > i), [3, 1].exists(i, v, v < i), {'a': 1, 'b': 0}.all(k, v, v >= 0)]",
   "{'a': 1, 'b': 0}.all(k, 1 / {'a': 1, 'b': 0}[k] > 0)",
   "[].all(x, x) && ![].exists(x, x)",
+  // all/exists keep their first error, whatever fails after it, unless a decisive element follows.
+  "[0, 'a'].all(x, 1 / x > 0)",
+  "['a', 0].exists(x, 1 / x > 0)",
+  "[1, 'x', 0].all(x, x)",
+  "[1, 0, -1].all(x, 1 / x > 0 || x < 0)",
+  "[1, 0, 'b', false].all(x, x / 0 > 0 || x)",
+  "[0, true].exists(x, 1 / x > 0 || x)",
   // Fields of maps the expression builds, read as the generated code reads JSON maps.
   "object.spec.containers.map(c, {'path': 'containers[' + c.name + ']', 'c': c}).map(e, e.path + '=' + e.c.image)",
   "[{'a': [1, 2]}.a[0] + 1, {'a': 1.5}.a, {'a': {'b': 2}}.a.b, {'a': null}.a, {'a': 1}.?a.orValue(0), {'a': 1}.?b.orValue(0)]",
