@@ -139,7 +139,8 @@ export function reviewOnce(
 ): AdmissionDecision | string {
   const decoded = decodeAdmissionReview(body);
   if (!decoded.ok) return `decode: ${decoded.error.reason}`;
-  return admitter.review(decoded.value.request, { phase, deadline: Date.now() + 10_000 });
+  // As the webhook reviews at log levels above debug: no trace.
+  return admitter.review(decoded.value.request, { phase, deadline: Date.now() + 10_000, trace: false });
 }
 
 /** Problems with how a set answers the good and (optionally) the bad review; empty when all is right. */

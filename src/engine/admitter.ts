@@ -51,7 +51,7 @@ export function createAdmitter(
   return {
     set,
     review(request: AdmissionRequest, options: ReviewOptions): AdmissionDecision {
-      // ReviewOptions are EvaluateOptions (deadline, failurePolicy, explain) plus the phase.
+      // ReviewOptions are EvaluateOptions (deadline, failurePolicy, explain, trace) plus the phase.
       return options.phase === "mutate"
         ? mutate(set, request, ctx, options)
         : validate(set, request, ctx, options);

@@ -60,6 +60,11 @@ export interface EvaluateOptions {
   readonly includeUnbound?: boolean;
   /** Record every step's value in the trace (CLI, REPL); the webhook leaves it off for speed. */
   readonly explain?: boolean;
+  /**
+   * Record each expression in the results' traces (the default). The webhook turns it off unless
+   * explaining: nothing else reads the trace there, and a step costs an object per expression.
+   */
+  readonly trace?: boolean;
 }
 
 const REASON_CODES: Record<string, number> = {
@@ -145,6 +150,8 @@ export function prepare(request: AdmissionRequest, ctx: EngineContext): Prepared
 
 interface Evaluation {
   readonly trace: TraceStep[];
+  /** Whether steps go into the trace (EvaluateOptions.trace, or explaining). */
+  readonly recording: boolean;
   readonly state: EvalState;
   readonly explain: boolean;
   /** Expressions started so far (runExpr reads the clock on some of them). */
@@ -160,6 +167,7 @@ interface Evaluation {
 function newEvaluation(options: EvaluateOptions): Evaluation {
   return {
     trace: [],
+    recording: options.trace !== false || options.explain === true,
     state: new EvalState(PER_CALL_COST_LIMIT, options.deadline),
     explain: options.explain ?? false,
     expressions: 0,
@@ -239,6 +247,7 @@ function step(
   r: ExprOutcome,
   because?: readonly string[],
 ): void {
+  if (!ev.recording) return;
   const s: MutableStep = { stage, name, expression: expr.source, cost: r.cost };
   if (!r.ok) s.error = r.message;
   else if (ev.explain) s.value = toJson(r.value);

@@ -143,6 +143,8 @@ export interface ReviewOptions {
   readonly deadline: number;
   /** Record values and `because` reasons in the trace (costs time; the webhook asks at debug level). */
   readonly explain?: boolean;
+  /** Record each expression in the results' traces (default true; explaining records regardless). */
+  readonly trace?: boolean;
 }
 
 /** What the webhook asks of the engine. Implementations never throw for bad policies or requests. */

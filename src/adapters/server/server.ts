@@ -345,7 +345,9 @@ export async function buildServer(deps: ServerDeps): Promise<WebhookServer> {
       deadline: deadlineFor(receivedAt, requestTimeoutMs(timeout, defaultTimeoutMs)),
     };
     if (route.failurePolicy !== undefined) options.failurePolicy = route.failurePolicy;
+    // Only the debug log reads a trace; without it the engine records none.
     if (debugging) options.explain = true;
+    else options.trace = false;
     const mutating = route.phase === "mutate";
     const encodeOptions = { mutating, operation: admission.operation };
 

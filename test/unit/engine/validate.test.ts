@@ -1304,3 +1304,36 @@ test("the request's objects are read as JSON where they are: ints are ints, and 
   assert.equal(JSON.stringify(request), before, "the request must come out as it went in");
   assert.equal(validateText(text, pod({ replicas: 3.5, ratio: 0.5, ports: [80, 443] })).allowed, false);
 });
+
+// ---- the trace ---------------------------------------------------------------------------------
+
+test("trace: off, the decision and cost are the same and no step is recorded; explaining records anyway", () => {
+  const text = yamlDocs(
+    vap("p", {
+      variables: [{ name: "n", expression: "object.spec.x + 1" }],
+      validations: [{ expression: "variables.n < 2", messageExpression: "'n is ' + string(variables.n)" }],
+    }),
+    vapBinding("b", "p"),
+  );
+  const request = pod({ x: 5 });
+  const on = validateText(text, request);
+  const off = validateText(text, request, { trace: false });
+  assert.deepEqual(
+    only(on).trace.map((s) => s.stage),
+    ["variable", "validation", "messageExpression"],
+  );
+  assert.deepEqual(only(off).trace, []);
+  assert.equal(off.allowed, false);
+  assert.deepEqual(off.status, on.status);
+  assert.equal(off.status?.message, DENIED("n is 6").message);
+  assert.equal(only(off).cost, only(on).cost);
+  const explained = validateText(text, request, { trace: false, explain: true });
+  assert.deepEqual(
+    only(explained).trace.map((s) => [s.stage, s.value]),
+    [
+      ["variable", 6],
+      ["validation", false],
+      ["messageExpression", "n is 6"],
+    ],
+  );
+});
