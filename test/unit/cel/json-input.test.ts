@@ -243,3 +243,33 @@ test("members named as Object.prototype's are read as members, and absent ones a
     assert.deepEqual(evalWith(source, toCel(JSON.parse(text))), want, `${source} (toCel)`);
   }
 });
+
+test("a member holding undefined reads as absent, as in the JSON it stands for, in both tiers", () => {
+  // JSON.parse and YAML make no such member; objects built by hand can, and JSON.stringify drops it.
+  const object = () =>
+    ({
+      spec: { gone: undefined, toString: undefined, kept: null },
+      list: [undefined],
+    }) as unknown as CelValue;
+  const expect: Record<string, Outcome> = {
+    "has(object.spec.gone)": { value: "bool(false)" },
+    "has(object.spec.toString)": { value: "bool(false)" },
+    "object.spec.?gone.orValue(5)": { value: "int(5)" },
+    "object.spec.?toString.orValue(5)": { value: "int(5)" },
+    "object.spec.gone": { error: "no such key: gone" },
+    "has(object.spec.kept)": { value: "bool(true)" },
+    "object.spec.kept == null": { value: "bool(true)" },
+    // In a list it still has a place, so it reads as null (toCel's conversion).
+    "object.list[0] == null": { value: "bool(true)" },
+  };
+  for (const mode of ["always", "never"] as const) {
+    const was = setCodegenMode(mode);
+    try {
+      for (const [source, want] of Object.entries(expect))
+        for (let run = 0; run < 2; run++)
+          assert.deepEqual(evalWith(source, object()), want, `${source} (${mode})`);
+    } finally {
+      setCodegenMode(was);
+    }
+  }
+});
