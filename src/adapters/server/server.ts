@@ -21,6 +21,7 @@ import type { Registry } from "prom-client";
 import type { Result } from "../../result.ts";
 import { decodeAdmissionReview, encodeAdmissionReview } from "../admission/codec.ts";
 import type { AdmissionDecision, Admitter, ReviewOptions } from "../../engine/types.ts";
+import { createReviewBatcher } from "./batch.ts";
 import { deadlineFor, requestTimeoutMs } from "./deadline.ts";
 import {
   type CertificateInfo,
@@ -202,6 +203,7 @@ export async function buildServer(deps: ServerDeps): Promise<WebhookServer> {
   const log = serverLog(deps.logger);
   // The level is fixed for the server's life; pino's level getter cost a little on every review.
   const debugging = isDebugging(deps.logger);
+  const batcher = createReviewBatcher();
   const contextBase: SecureContextBase = {
     minVersion: "TLSv1.2",
     ...(deps.tls.ca !== undefined ? { ca: deps.tls.ca } : {}),
@@ -355,7 +357,7 @@ export async function buildServer(deps: ServerDeps): Promise<WebhookServer> {
     let decision: AdmissionDecision | undefined;
     let body: ReturnType<typeof encodeAdmissionReview>;
     try {
-      decision = deps.admitter().review(admission, options);
+      decision = await batcher.review(deps.admitter(), admission, options);
       body = encodeAdmissionReview(apiVersion, admission.uid, decision, encodeOptions);
       outcome = outcomeOf(decision, mutating);
     } catch (e) {

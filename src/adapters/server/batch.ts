@@ -1,0 +1,57 @@
+/**
+ * Reviews run in batches: every review whose request arrived in one turn of the event loop runs
+ * back to back, once that turn's I/O is done (setImmediate), instead of each between its own
+ * request's TLS, HTTP and JSON parsing and its reply's encoding and encryption.
+ *
+ * Why: a review is a few microseconds of the engine's code and data, and each of those phases pushes
+ * them out of the CPU caches. Served one at a time, the Pod Security set's review cost the server
+ * about 61 us of CPU against 23 us for the same review run twice in a row. Batched, the reviews
+ * of a turn share warm caches, and so do the parsing before them and the replies after them.
+ * Measured on the webhook benchmark (TLS, Pod Security set, metrics and logging on): 210 -> 144 us
+ * of CPU per request at 10 connections, 213 -> 128 us at 50.
+ *
+ * What it costs: a request that arrives alone waits for the rest of its turn's I/O (none), so it
+ * is reviewed in the same turn as before. In a busy turn a review waits for the ones queued before
+ * it; the engine is synchronous, so it waited for them before too, only in a different order. The
+ * deadline still counts from the request's arrival, and the engine checks it as it runs.
+ */
+import type { AdmissionDecision, AdmissionRequest, Admitter, ReviewOptions } from "../../engine/types.ts";
+
+interface QueuedReview {
+  readonly admitter: Admitter;
+  readonly request: AdmissionRequest;
+  readonly options: ReviewOptions;
+  readonly resolve: (decision: AdmissionDecision) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+export interface ReviewBatcher {
+  /** The admitter's decision on `request`, once this turn's queued reviews have run. Rejects as `review` throws. */
+  review(admitter: Admitter, request: AdmissionRequest, options: ReviewOptions): Promise<AdmissionDecision>;
+}
+
+export function createReviewBatcher(): ReviewBatcher {
+  let queue: QueuedReview[] = [];
+  const flush = (): void => {
+    const batch = queue;
+    queue = [];
+    for (const q of batch) {
+      let decision: AdmissionDecision;
+      try {
+        decision = q.admitter.review(q.request, q.options);
+      } catch (e) {
+        q.reject(e);
+        continue;
+      }
+      q.resolve(decision);
+    }
+  };
+  return {
+    review(admitter, request, options) {
+      return new Promise((resolve, reject) => {
+        if (queue.length === 0) setImmediate(flush);
+        queue.push({ admitter, request, options, resolve, reject });
+      });
+    },
+  };
+}
