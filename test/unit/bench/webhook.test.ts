@@ -56,3 +56,39 @@ test("the quiet twin is a reference row, not a throughput or latency target", ()
   );
   assert.equal(loud[0]?.met, false);
 });
+
+test("the deferred bare handler is a reference, and celgate's throughput is also given against it", () => {
+  const base = report(0.04);
+  const r: WebhookBenchReport = {
+    ...base,
+    rows: [...base.rows, row("bare, answers deferred", 10_000, 95)],
+    ratios: [
+      ...base.ratios,
+      { target: "bare, answers deferred", connections: 10, rps: 1.25, p99: 0.8, cpuUs: 0.79 },
+    ],
+    againstDeferred: [
+      { target: "pod-security /validate", connections: 10, rps: 0.5, p99: 1.6, cpuUs: 2.1 },
+      { target: "pod-security, no metrics/log", connections: 10, rps: 0.52, p99: 1.5, cpuUs: 2 },
+    ],
+  };
+  const summary = webhookSummary(r);
+  const deferred = summary.filter((x) => x.figure.includes("bare, answers deferred"));
+  assert.ok(deferred.length > 0);
+  for (const x of deferred) assert.equal(x.met, undefined, x.figure);
+  const against = summary.filter((x) => x.figure.endsWith("against bare with answers deferred"));
+  assert.deepEqual(
+    against.map((x) => [x.figure, x.ratio, x.goal, x.met]),
+    [
+      [
+        "throughput pod-security /validate, 10 conns, against bare with answers deferred",
+        0.5,
+        "reference",
+        undefined,
+      ],
+    ],
+  );
+  // The target itself is still judged against the plain bare handler.
+  const target = summary.find((x) => x.figure === "throughput pod-security /validate, 10 conns");
+  assert.equal(target?.ratio, 0.62);
+  assert.equal(target?.met, false);
+});
