@@ -217,8 +217,8 @@ test("a member named __proto__ stays a member through toCel, the evaluator and t
 
 test("members named as Object.prototype's are read as members, and absent ones as absent", () => {
   // Generated code tests `v.constructor` to tell a JSON map from other values, so a map with its own
-  // `constructor` member must take the general path and still read right; `in` must not see
-  // Object.prototype's members.
+  // `constructor` member must take the general path and still read right; reading a member must not
+  // see Object.prototype's.
   const text = '{"constructor":{"a":1},"plain":{"b":2,"n":null},"toString":"t"}';
   const expect: Record<string, Outcome> = {
     "object.constructor.a + 1": { value: "int(2)" },
