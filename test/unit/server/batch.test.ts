@@ -142,3 +142,27 @@ void test("concurrent reviews over TLS each get their own answer, with their own
   }
   assert.equal(log.length, names.length * 3);
 });
+
+void test("a review whose deadline passes while it waits in a batch is decided by failurePolicy", async () => {
+  const log: string[] = [];
+  const real = logged(realAdmitter(), log);
+  // The review ahead of it in the batch takes 40 ms (the engine is synchronous: so would it unbatched).
+  const slow: Admitter = {
+    review(request, options) {
+      const until = Date.now() + 40;
+      while (Date.now() < until) {
+        // busy, as a long evaluation is
+      }
+      return real.review(request, options);
+    },
+  };
+  const batcher = createReviewBatcher();
+  const first = batcher.review(slow, pod("good-1"), OPTIONS);
+  const late = batcher.review(real, pod("good-2"), { phase: "validate", deadline: Date.now() + 10 });
+  assert.equal((await first).allowed, true);
+  const d = await late;
+  assert.deepEqual(log, ["good-1", "good-2"]);
+  // The policy's failurePolicy is Fail (vap's default): denied, naming the deadline.
+  assert.equal(d.allowed, false);
+  assert.match(d.status?.message ?? "", /deadline exceeded/);
+});
