@@ -13,6 +13,7 @@ import type { CelEnvironment } from "./env.ts";
 import { celEquals } from "./equality.ts";
 import type { CallContext, CelRegex, Overload, TypeTag } from "./library/types.ts";
 import { compileRegex } from "./regex.ts";
+import type { SubexpressionIndex } from "./shared.ts";
 import {
   BuiltMap,
   CelError,
@@ -58,6 +59,19 @@ export interface VariableResolver {
 export interface Activation {
   readonly values: Readonly<Record<string, CelValue>>;
   readonly variables?: VariableResolver;
+  /**
+   * Values of shared subexpressions (shared.ts) computed so far in this activation, by id: the
+   * engine gives each policy evaluation one. Without it every expression computes its own.
+   */
+  readonly memo?: Map<number, MemoEntry>;
+}
+
+/** A shared subexpression's value and the cost its evaluation took, charged again on every reuse. */
+export class MemoEntry {
+  constructor(
+    readonly value: CelValue,
+    readonly cost: number,
+  ) {}
 }
 
 /** Per-evaluation state: cost so far and the limits. Shared by the programs of one policy evaluation. */
@@ -164,8 +178,9 @@ const LOGIC: ReadonlySet<string> = new Set([
 export function compileParsed(
   parsed: ParsedExpression,
   env: CelEnvironment,
+  shared?: SharedSubexpressions,
 ): { program: Program; problems: CompileProblem[] } {
-  const c = new Compiler(parsed, env);
+  const c = new Compiler(parsed, env, shared);
   const root = c.compile(parsed.root);
   const nslots = c.slotCount;
   const uses = c.uses;
@@ -699,8 +714,59 @@ function emitDispatch(
 }
 
 /** What generated code reaches by name (codegen.ts builds it outside this module's scope). */
+/** What compileParsed needs to share subexpressions: their keys' ids, and the index that keys the tree. */
+export interface SharedSubexpressions {
+  /** Canonical key → memo id, for the keys to share in this expression. */
+  readonly ids: ReadonlyMap<string, number>;
+  readonly index: SubexpressionIndex;
+}
+
+/**
+ * A shared subexpression: its value comes from the activation's memo when an earlier expression (or
+ * an earlier pass of a loop) computed it, and that evaluation's cost is charged again, so a reuse
+ * costs what computing it would have. If the replayed cost would pass the limit it computes afresh,
+ * so the limit error falls where it would have; a failed evaluation is not kept.
+ */
+function memoized(inner: Compiled, id: number): Compiled {
+  const compute = inner.ev;
+  return {
+    ev: (f) => {
+      const memo = f.act.memo;
+      if (memo === undefined) return compute(f);
+      const st = f.st;
+      const hit = memo.get(id);
+      if (hit !== undefined && st.cost + hit.cost <= st.costLimit) {
+        st.cost += hit.cost;
+        return hit.value;
+      }
+      const before = st.cost;
+      const v = compute(f);
+      if (hit === undefined) memo.set(id, new MemoEntry(v, st.cost - before));
+      return v;
+    },
+    emit: (g) => {
+      const memo = g.temp();
+      const hit = g.temp();
+      const before = g.temp();
+      const out = g.temp();
+      g.line(`${memo} = f.act.memo; ${hit} = ${memo} === undefined ? undefined : ${memo}.get(${id});`);
+      g.line(
+        `if (${hit} !== undefined && st.cost + ${hit}.cost <= st.costLimit) { st.cost += ${hit}.cost; ${out} = ${hit}.value; } else {`,
+      );
+      g.line(`${before} = st.cost;`);
+      const v = emitValue(g, inner);
+      g.line(
+        `${out} = ${v}; if (${memo} !== undefined && ${hit} === undefined) ${memo}.set(${id}, new MemoEntry(${out}, st.cost - ${before})); }`,
+      );
+      return out;
+    },
+    type: inner.type,
+  };
+}
+
 const HELPERS = {
   ABSENT,
+  MemoEntry,
   asBool,
   BuiltMap,
   celEquals,
@@ -784,6 +850,7 @@ class Compiler {
   constructor(
     private readonly parsed: ParsedExpression,
     private readonly env: CelEnvironment,
+    private readonly shared?: SharedSubexpressions,
   ) {}
 
   private problem(code: CompileProblem["code"], message: string, id: number): void {
@@ -812,6 +879,16 @@ class Compiler {
   }
 
   compile(e: Expr): Compiled {
+    const c = this.compileNode(e);
+    const shared = this.shared;
+    if (shared === undefined || !shared.index.shareable(e, (name) => this.lookupLocal(name) !== undefined))
+      return c;
+    const id = shared.ids.get(shared.index.key(e));
+    // An optional chain's raw view has no memoized twin: such nodes compute their own.
+    return id === undefined || c.raw !== undefined || c.chain !== undefined ? c : memoized(c, id);
+  }
+
+  private compileNode(e: Expr): Compiled {
     switch (e.kind) {
       case "const": {
         const v = e.value;

@@ -13,11 +13,13 @@ import {
 } from "./env.ts";
 import { toCel } from "./input.ts";
 import { renderError } from "./source.ts";
+import { SubexpressionIndex, sharedId, sharedKeys } from "./shared.ts";
 import { CelSyntaxError, parseCel } from "./syntax.ts";
 import { CelError, type CelValue, typeName } from "./values.ts";
 
 export type { Activation, Program, VariableResolver } from "./compile.ts";
 export { EvalState } from "./compile.ts";
+export type { MemoEntry } from "./compile.ts";
 export type { CelEnvironment, CelExtras, EnvOptions } from "./env.ts";
 export { ADMISSION_VARIABLES, createEnvironment, EXTRA_NAMES } from "./env.ts";
 export { codegenModeFrom } from "./codegen.ts";
@@ -73,11 +75,13 @@ function parseCached(source: string, bind: boolean): ParsedExpression | CelSynta
  * Compiles an expression against an environment. Never throws for bad input: syntax errors,
  * undeclared references and unknown functions come back as problems, all of them at once.
  */
-export function compile(source: string, env: CelEnvironment): CompileResult {
-  const key = `${env.key}\u0000${source}`;
+export function compile(source: string, env: CelEnvironment, shared?: ReadonlySet<string>): CompileResult {
+  const parsed = parseCached(source, env.extras.bind);
+  const ids = parsed instanceof CelSyntaxError || !shared?.size ? undefined : sharedIdsIn(parsed, shared);
+  // Programs that share subexpressions are cached apart from those that do not, by their ids.
+  const key = `${env.key}\u0000${source}${ids ? `\u0000${[...ids.values()].join(",")}` : ""}`;
   const cached = programCache.get(key);
   if (cached) return cached;
-  const parsed = parseCached(source, env.extras.bind);
   let result: CompileResult;
   if (parsed instanceof CelSyntaxError) {
     result = {
@@ -92,7 +96,11 @@ export function compile(source: string, env: CelEnvironment): CompileResult {
       ],
     };
   } else {
-    const { program, problems } = compileParsed(parsed, env);
+    const { program, problems } = compileParsed(
+      parsed,
+      env,
+      ids ? { ids, index: SUBEXPRESSIONS } : undefined,
+    );
     result =
       problems.length === 0
         ? { ok: true, program }
@@ -104,6 +112,32 @@ export function compile(source: string, env: CelEnvironment): CompileResult {
   if (programCache.size >= CACHE_LIMIT) programCache.clear();
   programCache.set(key, result);
   return result;
+}
+
+const SUBEXPRESSIONS = new SubexpressionIndex();
+
+/** Memo ids of the keys in `shared` that stand in `parsed` where they can be shared; undefined if none. */
+function sharedIdsIn(parsed: ParsedExpression, shared: ReadonlySet<string>): Map<string, number> | undefined {
+  const ids = new Map<string, number>();
+  SUBEXPRESSIONS.walk(parsed.root, (e, bound) => {
+    if (!SUBEXPRESSIONS.shareable(e, bound)) return;
+    const k = SUBEXPRESSIONS.key(e);
+    if (shared.has(k)) ids.set(k, sharedId(k));
+  });
+  return ids.size > 0 ? ids : undefined;
+}
+
+/**
+ * The subexpressions that stand in two places or more across one policy's expressions and can be
+ * computed once per evaluation (shared.ts), as canonical keys for `compile`. Sources that do not
+ * parse are left out (compile reports them).
+ */
+export function sharedSubexpressions(sources: readonly string[], bind: boolean): ReadonlySet<string> {
+  const roots = sources
+    .map((s) => parseCached(s, bind))
+    .filter((p): p is ParsedExpression => !(p instanceof CelSyntaxError))
+    .map((p) => p.root);
+  return sharedKeys(roots, SUBEXPRESSIONS);
 }
 
 /** An evaluation error described for people: the cause and where in the expression it happened. */

@@ -12,6 +12,7 @@ import {
   EXTRA_NAMES,
   type ExpressionProblem,
   type Program,
+  sharedSubexpressions,
 } from "../cel/index.ts";
 import type { Diagnostic } from "../errors.ts";
 import type {
@@ -95,6 +96,33 @@ export interface CompiledPolicySet {
 export interface CompileOptions {
   /** Opt-in CEL features for every policy (the CLI's `--cel-extras`). */
   readonly extras?: CelExtras;
+  /**
+   * Compute a subexpression that several of a policy's expressions share once per evaluation
+   * (cel/shared.ts; on by default). Off, every expression computes its own: the same decisions and
+   * costs, which the tests hold it to.
+   */
+  readonly shareSubexpressions?: boolean;
+}
+
+/** Every CEL expression of a policy, in the order the policy lists them. */
+function expressionSources(policy: ParsedPolicy): string[] {
+  const out = [
+    ...policy.variables.map((v) => v.expression),
+    ...policy.matchConditions.map((m) => m.expression),
+  ];
+  if (policy.kind === "ValidatingAdmissionPolicy") {
+    for (const v of policy.validations) {
+      out.push(v.expression);
+      if (v.messageExpression !== undefined) out.push(v.messageExpression);
+    }
+    for (const a of policy.auditAnnotations) out.push(a.valueExpression);
+  } else {
+    for (const m of policy.mutations) {
+      const source = m.patchType === "JSONPatch" ? m.jsonPatch?.expression : m.applyConfiguration?.expression;
+      if (source !== undefined) out.push(source);
+    }
+  }
+  return out;
 }
 
 /** Per-policy opt-in to non-Kubernetes CEL features: `metadata.annotations["celgate.dev/cel-extras"]: "bind,math"`. */
@@ -148,6 +176,8 @@ class PolicyCompiler {
   constructor(
     private readonly policy: ParsedPolicy,
     private readonly extras: CelExtras,
+    /** Canonical keys of the subexpressions this policy's expressions share. */
+    private readonly shared: ReadonlySet<string>,
   ) {}
 
   private report(
@@ -179,7 +209,7 @@ class PolicyCompiler {
       extras: this.extras,
       ...(mutation ? { structTypes: ["Object", "JSONPatch"] } : {}),
     });
-    const r = compile(source, env);
+    const r = compile(source, env, this.shared);
     if (!r.ok) {
       for (const p of r.problems) this.report(path, p);
       return {
@@ -206,7 +236,11 @@ class PolicyCompiler {
 /** Compiles one policy. Never throws; problems are in `diagnostics`. */
 export function compilePolicy(policy: ParsedPolicy, options: CompileOptions = {}): CompiledPolicy {
   const { extras, problem } = extrasFor(policy, options.extras);
-  const c = new PolicyCompiler(policy, extras);
+  const shared =
+    options.shareSubexpressions === false
+      ? new Set<string>()
+      : sharedSubexpressions(expressionSources(policy), extras.bind === true);
+  const c = new PolicyCompiler(policy, extras, shared);
   if (problem) {
     c.diagnostics.push({
       code: "PE_FIELD_VALUE",

@@ -13,6 +13,7 @@ import {
   CelError as CelErrorLike,
   type CelValue,
   EvalState,
+  type MemoEntry,
   explainFalse,
   PER_CALL_COST_LIMIT,
   MATCH_CONDITIONS_COST_BUDGET,
@@ -570,6 +571,8 @@ function matchConditions(
  * the webhook paid several times per review.
  */
 class PolicyActivation implements Activation {
+  /** Shared subexpressions' values (cel/shared.ts), for this evaluation's expressions only. */
+  readonly memo = new Map<number, MemoEntry>();
   constructor(
     readonly values: Readonly<Record<string, CelValue>>,
     private readonly resolver: () => VariableResolver,

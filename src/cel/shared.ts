@@ -1,0 +1,231 @@
+/**
+ * Subexpressions a policy's expressions have in common, so that one evaluation of a policy can
+ * reuse a value instead of computing it again: Pod Security style rules each build the same list of
+ * every container (`object.spec.containers + object.spec.?initContainers.orValue([]) + ...`), and
+ * a rule that tests the whole object inside a loop recomputes it per element.
+ *
+ * A subexpression is shared when it is a call or a comprehension (a bare field read is cheaper to
+ * repeat than to look up), reads only the request's own variables (`object`, `oldObject`,
+ * `request`, `params`, `namespaceObject`: fixed for one policy evaluation; `variables` are cached
+ * on their own and charged once, `authorizer` is left alone), and stands in two places or more.
+ * Two places hold the same subexpression when their canonical keys are equal: the same tree,
+ * constants compared by type and value, node ids ignored.
+ *
+ * The evaluator (compile.ts, `memoized`) reuses a value only where that cannot be told from
+ * computing it: it charges the cost the first evaluation took, and computes afresh whenever the
+ * replayed cost would cross the limit (so a limit error falls where it would have) or the first
+ * evaluation failed.
+ */
+import type { Expr } from "./ast.ts";
+import { CelType, UInt } from "./values.ts";
+
+/** The variables a shared subexpression may read: the same for every expression of one evaluation. */
+export const SHAREABLE_ROOTS: ReadonlySet<string> = new Set([
+  "object",
+  "oldObject",
+  "request",
+  "params",
+  "namespaceObject",
+]);
+
+let unique = 0;
+
+function constKey(v: unknown): string {
+  switch (typeof v) {
+    case "bigint":
+      return `i${v}`;
+    case "number":
+      return Object.is(v, -0) ? "d-0" : `d${v}`;
+    case "string":
+      return `s${JSON.stringify(v)}`;
+    case "boolean":
+      return v ? "T" : "F";
+    default:
+      if (v === null) return "N";
+      if (v instanceof UInt) return `u${v.value}`;
+      if (v instanceof Uint8Array) return `b${Buffer.from(v).toString("hex")}`;
+      if (v instanceof CelType) return `t${String(v)}`;
+      // Anything else is never equal to another constant: no sharing rather than a wrong one.
+      return `?${unique++}`;
+  }
+}
+
+/** Canonical keys and free variables of the nodes of some expressions, computed once per node. */
+export class SubexpressionIndex {
+  private readonly keys = new WeakMap<Expr, string>();
+  private readonly free = new WeakMap<Expr, ReadonlySet<string>>();
+
+  key(e: Expr): string {
+    let k = this.keys.get(e);
+    if (k === undefined) {
+      k = this.computeKey(e);
+      this.keys.set(e, k);
+    }
+    return k;
+  }
+
+  /** Identifiers `e` reads that it does not bind itself. */
+  freeIdents(e: Expr): ReadonlySet<string> {
+    let f = this.free.get(e);
+    if (f === undefined) {
+      f = this.computeFree(e);
+      this.free.set(e, f);
+    }
+    return f;
+  }
+
+  /** Whether `e` is worth sharing and reads only the request's variables (none of them rebound by `bound`). */
+  shareable(e: Expr, bound: (name: string) => boolean): boolean {
+    if (e.kind !== "call" && e.kind !== "comprehension") return false;
+    const free = this.freeIdents(e);
+    if (free.size === 0) return false;
+    for (const name of free) if (!SHAREABLE_ROOTS.has(name) || bound(name)) return false;
+    return true;
+  }
+
+  private computeKey(e: Expr): string {
+    const k = (x: Expr) => this.key(x);
+    switch (e.kind) {
+      case "const":
+        return constKey(e.value);
+      case "ident":
+        return `@${e.name}`;
+      case "select":
+        return `(${k(e.operand)}${e.testOnly ? "?has" : ""}${e.optional ? ".?" : "."}${JSON.stringify(e.field)})`;
+      case "call":
+        return `(${JSON.stringify(e.fn)}${e.target ? ` ^${k(e.target)}` : ""}${e.args.map((a) => ` ${k(a)}`).join("")})`;
+      case "list":
+        return `[${e.elements.map((x, i) => `${e.optionalIndices.has(i) ? "?" : ""}${k(x)}`).join(",")}]`;
+      case "map":
+        return `{${e.entries.map((x) => `${x.optional ? "?" : ""}${k(x.key)}:${k(x.value)}`).join(",")}}`;
+      case "struct":
+        return `${JSON.stringify(e.typeName)}{${e.fields.map((x) => `${x.optional ? "?" : ""}${JSON.stringify(x.name)}:${k(x.value)}`).join(",")}}`;
+      case "comprehension":
+        return `(comp ${JSON.stringify([e.macro ?? "", e.iterVar, e.iterVar2 ?? "", e.accuVar])} ${k(e.iterRange)} ${k(e.accuInit)} ${k(e.loopCondition)} ${k(e.loopStep)} ${k(e.result)})`;
+      case "bind":
+        return `(bind ${JSON.stringify(e.name)} ${k(e.init)} ${k(e.body)})`;
+    }
+  }
+
+  private computeFree(e: Expr): ReadonlySet<string> {
+    const out = new Set<string>();
+    const add = (x: Expr, except: readonly string[] = []) => {
+      for (const n of this.freeIdents(x)) if (!except.includes(n)) out.add(n);
+    };
+    switch (e.kind) {
+      case "const":
+        break;
+      case "ident":
+        out.add(e.name);
+        break;
+      case "select":
+        add(e.operand);
+        break;
+      case "call":
+        if (e.target) add(e.target);
+        for (const a of e.args) add(a);
+        break;
+      case "list":
+        for (const x of e.elements) add(x);
+        break;
+      case "map":
+        for (const x of e.entries) {
+          add(x.key);
+          add(x.value);
+        }
+        break;
+      case "struct":
+        for (const x of e.fields) add(x.value);
+        break;
+      case "comprehension": {
+        const iter = e.iterVar2 === undefined ? [e.iterVar] : [e.iterVar, e.iterVar2];
+        add(e.iterRange);
+        add(e.accuInit);
+        add(e.loopCondition, [...iter, e.accuVar]);
+        add(e.loopStep, [...iter, e.accuVar]);
+        add(e.result, [e.accuVar]);
+        break;
+      }
+      case "bind":
+        add(e.init);
+        add(e.body, [e.name]);
+        break;
+    }
+    return out;
+  }
+
+  /**
+   * Calls `visit` on every node of `root` with whether a name is bound around it (by an enclosing
+   * comprehension or bind), as the compiler's scope will see it.
+   */
+  walk(root: Expr, visit: (e: Expr, bound: (name: string) => boolean) => void): void {
+    const scopes: (readonly string[])[] = [];
+    const bound = (name: string) => scopes.some((s) => s.includes(name));
+    const go = (e: Expr, names: readonly string[] = []): void => {
+      if (names.length > 0) scopes.push(names);
+      visit(e, bound);
+      switch (e.kind) {
+        case "select":
+          go(e.operand);
+          break;
+        case "call":
+          if (e.target) go(e.target);
+          for (const a of e.args) go(a);
+          break;
+        case "list":
+          for (const x of e.elements) go(x);
+          break;
+        case "map":
+          for (const x of e.entries) {
+            go(x.key);
+            go(x.value);
+          }
+          break;
+        case "struct":
+          for (const x of e.fields) go(x.value);
+          break;
+        case "comprehension": {
+          const iter = e.iterVar2 === undefined ? [e.iterVar] : [e.iterVar, e.iterVar2];
+          go(e.iterRange);
+          go(e.accuInit);
+          go(e.loopCondition, [...iter, e.accuVar]);
+          go(e.loopStep, [...iter, e.accuVar]);
+          go(e.result, [e.accuVar]);
+          break;
+        }
+        case "bind":
+          go(e.init);
+          go(e.body, [e.name]);
+          break;
+        default:
+          break;
+      }
+      if (names.length > 0) scopes.pop();
+    };
+    go(root);
+  }
+}
+
+/** The canonical keys of the shareable subexpressions that stand in two places or more across `roots`. */
+export function sharedKeys(roots: readonly Expr[], index = new SubexpressionIndex()): ReadonlySet<string> {
+  const seen = new Map<string, number>();
+  for (const root of roots)
+    index.walk(root, (e, bound) => {
+      if (!index.shareable(e, bound)) return;
+      const k = index.key(e);
+      seen.set(k, (seen.get(k) ?? 0) + 1);
+    });
+  return new Set([...seen].filter(([, n]) => n >= 2).map(([k]) => k));
+}
+
+const ids = new Map<string, number>();
+
+/** A number for a canonical key, the same for every expression and policy (the memo's key at run time). */
+export function sharedId(key: string): number {
+  let id = ids.get(key);
+  if (id === undefined) {
+    id = ids.size;
+    ids.set(key, id);
+  }
+  return id;
+}
