@@ -7,7 +7,8 @@
  * A subexpression is shared when it is a call or a comprehension (a bare field read is cheaper to
  * repeat than to look up), reads only the request's own variables (`object`, `oldObject`,
  * `request`, `params`, `namespaceObject`: fixed for one policy evaluation; `variables` are cached
- * on their own and charged once, `authorizer` is left alone), and stands in two places or more.
+ * on their own and charged once, `authorizer` is left alone), and stands in two places or more
+ * (or in a loop that binds nothing it reads, where one place runs once per element).
  * Two places hold the same subexpression when their canonical keys are equal: the same tree,
  * constants compared by type and value, node ids ignored.
  *
@@ -156,14 +157,16 @@ export class SubexpressionIndex {
 
   /**
    * Calls `visit` on every node of `root` with whether a name is bound around it (by an enclosing
-   * comprehension or bind), as the compiler's scope will see it.
+   * comprehension or bind), as the compiler's scope will see it, and whether the node is in a
+   * comprehension's loop (its condition or step), where it runs once per element.
    */
-  walk(root: Expr, visit: (e: Expr, bound: (name: string) => boolean) => void): void {
+  walk(root: Expr, visit: (e: Expr, bound: (name: string) => boolean, inLoop: boolean) => void): void {
     const scopes: (readonly string[])[] = [];
     const bound = (name: string) => scopes.some((s) => s.includes(name));
+    let loops = 0;
     const go = (e: Expr, names: readonly string[] = []): void => {
       if (names.length > 0) scopes.push(names);
-      visit(e, bound);
+      visit(e, bound, loops > 0);
       switch (e.kind) {
         case "select":
           go(e.operand);
@@ -188,8 +191,10 @@ export class SubexpressionIndex {
           const iter = e.iterVar2 === undefined ? [e.iterVar] : [e.iterVar, e.iterVar2];
           go(e.iterRange);
           go(e.accuInit);
+          loops++;
           go(e.loopCondition, [...iter, e.accuVar]);
           go(e.loopStep, [...iter, e.accuVar]);
+          loops--;
           go(e.result, [e.accuVar]);
           break;
         }
@@ -206,14 +211,17 @@ export class SubexpressionIndex {
   }
 }
 
-/** The canonical keys of the shareable subexpressions that stand in two places or more across `roots`. */
+/**
+ * The canonical keys of the shareable subexpressions that stand in two places or more across
+ * `roots`, or in a loop (where one place runs once per element, and nothing it reads changes).
+ */
 export function sharedKeys(roots: readonly Expr[], index = new SubexpressionIndex()): ReadonlySet<string> {
   const seen = new Map<string, number>();
   for (const root of roots)
-    index.walk(root, (e, bound) => {
+    index.walk(root, (e, bound, inLoop) => {
       if (!index.shareable(e, bound)) return;
       const k = index.key(e);
-      seen.set(k, (seen.get(k) ?? 0) + 1);
+      seen.set(k, (seen.get(k) ?? 0) + (inLoop ? 2 : 1));
     });
   return new Set([...seen].filter(([, n]) => n >= 2).map(([k]) => k));
 }

@@ -38,6 +38,14 @@ test("a call or comprehension of the request's variables standing twice is share
   assert.deepEqual(shared(`(${ALL}).all(c, has(c.name))`, "object.metadata.name == 'x'"), []);
 });
 
+test("in a loop, a subexpression that reads nothing the loop binds is shared even standing once", () => {
+  const keys = shared("object.a.all(x, size(object.b) > x)");
+  assert.equal(keys.length, 1, JSON.stringify(keys));
+  assert.ok(keys[0]?.includes('"size"'));
+  // Its range runs once: not shared for that.
+  assert.deepEqual(shared("object.a.filter(x, x > 0).all(x, x > 1)"), []);
+});
+
 test("field reads, constants, variables and the authorizer are not shared", () => {
   assert.deepEqual(shared("object.spec.replicas > 1", "object.spec.replicas < 5"), []);
   assert.deepEqual(shared("size([1, 2]) > 1", "size([1, 2]) < 5"), []);
