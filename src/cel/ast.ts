@@ -115,3 +115,46 @@ export interface ParsedExpression {
   /** Source offset (in UTF-16 units) of each node id. */
   readonly offsets: ReadonlyMap<number, number>;
 }
+
+/** A direct subexpression, with the names its parent binds around it. */
+export interface Child {
+  readonly expr: Expr;
+  /** Comprehension or bind variables in scope in `expr` (and not around its parent). */
+  readonly binds: readonly string[];
+  /** In a comprehension's condition or step: evaluated once per element. */
+  readonly perElement: boolean;
+}
+
+const NONE: readonly string[] = [];
+const child = (expr: Expr, binds = NONE, perElement = false): Child => ({ expr, binds, perElement });
+
+/** The direct subexpressions of `e`, in evaluation order: the one place that knows the tree's shape. */
+export function children(e: Expr): Child[] {
+  switch (e.kind) {
+    case "const":
+    case "ident":
+      return [];
+    case "select":
+      return [child(e.operand)];
+    case "call":
+      return [...(e.target ? [child(e.target)] : []), ...e.args.map((a) => child(a))];
+    case "list":
+      return e.elements.map((x) => child(x));
+    case "map":
+      return e.entries.flatMap((x) => [child(x.key), child(x.value)]);
+    case "struct":
+      return e.fields.map((x) => child(x.value));
+    case "comprehension": {
+      const loop = [...(e.iterVar2 === undefined ? [e.iterVar] : [e.iterVar, e.iterVar2]), e.accuVar];
+      return [
+        child(e.iterRange),
+        child(e.accuInit),
+        child(e.loopCondition, loop, true),
+        child(e.loopStep, loop, true),
+        child(e.result, [e.accuVar]),
+      ];
+    }
+    case "bind":
+      return [child(e.init), child(e.body, [e.name])];
+  }
+}

@@ -17,7 +17,7 @@
  * replayed cost would cross the limit (so a limit error falls where it would have) or the first
  * evaluation failed.
  */
-import type { Expr } from "./ast.ts";
+import { children, type Expr } from "./ast.ts";
 import { CelType, UInt } from "./values.ts";
 
 /** The variables a shared subexpression may read: the same for every expression of one evaluation. */
@@ -109,49 +109,10 @@ export class SubexpressionIndex {
   }
 
   private computeFree(e: Expr): ReadonlySet<string> {
+    if (e.kind === "ident") return new Set([e.name]);
     const out = new Set<string>();
-    const add = (x: Expr, except: readonly string[] = []) => {
-      for (const n of this.freeIdents(x)) if (!except.includes(n)) out.add(n);
-    };
-    switch (e.kind) {
-      case "const":
-        break;
-      case "ident":
-        out.add(e.name);
-        break;
-      case "select":
-        add(e.operand);
-        break;
-      case "call":
-        if (e.target) add(e.target);
-        for (const a of e.args) add(a);
-        break;
-      case "list":
-        for (const x of e.elements) add(x);
-        break;
-      case "map":
-        for (const x of e.entries) {
-          add(x.key);
-          add(x.value);
-        }
-        break;
-      case "struct":
-        for (const x of e.fields) add(x.value);
-        break;
-      case "comprehension": {
-        const iter = e.iterVar2 === undefined ? [e.iterVar] : [e.iterVar, e.iterVar2];
-        add(e.iterRange);
-        add(e.accuInit);
-        add(e.loopCondition, [...iter, e.accuVar]);
-        add(e.loopStep, [...iter, e.accuVar]);
-        add(e.result, [e.accuVar]);
-        break;
-      }
-      case "bind":
-        add(e.init);
-        add(e.body, [e.name]);
-        break;
-    }
+    for (const c of children(e))
+      for (const n of this.freeIdents(c.expr)) if (!c.binds.includes(n)) out.add(n);
     return out;
   }
 
@@ -164,48 +125,15 @@ export class SubexpressionIndex {
     const scopes: (readonly string[])[] = [];
     const bound = (name: string) => scopes.some((s) => s.includes(name));
     let loops = 0;
-    const go = (e: Expr, names: readonly string[] = []): void => {
-      if (names.length > 0) scopes.push(names);
+    const go = (e: Expr): void => {
       visit(e, bound, loops > 0);
-      switch (e.kind) {
-        case "select":
-          go(e.operand);
-          break;
-        case "call":
-          if (e.target) go(e.target);
-          for (const a of e.args) go(a);
-          break;
-        case "list":
-          for (const x of e.elements) go(x);
-          break;
-        case "map":
-          for (const x of e.entries) {
-            go(x.key);
-            go(x.value);
-          }
-          break;
-        case "struct":
-          for (const x of e.fields) go(x.value);
-          break;
-        case "comprehension": {
-          const iter = e.iterVar2 === undefined ? [e.iterVar] : [e.iterVar, e.iterVar2];
-          go(e.iterRange);
-          go(e.accuInit);
-          loops++;
-          go(e.loopCondition, [...iter, e.accuVar]);
-          go(e.loopStep, [...iter, e.accuVar]);
-          loops--;
-          go(e.result, [e.accuVar]);
-          break;
-        }
-        case "bind":
-          go(e.init);
-          go(e.body, [e.name]);
-          break;
-        default:
-          break;
+      for (const c of children(e)) {
+        scopes.push(c.binds);
+        if (c.perElement) loops++;
+        go(c.expr);
+        if (c.perElement) loops--;
+        scopes.pop();
       }
-      if (names.length > 0) scopes.pop();
     };
     go(root);
   }

@@ -13,7 +13,15 @@ import { dirname, join } from "node:path";
 import type { Expr as PbExpr, ParsedExpr } from "@bufbuild/cel-spec/cel/expr/syntax_pb.js";
 import type { CelValue } from "./values.ts";
 import { UInt } from "./values.ts";
-import type { CallNode, ComprehensionNode, Expr, MapEntry, ParsedExpression, StructField } from "./ast.ts";
+import {
+  type CallNode,
+  type ComprehensionNode,
+  children,
+  type Expr,
+  type MapEntry,
+  type ParsedExpression,
+  type StructField,
+} from "./ast.ts";
 
 export class CelSyntaxError extends Error {
   constructor(
@@ -542,44 +550,14 @@ const BINARY_OPERATOR = /^_[^_]+_$/;
  */
 function pointAtOperators(e: Expr, text: string, offsets: Map<number, number>): void {
   const walk = (x: Expr): void => {
-    switch (x.kind) {
-      case "call": {
-        if (!x.target && BINARY_OPERATOR.test(x.fn) && x.fn !== "_[_]" && x.fn !== "_[?_]") {
-          let at = offsets.get(x.id);
-          if (at !== undefined) {
-            while (at < text.length && /\s/.test(text[at] as string)) at++;
-            offsets.set(x.id, at);
-          }
-        }
-        if (x.target) walk(x.target);
-        for (const a of x.args) walk(a);
-        break;
+    if (x.kind === "call" && !x.target && BINARY_OPERATOR.test(x.fn) && x.fn !== "_[_]" && x.fn !== "_[?_]") {
+      let at = offsets.get(x.id);
+      if (at !== undefined) {
+        while (at < text.length && /\s/.test(text[at] as string)) at++;
+        offsets.set(x.id, at);
       }
-      case "select":
-        walk(x.operand);
-        break;
-      case "list":
-        for (const el of x.elements) walk(el);
-        break;
-      case "map":
-        for (const en of x.entries) {
-          walk(en.key);
-          walk(en.value);
-        }
-        break;
-      case "struct":
-        for (const fl of x.fields) walk(fl.value);
-        break;
-      case "comprehension":
-        for (const part of [x.iterRange, x.accuInit, x.loopCondition, x.loopStep, x.result]) walk(part);
-        break;
-      case "bind":
-        walk(x.init);
-        walk(x.body);
-        break;
-      default:
-        break;
     }
+    for (const c of children(x)) walk(c.expr);
   };
   walk(e);
 }
