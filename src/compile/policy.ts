@@ -18,6 +18,7 @@ import type { Diagnostic } from "../errors.ts";
 import type {
   FailurePolicy,
   MutatingPolicy,
+  Mutation,
   ParsedBinding,
   ParsedPolicy,
   PatchType,
@@ -104,6 +105,11 @@ export interface CompileOptions {
   readonly shareSubexpressions?: boolean;
 }
 
+/** A mutation's expression: its JSONPatch's or its ApplyConfiguration's, as its patchType says. */
+function mutationSource(m: Mutation): string {
+  return (m.patchType === "JSONPatch" ? m.jsonPatch?.expression : m.applyConfiguration?.expression) ?? "";
+}
+
 /** Every CEL expression of a policy, in the order the policy lists them. */
 function expressionSources(policy: ParsedPolicy): string[] {
   const out = [
@@ -117,10 +123,7 @@ function expressionSources(policy: ParsedPolicy): string[] {
     }
     for (const a of policy.auditAnnotations) out.push(a.valueExpression);
   } else {
-    for (const m of policy.mutations) {
-      const source = m.patchType === "JSONPatch" ? m.jsonPatch?.expression : m.applyConfiguration?.expression;
-      if (source !== undefined) out.push(source);
-    }
+    for (const m of policy.mutations) out.push(mutationSource(m));
   }
   return out;
 }
@@ -303,13 +306,12 @@ export function compilePolicy(policy: ParsedPolicy, options: CompileOptions = {}
   const mutations = policy.mutations.map((m, i) => {
     const isPatch = m.patchType === "JSONPatch";
     const field = isPatch ? "jsonPatch" : "applyConfiguration";
-    const source = (isPatch ? m.jsonPatch?.expression : m.applyConfiguration?.expression) ?? "";
     return {
       index: i,
       patchType: m.patchType,
       expression: c.expr(
         `spec.mutations[${i}].${field}.expression`,
-        source,
+        mutationSource(m),
         names,
         isPatch ? "list" : "Object",
         true,
