@@ -32,6 +32,8 @@ export class Gen {
   private readonly constants: unknown[] = [];
   private temps = 0;
   private labels = 0;
+  /** Whether the code reads JSON input the quick way, valid only when the activation promises JSON. */
+  assumesJson = false;
 
   /** A fresh variable (declared once, at the top of the function). */
   temp(): string {

@@ -17,6 +17,18 @@ export const ADMISSION_VARIABLES = {
   "authorizer.requestResource": "kubernetes.authorization.ResourceCheck",
 } as const satisfies Record<string, TypeTag>;
 
+/**
+ * The admission variables whose values are JSON when an activation says so (compile.ts
+ * Activation.json): the objects of the request, its parameters and its namespace.
+ */
+export const JSON_VARIABLES: ReadonlySet<string> = new Set([
+  "object",
+  "oldObject",
+  "request",
+  "params",
+  "namespaceObject",
+]);
+
 /** Features that are not part of the API server's admission environment; off unless asked for. */
 export interface CelExtras {
   /** `cel.bind(name, init, body)`. */

@@ -573,6 +573,12 @@ function matchConditions(
 class PolicyActivation implements Activation {
   /** Shared subexpressions' values (cel/shared.ts), for this evaluation's expressions only. */
   readonly memo = new Map<number, MemoEntry>();
+  /**
+   * The request's objects are JSON as the webhook's JSON.parse or the CLI's YAML made them, a
+   * mutated object is toJson's output (mutate.ts), `request` is built of the decoded request's
+   * parts (requestValue), and params and namespaces are loaded resources.
+   */
+  readonly json = true;
   constructor(
     readonly values: Readonly<Record<string, CelValue>>,
     private readonly resolver: () => VariableResolver,

@@ -19,6 +19,7 @@ import {
   toCel,
 } from "../../../src/cel/index.ts";
 import { canonOurs } from "../../helpers/differential.ts";
+import { Optional } from "../../../src/cel/values.ts";
 import { generateExpressions, generatorBindings } from "../../helpers/expr-gen.ts";
 
 const before = setCodegenMode("never");
@@ -167,16 +168,26 @@ const EXPRESSIONS = [
   "'x' in object.spec.replicas",
   "object.spec.replicas in object.metadata.labels",
   "[{'a': 1}.transformMap(k, v, v * 2), {}.transformMapEntry(k, v, {k: v}), {'a': 1}.transformMapEntry(k, v, {k + k: v})]",
+  // Values that stay JSON through lists, loops, binds, conditionals and defaults (Compiled.plain).
+  "(object.spec.containers + object.spec.?initContainers.orValue([])).all(c, has(c.securityContext) || c.name == 'x')",
+  "(object.spec.replicas > 1 ? object.spec.containers : object.spec.volumes).map(x, x.name + ':' + x.?image.orValue('-'))",
+  "cel.bind(cs, object.spec.containers + [], cs.exists(c, c.?securityContext.?capabilities.?add.orValue([]).exists(a, a == 'NET_ADMIN')))",
+  "[object.spec.containers.all(i, c, c.name.size() > i), object.metadata.labels.all(k, v, v == 'web' && k.size() > 0)]",
+  "[object.spec, object.metadata].exists(x, has(x.name)) && [object.spec, 'a'].exists(x, x.replicas == 3)",
+  "[has(object.metadata.constructor), object.metadata.?toString.orValue('none'), object.spec.volumes.map(v, v.?hostPath.path.orValue(''))]",
+  "object.spec.?securityContext.orValue({'runAsNonRoot': false}).runAsNonRoot",
+  "object.spec.?nothing.orValue({'runAsNonRoot': 2.0}).runAsNonRoot",
 ];
 
 type Outcome =
   | { readonly value: string; readonly cost: number }
   | { readonly error: string; readonly offset?: number | undefined; readonly cost: number };
 
-function runTwice(p: Program, object: CelValue): Outcome[] {
+/** Two runs; with `json`, the activation promises JSON input (generated code reads it the quick way). */
+function runTwice(p: Program, object: CelValue, json = false): Outcome[] {
   return [0, 1].map(() => {
     const st = new EvalState(1_000_000, Date.now() + 10_000);
-    const r = run(p, { values: { object } }, st);
+    const r = run(p, json ? { values: { object }, json } : { values: { object } }, st);
     return r.ok
       ? { value: canonOurs(r.value), cost: r.cost }
       : { error: r.error.message, offset: r.error.offset, cost: r.cost };
@@ -195,13 +206,43 @@ test("generated code gives the closures' value or error, at the same cost and po
       setCodegenMode("always");
       const gen = compile(`${source}  `, ENV);
       assert.ok(gen.ok);
-      const got = runTwice(gen.program, object);
-      assert.deepEqual(got, expected, source);
+      assert.deepEqual(runTwice(gen.program, object, true), expected, `${source} (JSON input)`);
+      assert.deepEqual(runTwice(gen.program, object), expected, source);
       if (gen.program.generated()) generated++;
     }
   }
   // Every expression here is made of emitted nodes or calls: all of them must have switched.
   assert.equal(generated, EXPRESSIONS.length * 2);
+});
+
+test("without the promise of JSON input, generated code leaves the admission variables to the closures", () => {
+  // Values no JSON holds: a map the evaluator built keeps a double 2.0 a double, which reading it
+  // as JSON would make an int; an Optional is unwrapped by `.?`, which a JSON value never needs.
+  setCodegenMode("never");
+  const built = compile("{'a': 2.0, 'b': [{'c': 1.0}]}", ENV);
+  assert.ok(built.ok);
+  const made = run(built.program, { values: {} }, new EvalState(1_000_000, Date.now() + 10_000));
+  assert.ok(made.ok);
+  const cases: [string, CelValue][] = [
+    ["type(object.a) == double && object.b.all(x, type(x.c) == double)", made.value],
+    ["object.?a.orValue(0) == 2.0 && has(object.b)", made.value],
+    ["cel.bind(m, object, m.b[0].c) == 1.0", made.value],
+    ["object.?a.orValue(0) == 1", Optional.of(toCel({ a: 1 }))],
+  ];
+  for (const [source, object] of cases) {
+    const [closures, generated] = (["never", "always"] as const).map((mode) => {
+      setCodegenMode(mode);
+      const c = compile(`${source}${mode === "never" ? " " : "  "}`, ENV);
+      if (!c.ok) assert.fail(`${source}: ${c.problems.map((p) => p.rendered).join("\n")}`);
+      return runTwice(c.program, object);
+    });
+    assert.deepEqual(generated, closures, source);
+    assert.deepEqual(
+      closures?.map((o) => ("value" in o ? o.value : o.error)),
+      [canonOurs(true), canonOurs(true)],
+      source,
+    );
+  }
 });
 
 test("a cost limit stops generated code where it stops the closures", () => {

@@ -135,11 +135,16 @@ const BUILT_VALUES = [
 
 type Outcome = { readonly value: string } | { readonly error: string };
 
+/** The outcome with and without the activation's promise of JSON input, which must agree. */
 function evalWith(source: string, object: CelValue): Outcome {
   const c = compile(source, ENV);
   if (!c.ok) assert.fail(`${source}: ${c.problems.map((p) => p.rendered).join("\n")}`);
-  const r = run(c.program, { values: { object } }, new EvalState(1_000_000, Date.now() + 10_000));
-  return r.ok ? { value: canonOurs(r.value) } : { error: r.error.message };
+  const [promised, plain] = [true, false].map((json) => {
+    const r = run(c.program, { values: { object }, json }, new EvalState(1_000_000, Date.now() + 10_000));
+    return r.ok ? { value: canonOurs(r.value) } : { error: r.error.message };
+  });
+  assert.deepEqual(promised, plain, `${source}: with and without the promise of JSON input`);
+  return promised as Outcome;
 }
 
 test("JSON input read lazily gives what the eager toCel conversion gives, expression by expression", () => {
