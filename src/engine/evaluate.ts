@@ -654,17 +654,18 @@ export function validate(
         for (const v of policy.validations) {
           const r = runExpr(ev, v.expression, act);
           const failed = r.ok && r.value !== true;
-          step(
-            ev,
-            "validation",
-            String(v.index),
-            v.expression,
-            r,
-            // Only when explaining: which element and field made it false (re-evaluates its parts).
-            ev.explain && r.ok && r.value === false && v.expression.program && v.expression.env
-              ? explainFalse(v.expression.program.parsed, v.expression.env, act)
-              : undefined,
-          );
+          if (ev.recording)
+            step(
+              ev,
+              "validation",
+              String(v.index),
+              v.expression,
+              r,
+              // Only when explaining: which element and field made it false (re-evaluates its parts).
+              ev.explain && r.ok && r.value === false && v.expression.program && v.expression.env
+                ? explainFalse(v.expression.program.parsed, v.expression.env, act)
+                : undefined,
+            );
           if (!r.ok) {
             errored ??= { kind: r.kind, message: r.message };
             if (policy.failurePolicy === "Fail") {
