@@ -49,6 +49,8 @@ const POD = {
       { name: "data", emptyDir: {} },
       { name: "host", hostPath: { path: "/" } },
     ],
+    nums: [1, 2.5, null, 3],
+    matrix: [[1, 2.5], [3], []],
   },
 };
 
@@ -177,6 +179,11 @@ const EXPRESSIONS = [
   "[has(object.metadata.constructor), object.metadata.?toString.orValue('none'), object.spec.volumes.map(v, v.?hostPath.path.orValue(''))]",
   "object.spec.?securityContext.orValue({'runAsNonRoot': false}).runAsNonRoot",
   "object.spec.?nothing.orValue({'runAsNonRoot': 2.0}).runAsNonRoot",
+  // A JSON array a loop ranges over is converted element by element (Compiled.emitList).
+  "[object.spec.nums.map(n, type(n)), object.spec.?nums.orValue([]).filter(n, n != null), object.spec.nums.all(i, n, i >= 0)]",
+  "object.spec.matrix.map(r, r.map(x, type(x))) + object.spec.?matrix.orValue([]).map(r, r.size())",
+  "object.spec.?nothing.orValue([2.0, [1.5]]).all(x, type(x) == double || type(x) == list)",
+  "object.spec.?nums.orValue([]).exists(n, n / 0 > 1) || object.spec.nums.exists(n, type(n) == double)",
 ];
 
 type Outcome =
