@@ -154,7 +154,8 @@ function podMajorOurs(f: Fixture, converted: boolean): number {
   const programs = f.programs;
   for (let p = 0; p < f.pods.length; p++) {
     const object = (converted ? f.celPods[p] : f.pods[p]) as CelValue;
-    const act = { values: { object } };
+    // JSON Pods, parsed or toCel'd: the promise the engine's activations make (Activation.json).
+    const act = { values: { object }, json: true };
     const state = newState();
     for (const prog of programs) {
       const r = run(prog, act, state);
@@ -204,7 +205,7 @@ function ruleMajorOurs(f: Fixture, i: number, n: number): number {
   const state = newState();
   state.costLimit = Number.MAX_SAFE_INTEGER;
   return chunked(n, (p) => {
-    const r = run(prog, { values: { object: pods[p] as unknown as CelValue } }, state);
+    const r = run(prog, { values: { object: pods[p] as unknown as CelValue }, json: true }, state);
     return r.ok && r.value === true;
   });
 }

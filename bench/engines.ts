@@ -37,7 +37,8 @@ export function newState(): EvalState {
 
 /** One evaluation through the public `run`: the boolean, or a description of what else came back. */
 export function evalOurs(program: Program, object: CelValue, state: EvalState): boolean | string {
-  const r = run(program, { values: { object } }, state);
+  // The corpus is JSON (parsed, or toCel'd), as the engine's activations promise (Activation.json).
+  const r = run(program, { values: { object }, json: true }, state);
   if (!r.ok) return `error: ${r.error.message}`;
   return typeof r.value === "boolean" ? r.value : `non-bool: ${String(r.value)}`;
 }
