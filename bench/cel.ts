@@ -21,7 +21,7 @@
  */
 import { celEnv, parse, plan } from "@bufbuild/cel";
 import { type CelValue, compile, type Program, run, toCel } from "../src/cel/index.ts";
-import { isMain, type PartReport, type SummaryRow } from "./common.ts";
+import { GateError, isMain, type PartReport, type SummaryRow } from "./common.ts";
 import { generatePods, meanJsonSize, type Pod } from "./corpus.ts";
 import {
   ADMISSION_ENV,
@@ -85,7 +85,7 @@ export interface CelBenchReport {
   readonly elapsedMs: number;
 }
 
-export class DisagreementError extends Error {}
+export class DisagreementError extends GateError {}
 
 /** Every (rule, Pod) pair through all three evaluators; a list of the disagreements (empty: all agree). */
 export function findDisagreements(
@@ -261,6 +261,12 @@ export function runCelBench(options: Partial<CelBenchOptions> = {}): CelBenchRep
       `${disagreements.length} (rule, Pod) pairs disagree; first ones:\n  ${shown}`,
     );
   }
+
+  // The rules ran often enough above to switch to generated code; timing their closures instead
+  // (as this part once did, unnoticed, when its activations lacked the JSON promise) is a gate.
+  const onClosures = rules.filter((_, i) => !(programs[i] as Program).generated({ json: true }));
+  if (onClosures.length > 0)
+    throw new GateError(`rules not running as generated code: ${onClosures.map((r) => r.name).join(", ")}`);
 
   const f: Fixture = { pods, celPods: pods.map((p) => toCel(p)), rules, programs, bufs };
   const allowedPerRule = rules.map((r) => pods.filter((p) => r.js(p)).length);
@@ -478,8 +484,9 @@ export function celPart(argv: readonly string[]): PartReport {
     console.log(formatCelReport(r));
     return { part: "cel", rows: celSummary(r), gateFailures: [] };
   } catch (e) {
-    if (e instanceof DisagreementError) {
-      console.error(`evaluators disagree, no timing reported:\n${e.message}`);
+    if (e instanceof GateError) {
+      const what = e instanceof DisagreementError ? "evaluators disagree" : "a gate failed";
+      console.error(`${what}, no timing reported:\n${e.message}`);
       return { part: "cel", rows: [], gateFailures: [`cel: ${e.message}`] };
     }
     throw e;

@@ -134,10 +134,11 @@ export interface CompileProblem {
 export interface Program {
   readonly parsed: ParsedExpression;
   /**
-   * Whether the program now runs as generated code (codegen.ts) rather than closures: for every
-   * activation, or only for those that promise JSON input (Activation.json) when its code relies on it.
+   * Whether the program now runs as generated code (codegen.ts) rather than closures; given an
+   * activation, whether a run with it does: generated code that relies on Activation.json leaves an
+   * activation without that promise to the closures.
    */
-  generated(): boolean;
+  generated(act?: Pick<Activation, "json">): boolean;
   /** The statically known result type, or `dyn`. */
   readonly type: TypeTag;
   /** Top-level variables the expression reads (so callers convert only those inputs). */
@@ -216,7 +217,7 @@ export function compileParsed(
       const frame: Frame = { act, slots: nslots ? new Array<CelValue>(nslots) : [], st };
       return needsJson && act.json !== true ? root.ev(frame) : ev(frame);
     },
-    generated: () => ev !== root.ev,
+    generated: (act) => ev !== root.ev && (act === undefined || !needsJson || act.json === true),
   };
   return { program, problems: c.problems };
 }

@@ -241,7 +241,12 @@ test("without the promise of JSON input, generated code leaves the admission var
       setCodegenMode(mode);
       const c = compile(`${source}${mode === "never" ? " " : "  "}`, ENV);
       if (!c.ok) assert.fail(`${source}: ${c.problems.map((p) => p.rendered).join("\n")}`);
-      return runTwice(c.program, object);
+      const outcomes = runTwice(c.program, object);
+      // Generated, but only for an activation that promises JSON: this one ran the closures.
+      const expected = mode === "always" ? [true, true, false] : [false, false, false];
+      const got = [c.program.generated(), c.program.generated({ json: true }), c.program.generated({})];
+      assert.deepEqual(got, expected, `${source}: generated(), with and without the promise`);
+      return outcomes;
     });
     assert.deepEqual(generated, closures, source);
     assert.deepEqual(
