@@ -228,7 +228,7 @@ function runExpr(ev: Evaluation, expr: CompiledExpression, act: Activation): Exp
 function runStep(
   ev: Evaluation,
   stage: TraceStep["stage"],
-  name: string,
+  name: string | number,
   expr: CompiledExpression,
   act: Activation,
 ): ExprOutcome {
@@ -243,13 +243,14 @@ type MutableStep = { -readonly [K in keyof TraceStep]: TraceStep[K] };
 function step(
   ev: Evaluation,
   stage: TraceStep["stage"],
-  name: string,
+  name: string | number,
   expr: CompiledExpression,
   r: ExprOutcome,
   because?: readonly string[],
 ): void {
   if (!ev.recording) return;
-  const s: MutableStep = { stage, name, expression: expr.source, cost: r.cost };
+  // A number (an index) becomes the step's name only here, when a step is kept.
+  const s: MutableStep = { stage, name: String(name), expression: expr.source, cost: r.cost };
   if (!r.ok) s.error = r.message;
   else if (ev.explain) s.value = toJson(r.value);
   if (because) s.because = because;
@@ -658,7 +659,7 @@ export function validate(
             step(
               ev,
               "validation",
-              String(v.index),
+              v.index,
               v.expression,
               r,
               // Only when explaining: which element and field made it false (re-evaluates its parts).
@@ -780,7 +781,7 @@ export function mutate(
         const mutations = policy.mutations;
         for (let i = 0; i < mutations.length; i++) {
           const m = mutations[i] as (typeof mutations)[number];
-          const r = runStep(ev, "mutation", String(m.index), m.expression, current);
+          const r = runStep(ev, "mutation", m.index, m.expression, current);
           // An error ends the policy; what its earlier mutations did stays, as in the API server,
           // where each patch is applied to the versioned object as it comes.
           if (!r.ok) {
