@@ -577,7 +577,9 @@ class PolicyActivation implements Activation {
   /**
    * The request's objects are JSON as the webhook's JSON.parse or the CLI's YAML made them, a
    * mutated object is toJson's output (mutate.ts), `request` is built of the decoded request's
-   * parts (requestValue), and params and namespaces are loaded resources.
+   * parts (requestValue), and params and namespaces are loaded resources. One gap: a document
+   * that declares `%YAML 1.1` gets that schema's timestamps, binaries and sets (Date, Buffer, Set),
+   * which are not JSON; the loaders pass them through as they are.
    */
   readonly json = true;
   constructor(
