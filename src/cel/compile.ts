@@ -350,27 +350,30 @@ function emitJsonHas(v: string, field: string): string {
  * `v` is neither, for the caller's else branch.
  */
 function emitJsonRead(v: string, field: string, out: string): string {
-  const key = JSON.stringify(field);
   // A built map ({'path': p, 'c': c}, as policies make per container) holds CEL values already, and
   // never undefined; without this branch its reads took selectField's prototype lookups.
-  const readBuilt =
-    field in Object.prototype
-      ? `${out} = hasOwn(${v}, ${key}) ? ${v}[${key}] : undefined;`
-      : `${out} = ${v}[${key}];`;
-  return `if (${emitIsJsonMap(v)}) { ${emitMemberRead(v, field, out)} } else if (${emitHasConstructor(v, "BuiltMap")}) { ${readBuilt} }`;
+  return `if (${emitIsJsonMap(v)}) { ${emitMemberRead(v, field, out, "json")} } else if (${emitHasConstructor(v, "BuiltMap")}) { ${emitMemberRead(v, field, out, "none")} }`;
 }
 
 /**
- * `out = <member field of the JSON map v, converted>`, undefined when absent (plainGet). With
- * `keepArray`, an array is left unconverted (Compiled.emitList).
+ * `out = <member field of the map v>`, undefined when absent (plainGet). `convert`: "json" turns a
+ * JSON number or array into its CEL value, "keepArray" only a number (Compiled.emitList), "none"
+ * nothing (a built map's members are CEL values already).
  */
-function emitMemberRead(v: string, field: string, out: string, keepArray = false): string {
+function emitMemberRead(
+  v: string,
+  field: string,
+  out: string,
+  convert: "json" | "keepArray" | "none",
+): string {
   const key = JSON.stringify(field);
-  const convert = `if (typeof ${out} === "number"${keepArray ? "" : ` || Array.isArray(${out})`}) ${out} = fromJson(${out});`;
+  const test =
+    convert === "json" ? `typeof ${out} === "number" || Array.isArray(${out})` : `typeof ${out} === "number"`;
+  const conversion = convert === "none" ? "" : ` if (${test}) ${out} = fromJson(${out});`;
   // Undefined, the member is absent: no second look with `in`.
   return field in Object.prototype
-    ? `${out} = hasOwn(${v}, ${key}) ? ${v}[${key}] : undefined; ${convert}`
-    : `${out} = ${v}[${key}]; ${convert}`;
+    ? `${out} = hasOwn(${v}, ${key}) ? ${v}[${key}] : undefined;${conversion}`
+    : `${out} = ${v}[${key}];${conversion}`;
 }
 
 /**
@@ -384,7 +387,7 @@ function emitIsPlainMap(g: Gen, v: string): string {
 
 /** emitJsonRead for a plain value: nothing else it can be has fields to read inline. */
 function emitPlainRead(g: Gen, v: string, field: string, out: string, keepArray = false): string {
-  return `if (${emitIsPlainMap(g, v)}) { ${emitMemberRead(v, field, out, keepArray)} }`;
+  return `if (${emitIsPlainMap(g, v)}) { ${emitMemberRead(v, field, out, keepArray ? "keepArray" : "json")} }`;
 }
 
 /** A field read of `v` in generated code, as emitPlainRead or emitJsonRead writes it. */
@@ -792,7 +795,6 @@ function emitDispatch(
   return t;
 }
 
-/** What generated code reaches by name (codegen.ts builds it outside this module's scope). */
 /** What compileParsed needs to share subexpressions: their keys' ids, and the index that keys the tree. */
 export interface SharedSubexpressions {
   /** Canonical key → memo id, for the keys to share in this expression. */
@@ -844,6 +846,7 @@ function memoized(inner: Compiled, id: number): Compiled {
   };
 }
 
+/** What generated code reaches by name (codegen.ts builds it outside this module's scope). */
 const HELPERS = {
   ABSENT,
   MemoEntry,
@@ -1967,11 +1970,6 @@ class Compiler {
       emit: (g) => {
         // A JSON array straight from its map: each element is converted as the loop takes it.
         const r = rangeC.emitList ? rangeC.emitList(g) : emitValue(g, rangeC);
-        const raw = rangeC.emitList ? g.temp() : "";
-        const element = (slot: string): string =>
-          raw
-            ? `${raw} = ${r}[${i}]; if (typeof ${raw} === "number" || ${raw} === undefined || Array.isArray(${raw})) ${raw} = fromJson(${raw}); ${slot} = ${raw};`
-            : `${slot} = ${r}[${i}];`;
         // `all`/`exists`: the accumulator is a local boolean and the first error, not a slot.
         const res = pred ? g.temp() : "";
         const held = pred ? g.temp() : "";
@@ -1981,6 +1979,11 @@ class Compiler {
         const i = g.temp();
         const keys = g.temp();
         const k = g.temp();
+        const raw = rangeC.emitList ? g.temp() : "";
+        const element = (slot: string): string =>
+          raw
+            ? `${raw} = ${r}[${i}]; if (typeof ${raw} === "number" || ${raw} === undefined || Array.isArray(${raw})) ${raw} = fromJson(${raw}); ${slot} = ${raw};`
+            : `${slot} = ${r}[${i}];`;
         // One loop for lists and maps (a map's keys are listed first), so the body is written once.
         g.line(`${keys} = undefined;`);
         g.line(
