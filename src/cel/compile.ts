@@ -63,7 +63,7 @@ export interface Activation {
    * Values of shared subexpressions (shared.ts) computed so far in this activation, by id: the
    * engine gives each policy evaluation one. Without it every expression computes its own.
    */
-  readonly memo?: Map<number, MemoEntry>;
+  readonly memo?: Map<number, MemoEntry> | undefined;
   /**
    * A promise that the values of env.ts JSON_VARIABLES are JSON as JSON.parse or YAML makes it, or
    * as toCel makes of it: plain objects, arrays, strings, numbers, bigints, booleans and null, to

@@ -53,6 +53,20 @@ export interface CompiledMutation {
   readonly expression: CompiledExpression;
 }
 
+/**
+ * What evaluating a policy needs built besides `object`, `oldObject` and `params`: the request's
+ * variables its expressions name, and a memo when they share subexpressions (cel/shared.ts). The
+ * engine builds a request's other variables only for the policies that read them.
+ */
+export interface PolicyNeeds {
+  readonly request: boolean;
+  readonly namespaceObject: boolean;
+  readonly authorizer: boolean;
+  /** `authorizer.requestResource`, a variable of its own. */
+  readonly requestResource: boolean;
+  readonly memo: boolean;
+}
+
 interface CompiledCommon {
   readonly name: string;
   readonly failurePolicy: FailurePolicy;
@@ -60,6 +74,7 @@ interface CompiledCommon {
   readonly variables: readonly { readonly name: string; readonly expression: CompiledExpression }[];
   /** Position of each variable in `variables` by name, for `variables.<name>` lookups at evaluation. */
   readonly variableIndex: ReadonlyMap<string, number>;
+  readonly needs: PolicyNeeds;
   /** Compile errors of this policy; a policy with any is evaluated as an error (by failurePolicy). */
   readonly diagnostics: readonly Diagnostic[];
 }
@@ -176,6 +191,8 @@ function extrasFor(
 
 class PolicyCompiler {
   readonly diagnostics: Diagnostic[] = [];
+  /** The variables the compiled expressions read, so far. */
+  private readonly uses = new Set<string>();
   constructor(
     private readonly policy: ParsedPolicy,
     private readonly extras: CelExtras,
@@ -222,6 +239,7 @@ class PolicyCompiler {
         compileError: (r.problems[0]?.rendered ?? "").split("\n")[0] ?? "",
       };
     }
+    for (const u of r.program.uses) this.uses.add(u);
     const t = r.program.type;
     if (expect !== "any" && t !== "dyn" && !ACCEPTS[expect].includes(t)) {
       const message = `${EXPECT_TEXT[expect]}, but it evaluates to ${t}`;
@@ -233,6 +251,18 @@ class PolicyCompiler {
       return { path, source, program: undefined, compileError: `ERROR: <input>: ${message}` };
     }
     return { path, source, program: r.program, env };
+  }
+
+  /** What the policy's expressions need; call it once they are all compiled. */
+  needs(): PolicyNeeds {
+    const u = this.uses;
+    return {
+      request: u.has("request"),
+      namespaceObject: u.has("namespaceObject"),
+      authorizer: u.has("authorizer"),
+      requestResource: u.has("authorizer.requestResource"),
+      memo: this.shared.size > 0,
+    };
   }
 }
 
@@ -300,6 +330,7 @@ export function compilePolicy(policy: ParsedPolicy, options: CompileOptions = {}
       policy,
       validations,
       auditAnnotations,
+      needs: c.needs(),
       diagnostics: c.diagnostics,
     };
   }
@@ -318,7 +349,7 @@ export function compilePolicy(policy: ParsedPolicy, options: CompileOptions = {}
       ),
     };
   });
-  return { ...common, kind: policy.kind, policy, mutations, diagnostics: c.diagnostics };
+  return { ...common, kind: policy.kind, policy, mutations, needs: c.needs(), diagnostics: c.diagnostics };
 }
 
 /** Compiles a whole set: policies, then bindings joined to their policies. */

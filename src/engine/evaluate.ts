@@ -27,6 +27,7 @@ import type {
   CompiledExpression,
   CompiledPolicy,
   CompiledPolicySet,
+  PolicyNeeds,
 } from "../compile/policy.ts";
 import { isAdmissionConfigurationResource, matchesResources, PolicyIndex } from "../match/index.ts";
 import type { ValidationAction } from "../policy/types.ts";
@@ -82,12 +83,6 @@ export function reasonCode(reason: string): number {
 const MAX_MESSAGE_LENGTH = 5 * 1024;
 const MAX_AUDIT_VALUE_LENGTH = 10 * 1024;
 
-/** The request as CEL sees it in `request`, and the converted objects, built once per review. */
-export interface PreparedRequest {
-  readonly request: AdmissionRequest;
-  readonly values: Record<string, CelValue>;
-}
-
 function userInfoValue(u: AdmissionRequest["userInfo"]): Record<string, unknown> {
   const out: Record<string, unknown> = { username: u.username, groups: [...u.groups] };
   if (u.uid) out.uid = u.uid;
@@ -126,27 +121,61 @@ function requestResourceAttributes(r: AdmissionRequest): ResourceCheck["attrs"] 
   return out;
 }
 
+/**
+ * The request's variables as CEL sees them, for one review. `object` and `oldObject` are the JSON
+ * as it came (the evaluator converts what it reads, values.ts fromJson). The others are built when
+ * the first policy that reads them is evaluated (CompiledPolicy.needs), then shared by the rest.
+ * Most policies read only `object`: building every variable for them, and a memo for policies that
+ * share nothing, was half a microsecond of a 20-rule review (10.25 against 9.68 us).
+ */
+export class PreparedRequest {
+  private requestV: CelValue | undefined;
+  private namespaceV: CelValue | undefined;
+  private authorizerV: AuthorizerValue | undefined;
+  private requestResourceV: ResourceCheck | undefined;
+  constructor(
+    readonly request: AdmissionRequest,
+    private readonly ctx: EngineContext,
+  ) {}
+
+  get requestValue(): CelValue {
+    this.requestV ??= requestValue(this.request) as CelValue;
+    return this.requestV;
+  }
+  get namespaceObject(): CelValue {
+    if (this.namespaceV === undefined) {
+      const name = this.request.namespace;
+      this.namespaceV = ((name ? this.ctx.namespace(name) : undefined) ?? null) as CelValue;
+    }
+    return this.namespaceV;
+  }
+  get authorizer(): AuthorizerValue {
+    this.authorizerV ??= new AuthorizerValue(
+      this.ctx.authorizer ?? unavailableAuthorizer,
+      this.request.userInfo.username,
+      this.request.userInfo.groups,
+    );
+    return this.authorizerV;
+  }
+  get requestResource(): ResourceCheck {
+    this.requestResourceV ??= new ResourceCheck(this.authorizer, requestResourceAttributes(this.request));
+    return this.requestResourceV;
+  }
+  /** Every variable, built now: for callers that bind them all (the REPL, the differential test). */
+  allValues(): Record<string, CelValue> {
+    return {
+      object: this.request.object as CelValue,
+      oldObject: this.request.oldObject as CelValue,
+      request: this.requestValue,
+      namespaceObject: this.namespaceObject,
+      authorizer: this.authorizer,
+      "authorizer.requestResource": this.requestResource,
+    };
+  }
+}
+
 export function prepare(request: AdmissionRequest, ctx: EngineContext): PreparedRequest {
-  const ns = request.namespace ? ctx.namespace(request.namespace) : undefined;
-  const authz = new AuthorizerValue(
-    ctx.authorizer ?? unavailableAuthorizer,
-    request.userInfo.username,
-    request.userInfo.groups,
-  );
-  return {
-    request,
-    values: {
-      // JSON as it came: the evaluator converts what it reads (values.ts fromJson), so a large
-      // object costs nothing beyond the fields its policies look at. activation() copies each of
-      // these keys by name.
-      object: request.object as CelValue,
-      oldObject: request.oldObject as CelValue,
-      request: requestValue(request) as CelValue,
-      namespaceObject: (ns ?? null) as CelValue,
-      authorizer: authz,
-      "authorizer.requestResource": new ResourceCheck(authz, requestResourceAttributes(request)),
-    },
-  };
+  return new PreparedRequest(request, ctx);
 }
 
 interface Evaluation {
@@ -448,7 +477,7 @@ function subjects(
  */
 function evaluateSubject(
   subject: Subject,
-  prepared: PreparedRequest,
+  request: AdmissionRequest,
   ctx: EngineContext,
   options: EvaluateOptions,
   body: (params: CelValue, ev: Evaluation, started: number, base: ResultBase) => PolicyResult,
@@ -462,7 +491,6 @@ function evaluateSubject(
   if (binding) base.binding = binding.binding.name;
   const ev = newEvaluation(options);
   const skip = (reason: string): PolicyResult[] => [skipResult(base, reason, ev, started)];
-  const request = prepared.request;
   const nsLabels = (name: string) => {
     const ns = ctx.namespace(name);
     const labels = (ns?.metadata as { labels?: Record<string, string> } | undefined)?.labels;
@@ -572,8 +600,11 @@ function matchConditions(
  * the webhook paid several times per review.
  */
 class PolicyActivation implements Activation {
-  /** Shared subexpressions' values (cel/shared.ts), for this evaluation's expressions only. */
-  readonly memo = new Map<number, MemoEntry>();
+  /**
+   * Shared subexpressions' values (cel/shared.ts), for this evaluation's expressions only; none
+   * for a policy whose expressions share nothing.
+   */
+  readonly memo: Map<number, MemoEntry> | undefined;
   /**
    * The request's objects are JSON as the webhook's JSON.parse or the CLI's YAML made them, a
    * mutated object is toJson's output (mutate.ts), `request` is built of the decoded request's
@@ -585,7 +616,10 @@ class PolicyActivation implements Activation {
   constructor(
     readonly values: Readonly<Record<string, CelValue>>,
     private readonly resolver: () => VariableResolver,
-  ) {}
+    memo: boolean,
+  ) {
+    this.memo = memo ? new Map() : undefined;
+  }
   get variables(): VariableResolver {
     return this.resolver();
   }
@@ -593,23 +627,25 @@ class PolicyActivation implements Activation {
 
 function activation(
   prepared: PreparedRequest,
+  needs: PolicyNeeds,
   params: CelValue,
   object: CelValue | undefined,
   vars: () => VariableResolver,
 ): Activation {
-  const p = prepared.values;
-  // Every key prepare() sets, written out so each activation has the same shape.
+  // Every variable, written out so each activation has the same shape; null for those no
+  // expression of the policy reads.
   return new PolicyActivation(
     {
-      object: object === undefined ? (p.object as CelValue) : object,
-      oldObject: p.oldObject as CelValue,
-      request: p.request as CelValue,
-      namespaceObject: p.namespaceObject as CelValue,
-      authorizer: p.authorizer as CelValue,
-      "authorizer.requestResource": p["authorizer.requestResource"] as CelValue,
+      object: object === undefined ? (prepared.request.object as CelValue) : object,
+      oldObject: prepared.request.oldObject as CelValue,
+      request: needs.request ? prepared.requestValue : null,
+      namespaceObject: needs.namespaceObject ? prepared.namespaceObject : null,
+      authorizer: needs.authorizer ? prepared.authorizer : null,
+      "authorizer.requestResource": needs.requestResource ? prepared.requestResource : null,
       params,
     },
     vars,
+    needs.memo,
   );
 }
 
@@ -645,9 +681,9 @@ export function validate(
     const policy = subject.policy;
     if (policy.kind !== "ValidatingAdmissionPolicy") continue;
     results.push(
-      ...evaluateSubject(subject, prepared, ctx, options, (params, ev, started, base) => {
+      ...evaluateSubject(subject, request, ctx, options, (params, ev, started, base) => {
         let resolver: VariableResolver | undefined;
-        const act = activation(prepared, params, undefined, () => resolver as VariableResolver);
+        const act = activation(prepared, policy.needs, params, undefined, () => resolver as VariableResolver);
         resolver = new LazyVariables(policy, ev, () => act);
         const gated = gateOnMatchConditions(subject, ev, started, base, act);
         if (gated) return gated;
@@ -769,12 +805,12 @@ export function mutate(
     let changed = false;
     // The request as this policy sees it: copied (a spread of every field) only once a mutation changed the object.
     const seen = working === request.object ? request : { ...request, object: working };
-    const view: PreparedRequest = { request: seen, values: prepared.values };
     results.push(
-      ...evaluateSubject(subject, view, ctx, options, (params, ev, started, base) => {
+      ...evaluateSubject(subject, seen, ctx, options, (params, ev, started, base) => {
         let resolver: VariableResolver | undefined;
         let object = objectValue();
-        const act = () => activation(prepared, params, object, () => resolver as VariableResolver);
+        const act = () =>
+          activation(prepared, policy.needs, params, object, () => resolver as VariableResolver);
         let current = act();
         resolver = new LazyVariables(policy, ev, () => current);
         const gated = gateOnMatchConditions(subject, ev, started, base, current);

@@ -381,7 +381,7 @@ export class ReplSession {
   private values(): Record<string, CelValue> {
     const request = this.admissionRequest();
     const base: Record<string, CelValue> = request
-      ? { ...prepare(request, this.engineContext()).values }
+      ? prepare(request, this.engineContext()).allValues()
       : {
           object: toCel(this.object?.value ?? null),
           oldObject: toCel(this.oldObject?.value ?? null),

@@ -460,7 +460,7 @@ async function policyCases(d: Differ): Promise<PolicyCase[]> {
         params: paramLookup(resources),
       };
       const prepared = prepare(request, ctx);
-      const { object: o, oldObject: old, request: req, namespaceObject } = prepared.values;
+      const { object: o, oldObject: old, request: req, namespaceObject } = prepared.allValues();
       const base = {
         object: o ?? null,
         oldObject: old ?? null,

@@ -1337,3 +1337,50 @@ test("trace: off, the decision and cost are the same and no step is recorded; ex
     ],
   );
 });
+
+// ---- the request's variables, built for the policies that read them ---------------------------
+
+test("each request variable reaches the one expression of its policy that reads it, wherever that stands", () => {
+  // The engine builds `request`, `namespaceObject` and the authorizer only for policies whose
+  // expressions read them (CompiledPolicy.needs). Each policy here reads one of them in one place
+  // only, so a place the compiler failed to count would see null and give another answer.
+  const text = yamlDocs(
+    vap("in-variable", {
+      variables: [{ name: "user", expression: "request.userInfo.username" }],
+      validations: [{ expression: "variables.user == 'bob'", message: "variable saw the user" }],
+    }),
+    vapBinding("b1", "in-variable"),
+    vap("in-match-condition", {
+      matchConditions: [{ name: "ns", expression: "namespaceObject.metadata.name == 'default'" }],
+      validations: [{ expression: "false", message: "match condition saw the namespace" }],
+    }),
+    vapBinding("b2", "in-match-condition"),
+    vap("in-message", {
+      validations: [{ expression: "false", messageExpression: "'user ' + request.userInfo.username" }],
+    }),
+    vapBinding("b3", "in-message"),
+    vap("in-audit-annotation", {
+      validations: [{ expression: "true" }],
+      auditAnnotations: [{ key: "op", valueExpression: "request.operation" }],
+    }),
+    vapBinding("b4", "in-audit-annotation"),
+    vap("in-authorizer", {
+      validations: [{ expression: "authorizer.requestResource.check('get').allowed()" }],
+    }),
+    vapBinding("b5", "in-authorizer"),
+    namespaceDoc("default"),
+  );
+  const d = validateText(text, pod({}, undefined, { userInfo: { username: "bob", groups: [] } }));
+  const byPolicy = new Map(d.results.map((r) => [r.policy, r]));
+  assert.equal(byPolicy.get("in-variable")?.outcome, "pass");
+  assert.equal(
+    byPolicy.get("in-match-condition")?.violations[0]?.message,
+    "match condition saw the namespace",
+  );
+  assert.equal(byPolicy.get("in-message")?.violations[0]?.message, "user bob");
+  assert.deepEqual(byPolicy.get("in-audit-annotation")?.auditAnnotations, {
+    "in-audit-annotation/op": "CREATE",
+  });
+  // No authorizer backend here: the check fails with the authorizer's own error, not a null's.
+  assert.match(byPolicy.get("in-authorizer")?.reason ?? "", /authorizer is not available/);
+});
