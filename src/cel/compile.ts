@@ -12,7 +12,8 @@ import type { CallNode, ComprehensionNode, Expr, ParsedExpression, SelectNode } 
 import { type CelEnvironment, JSON_VARIABLES } from "./env.ts";
 import { celEquals } from "./equality.ts";
 import type { CallContext, CelRegex, Overload, TypeTag } from "./library/types.ts";
-import { compileRegex } from "./regex.ts";
+import { codePointLength, matchesCost } from "./library/std.ts";
+import { compileRegex, hasSurrogate } from "./regex.ts";
 import type { SubexpressionIndex } from "./shared.ts";
 import {
   BuiltMap,
@@ -1304,13 +1305,21 @@ class Compiler {
     }
     const subjectC = args[0] as Compiled;
     const subject = subjectC.ev;
-    const cost = overload.cost as unknown as ((s: string, p: string) => number) | undefined;
+    // The member overload is priced by size (its cost is matchesCost); the global form costs 1.
+    const priced = overload.cost !== undefined;
+    const patternSize = codePointLength(pattern);
     const id = e.id;
     const test = (s: CelValue, st: EvalState): boolean => {
       try {
         if (typeof s !== "string") throw noSuchOverload("matches", [s, pattern]);
-        st.addCost(cost ? 1 + cost(s, pattern) : 1);
-        return re.test(s);
+        // One scan for surrogates serves the cost and the test: without any, the size in code
+        // points is the length, and the pattern's size is known already.
+        if (hasSurrogate(s)) {
+          st.addCost(priced ? 1 + matchesCost(codePointLength(s), patternSize) : 1);
+          return re.test(s);
+        }
+        st.addCost(priced ? 1 + matchesCost(s.length, patternSize) : 1);
+        return re.testWithoutSurrogates(s);
       } catch (err) {
         return withPosition(err, id);
       }

@@ -147,6 +147,14 @@ function isLowSurrogate(c: number): boolean {
 const OTHER_LINE_TERMINATORS = /[\r\u2028\u2029]/;
 const ANY_SURROGATE = /[\ud800-\udfff]/;
 
+/**
+ * Whether `text` holds any UTF-16 surrogate. Without one its size in code points is its length, and
+ * {@link CelRegex.testWithoutSurrogates} may answer: one scan that serves a match's cost and its test.
+ */
+export function hasSurrogate(text: string): boolean {
+  return ANY_SURROGATE.test(text);
+}
+
 interface WellFormedCheck {
   isWellFormed(): boolean;
 }
@@ -175,12 +183,18 @@ class V8Regex implements CompiledRegex {
   }
 
   test(text: string): boolean {
+    return ANY_SURROGATE.test(text) ? this.careful(text) : this.testWithoutSurrogates(text);
+  }
+
+  testWithoutSurrogates(text: string): boolean {
     // Without surrogates no match can start inside a pair, so V8's own test answers (no match
     // array, no substring): most of what this wrapper cost over a plain RegExp.
-    if (!ANY_SURROGATE.test(text) && !(this.multiline && OTHER_LINE_TERMINATORS.test(text))) {
-      this.re.lastIndex = 0;
-      return this.re.test(text);
-    }
+    if (this.multiline && OTHER_LINE_TERMINATORS.test(text)) return this.careful(text);
+    this.re.lastIndex = 0;
+    return this.re.test(text);
+  }
+
+  private careful(text: string): boolean {
     const slow = this.slow(text);
     if (slow) return slow.test(text);
     return this.matchAt(text, 0) !== undefined;
@@ -1035,6 +1049,10 @@ class Re2Regex implements CompiledRegex {
   }
 
   test(text: string): boolean {
+    return this.re2.test(text);
+  }
+
+  testWithoutSurrogates(text: string): boolean {
     return this.re2.test(text);
   }
 

@@ -104,6 +104,14 @@ function traversal(size: number): number {
 }
 
 /**
+ * cel-go's cost of the member form `s.matches(p)`, from the sizes of `s` and `p` in code points
+ * (the compiler prices a constant pattern with it too, from sizes it knows: compile.ts constantRegex).
+ */
+export function matchesCost(subject: number, pattern: number): number {
+  return traversal(1 + subject) * Math.ceil(pattern * REGEX_LENGTH) - 1;
+}
+
+/**
  * Orders strings by code point (as Go's byte-wise UTF-8 comparison does) rather than by UTF-16
  * unit: surrogates are lifted above the rest of the BMP before comparing the first difference.
  */
@@ -469,8 +477,7 @@ export const stdLibrary: Library = {
         ["string", "string"],
         "bool",
         (s: string, pattern: string, ctx: CallContext) => ctx.regex(pattern).test(s),
-        (s: string, pattern: string) =>
-          traversal(1 + codePointLength(s)) * Math.ceil(codePointLength(pattern) * REGEX_LENGTH) - 1,
+        (s: string, pattern: string) => matchesCost(codePointLength(s), codePointLength(pattern)),
       ),
     ),
 

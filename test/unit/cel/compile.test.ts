@@ -6,6 +6,7 @@ import {
   createEnvironment,
   EvalState,
   evaluate,
+  type Program,
   run,
   toCel,
   toJson,
@@ -247,4 +248,58 @@ void test("toJson renders every kind of value as documented", () => {
     value("[1u, 2.5, b'ab', duration('1h'), timestamp('2024-01-02T03:04:05Z'), null, int]", {}),
     [1, 2.5, "YWI=", "3600s", "2024-01-02T03:04:05Z", null, "int"],
   );
+});
+
+void test("a constant pattern answers and costs as the same pattern given at run time", () => {
+  // The compiler prices and tests a constant pattern from one scan of the subject for surrogates;
+  // the library's path, taken when the pattern is a value, scans for each. Both must agree on
+  // subjects with and without surrogates (a pair, a lone one) and with line terminators RE2's (?m)
+  // does not know.
+  const patterns = ["^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "(?m)^b$", ".", "\u{1F600}+", "x.y", ""];
+  const subjects = [
+    "my-app-1",
+    "a\nb",
+    "a\rb",
+    "\u{1F600}\u{1F600}x",
+    "x\u{1F600}y",
+    "\u{1F600}".repeat(20),
+    "x\ud800y",
+    "a".repeat(45),
+    "",
+  ];
+  const env = createEnvironment({ variables: { ...ADMISSION_VARIABLES } });
+  const before = setCodegenMode("never");
+  try {
+    for (const mode of ["never", "always"] as const) {
+      setCodegenMode(mode);
+      for (const pattern of patterns) {
+        const literal = JSON.stringify(pattern);
+        for (const [constant, variable] of [
+          [`object.s.matches(${literal})`, "object.s.matches(object.p)"],
+          [`matches(object.s, ${literal})`, "matches(object.s, object.p)"],
+        ] as const) {
+          const a = compile(`${constant} `, env);
+          const b = compile(`${variable} `, env);
+          // What reading the pattern costs the second form, beyond what the first pays for it.
+          const read = compile("object.p ", env);
+          if (!a.ok || !b.ok || !read.ok) assert.fail(`${constant}: did not compile`);
+          for (const s of subjects) {
+            const act = { values: { object: { s, p: pattern } }, json: true };
+            const outcome = (p: Program, less = 0) => {
+              const r = run(p, act, new EvalState(1_000_000, Date.now() + 10_000));
+              return r.ok ? { value: r.value, cost: r.cost - less } : { error: r.error.message };
+            };
+            const readCost: number = run(read.program, act, new EvalState(1_000_000, Date.now() + 10_000)).cost;
+            assert.deepEqual(
+              outcome(a.program),
+              outcome(b.program, readCost),
+              `${mode}: ${constant} on ${JSON.stringify(s)}`,
+            );
+          }
+        }
+      }
+    }
+  } finally {
+    setCodegenMode(before);
+  }
 });
