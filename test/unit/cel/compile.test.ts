@@ -289,7 +289,11 @@ void test("a constant pattern answers and costs as the same pattern given at run
               const r = run(p, act, new EvalState(1_000_000, Date.now() + 10_000));
               return r.ok ? { value: r.value, cost: r.cost - less } : { error: r.error.message };
             };
-            const readCost: number = run(read.program, act, new EvalState(1_000_000, Date.now() + 10_000)).cost;
+            const readCost: number = run(
+              read.program,
+              act,
+              new EvalState(1_000_000, Date.now() + 10_000),
+            ).cost;
             assert.deepEqual(
               outcome(a.program),
               outcome(b.program, readCost),
