@@ -32,8 +32,25 @@ export class Gen {
   private readonly constants: unknown[] = [];
   private temps = 0;
   private labels = 0;
+  /** Slots written as locals (`s<n>`), when `localSlots`. */
+  private readonly locals = new Set<number>();
   /** Whether the code reads JSON input the quick way, valid only when the activation promises JSON. */
   assumesJson = false;
+  /** Whether the code calls a closure: one that, given the frame, may read its slots. */
+  callsClosures = false;
+
+  /**
+   * @param localSlots the frame's slots (loop and bind variables) as local variables: only for code
+   *   that calls no closure (`callsClosures` after a first writing), since closures read the frame's.
+   */
+  constructor(private readonly localSlots: boolean) {}
+
+  /** Slot `n` of the frame, as an assignable expression. */
+  slot(n: number): string {
+    if (!this.localSlots) return `S[${n}]`;
+    this.locals.add(n);
+    return `s${n}`;
+  }
 
   /** A fresh variable (declared once, at the top of the function). */
   temp(): string {
@@ -57,6 +74,7 @@ export class Gen {
 
   /** Evaluates a node that has no emitter by calling its closure; returns the variable holding the value. */
   call(ev: unknown): string {
+    this.callsClosures = true;
     const t = this.temp();
     this.line(`${t} = ${this.constant(ev)}(f);`);
     return t;
@@ -67,8 +85,11 @@ export class Gen {
    * in through K (constants, closures) and H (helpers).
    */
   build<F>(rootVar: string, helpers: Helpers): GeneratedEval<F> {
-    const decl =
-      this.temps > 0 ? `let ${Array.from({ length: this.temps }, (_, i) => `t${i}`).join(", ")};` : "";
+    const vars = [
+      ...Array.from({ length: this.temps }, (_, i) => `t${i}`),
+      ...[...this.locals].map((n) => `s${n}`),
+    ];
+    const decl = vars.length > 0 ? `let ${vars.join(", ")};` : "";
     const names = Object.keys(helpers);
     const body = [
       '"use strict";',

@@ -62,6 +62,10 @@ const EXPRESSIONS = [
   "object.spec.containers.all(c, c.?securityContext.?privileged.orValue(false) == false)",
   "object.spec.containers.exists(c, c.?securityContext.?capabilities.?add.orValue([]).exists(x, x == 'NET_ADMIN'))",
   "object.spec.containers.map(c, c.name)",
+  // A map literal with a computed key has no emitter: its closure reads the loop variable from the
+  // frame, so this code must keep its slots there rather than in locals.
+  "object.spec.containers.all(c, {c.name: 1}[c.name] == 1)",
+  "object.spec.containers.map(c, cel.bind(n, c.name, {n: n}[n]))",
   "object.spec.containers.filter(c, has(c.ports)).map(c, c.ports[0].containerPort + 1)",
   "object.spec.volumes.exists_one(v, has(v.hostPath))",
   "object.spec.volumes.all(v, !has(v.hostPath)) ? 'ok' : 'host path'",
