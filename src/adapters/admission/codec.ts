@@ -52,6 +52,15 @@ function fail(path: string, problem: string): never {
   throw new DecodeFailure(`${path}: ${problem}`);
 }
 
+/**
+ * `path.field` (or `path` without a field), for a failure's message. The readers below take the
+ * two apart and join them only when they fail: joining them for every field read was half of
+ * decoding a review (about 250 ns).
+ */
+function at(path: string, field: string | undefined): string {
+  return field === undefined ? path : `${path}.${field}`;
+}
+
 function describe(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "array";
@@ -69,29 +78,30 @@ function expectObject(value: unknown, path: string): JsonObject {
 }
 
 /** `null` for absent or null, else the value, which must be an object. */
-function optionalObject(value: unknown, path: string): JsonObject | null {
+function optionalObject(value: unknown, path: string, field?: string): JsonObject | null {
   if (value === undefined || value === null) return null;
-  if (!isObject(value)) fail(path, `expected an object or null, got ${describe(value)}`);
+  if (!isObject(value)) fail(at(path, field), `expected an object or null, got ${describe(value)}`);
   return value;
 }
 
-function optionalString(value: unknown, path: string): string | undefined {
+function optionalString(value: unknown, path: string, field?: string): string | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== "string") fail(path, `expected a string, got ${describe(value)}`);
+  if (typeof value !== "string") fail(at(path, field), `expected a string, got ${describe(value)}`);
   return value;
 }
 
-function requiredString(value: unknown, path: string): string {
-  const s = optionalString(value, path);
-  if (s === undefined || s === "") fail(path, "required");
+function requiredString(value: unknown, path: string, field?: string): string {
+  const s = optionalString(value, path, field);
+  if (s === undefined || s === "") fail(at(path, field), "required");
   return s;
 }
 
-function stringList(value: unknown, path: string): readonly string[] {
+function stringList(value: unknown, path: string, field?: string): readonly string[] {
   if (value === undefined || value === null) return [];
-  if (!Array.isArray(value)) fail(path, `expected a list of strings, got ${describe(value)}`);
+  if (!Array.isArray(value)) fail(at(path, field), `expected a list of strings, got ${describe(value)}`);
   value.forEach((item, i) => {
-    if (typeof item !== "string") fail(`${path}[${i}]`, `expected a string, got ${describe(item)}`);
+    if (typeof item !== "string")
+      fail(`${at(path, field)}[${i}]`, `expected a string, got ${describe(item)}`);
   });
   return value as readonly string[];
 }
@@ -99,37 +109,37 @@ function stringList(value: unknown, path: string): readonly string[] {
 function decodeGvk(value: unknown, path: string): GroupVersionKind {
   const o = expectObject(value, path);
   return {
-    group: optionalString(o.group, `${path}.group`) ?? "",
-    version: requiredString(o.version, `${path}.version`),
-    kind: requiredString(o.kind, `${path}.kind`),
+    group: optionalString(o.group, path, "group") ?? "",
+    version: requiredString(o.version, path, "version"),
+    kind: requiredString(o.kind, path, "kind"),
   };
 }
 
 function decodeGvr(value: unknown, path: string): GroupVersionResource {
   const o = expectObject(value, path);
   return {
-    group: optionalString(o.group, `${path}.group`) ?? "",
-    version: requiredString(o.version, `${path}.version`),
-    resource: requiredString(o.resource, `${path}.resource`),
+    group: optionalString(o.group, path, "group") ?? "",
+    version: requiredString(o.version, path, "version"),
+    resource: requiredString(o.resource, path, "resource"),
   };
 }
 
 function decodeUserInfo(value: unknown, path: string): UserInfo {
   if (value === undefined || value === null) return { username: "", groups: [] };
   const o = expectObject(value, path);
-  const uid = optionalString(o.uid, `${path}.uid`);
+  const uid = optionalString(o.uid, path, "uid");
   let extra: Record<string, readonly string[]> | undefined;
-  const rawExtra = optionalObject(o.extra, `${path}.extra`);
+  const rawExtra = optionalObject(o.extra, path, "extra");
   if (rawExtra !== null) {
     extra = {};
     for (const [k, v] of Object.entries(rawExtra))
       setMember(extra, k, stringList(v, `${path}.extra[${JSON.stringify(k)}]`));
   }
-  const username = optionalString(o.username, `${path}.username`) ?? "";
+  const username = optionalString(o.username, path, "username") ?? "";
   // Key by key: conditional spreads are slow to build in V8, and this runs once per review.
   const user: { -readonly [K in keyof UserInfo]: UserInfo[K] } = {
     username,
-    groups: stringList(o.groups, `${path}.groups`),
+    groups: stringList(o.groups, path, "groups"),
   };
   if (uid !== undefined) user.uid = uid;
   if (extra !== undefined) user.extra = extra;

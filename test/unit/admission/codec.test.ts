@@ -102,6 +102,32 @@ const badInputs: ReadonlyArray<readonly [string, unknown, string]> = [
     review({}, { requestKind: { version: "v1" } }),
     "request.requestKind.kind: required",
   ],
+  // Every field of the nested objects names its own path (they are joined only on failure).
+  [
+    "kind.version missing",
+    review({}, { kind: { group: "", kind: "Pod" } }),
+    "request.kind.version: required",
+  ],
+  [
+    "resource.version empty",
+    review({}, { resource: { group: "", version: "", resource: "pods" } }),
+    "request.resource.version: required",
+  ],
+  [
+    "requestResource.group a boolean",
+    review({}, { requestResource: { group: true, version: "v1", resource: "pods" } }),
+    "request.requestResource.group: expected a string, got boolean",
+  ],
+  [
+    "userInfo.uid a number",
+    review({}, { userInfo: { username: "a", uid: 1 } }),
+    "request.userInfo.uid: expected a string, got number",
+  ],
+  [
+    "userInfo.extra a list",
+    review({}, { userInfo: { username: "a", extra: [] } }),
+    "request.userInfo.extra: expected an object or null, got array",
+  ],
   [
     "subResource a number",
     review({}, { subResource: 1 }),
