@@ -242,7 +242,8 @@ function generate(
     let g = new Gen(false);
     let v = root.emit(g);
     // Code that calls no closure is the only reader of its slots: written again with locals for
-    // them, V8 keeps loop variables in registers (a fifth of a short loop's time went to the array).
+    // them, V8 keeps loop variables in registers instead of storing each into the frame's array
+    // (the 20 benchmark rules' review: 9.69 to 9.50 us).
     const localSlots = !g.callsClosures;
     if (localSlots) {
       g = new Gen(true);
