@@ -61,10 +61,11 @@ export interface Activation {
   readonly values: Readonly<Record<string, CelValue>>;
   readonly variables?: VariableResolver;
   /**
-   * Values of shared subexpressions (shared.ts) computed so far in this activation, by id: the
-   * engine gives each policy evaluation one. Without it every expression computes its own.
+   * Values of shared subexpressions (shared.ts) computed so far in this activation, at their places
+   * (SharedKeys): the engine gives each policy evaluation one, as long as the policy's shared keys.
+   * Without it every expression computes its own.
    */
-  readonly memo?: Map<number, MemoEntry> | undefined;
+  readonly memo?: (MemoEntry | undefined)[] | undefined;
   /**
    * A promise that the values of env.ts JSON_VARIABLES are JSON as JSON.parse or YAML makes it, or
    * as toCel makes of it: plain objects, arrays, strings, numbers, bigints, booleans and null, to
@@ -836,14 +837,14 @@ function memoized(inner: Compiled, id: number): Compiled {
       const memo = f.act.memo;
       if (memo === undefined) return compute(f);
       const st = f.st;
-      const hit = memo.get(id);
+      const hit = memo[id];
       if (hit !== undefined && st.cost + hit.cost <= st.costLimit) {
         st.cost += hit.cost;
         return hit.value;
       }
       const before = st.cost;
       const v = compute(f);
-      if (hit === undefined) memo.set(id, new MemoEntry(v, st.cost - before));
+      if (hit === undefined) memo[id] = new MemoEntry(v, st.cost - before);
       return v;
     },
     emit: (g) => {
@@ -851,14 +852,14 @@ function memoized(inner: Compiled, id: number): Compiled {
       const hit = g.temp();
       const before = g.temp();
       const out = g.temp();
-      g.line(`${memo} = f.act.memo; ${hit} = ${memo} === undefined ? undefined : ${memo}.get(${id});`);
+      g.line(`${memo} = f.act.memo; ${hit} = ${memo} === undefined ? undefined : ${memo}[${id}];`);
       g.line(
         `if (${hit} !== undefined && st.cost + ${hit}.cost <= st.costLimit) { st.cost += ${hit}.cost; ${out} = ${hit}.value; } else {`,
       );
       g.line(`${before} = st.cost;`);
       const v = emitValue(g, inner);
       g.line(
-        `${out} = ${v}; if (${memo} !== undefined && ${hit} === undefined) ${memo}.set(${id}, new MemoEntry(${out}, st.cost - ${before})); }`,
+        `${out} = ${v}; if (${memo} !== undefined && ${hit} === undefined) ${memo}[${id}] = new MemoEntry(${out}, st.cost - ${before}); }`,
       );
       return out;
     },

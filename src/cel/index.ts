@@ -13,13 +13,14 @@ import {
 } from "./env.ts";
 import { toCel } from "./input.ts";
 import { renderError } from "./source.ts";
-import { SubexpressionIndex, sharedId, sharedKeys } from "./shared.ts";
+import { type SharedKeys, SubexpressionIndex, sharedKeys } from "./shared.ts";
 import { CelSyntaxError, parseCel } from "./syntax.ts";
 import { CelError, type CelValue, typeName } from "./values.ts";
 
 export type { Activation, Program, VariableResolver } from "./compile.ts";
 export { EvalState } from "./compile.ts";
 export type { MemoEntry } from "./compile.ts";
+export type { SharedKeys } from "./shared.ts";
 export type { CelEnvironment, CelExtras, EnvOptions } from "./env.ts";
 export { ADMISSION_VARIABLES, createEnvironment, EXTRA_NAMES } from "./env.ts";
 export { codegenModeFrom } from "./codegen.ts";
@@ -75,11 +76,12 @@ function parseCached(source: string, bind: boolean): ParsedExpression | CelSynta
  * Compiles an expression against an environment. Never throws for bad input: syntax errors,
  * undeclared references and unknown functions come back as problems, all of them at once.
  */
-export function compile(source: string, env: CelEnvironment, shared?: ReadonlySet<string>): CompileResult {
+export function compile(source: string, env: CelEnvironment, shared?: SharedKeys): CompileResult {
   const parsed = parseCached(source, env.extras.bind);
   const ids = parsed instanceof CelSyntaxError || !shared?.size ? undefined : sharedIdsIn(parsed, shared);
-  // Programs that share subexpressions are cached apart from those that do not, by their ids.
-  const key = `${env.key}\u0000${source}${ids ? `\u0000${[...ids.values()].join(",")}` : ""}`;
+  // Programs that share subexpressions are cached apart from those that do not, by which keys they
+  // share at which places: places are per policy, so the same place may hold another key elsewhere.
+  const key = `${env.key}\u0000${source}${ids ? `\u0000${[...ids].map(([k, id]) => `${id}=${k}`).join("\u0001")}` : ""}`;
   const cached = programCache.get(key);
   if (cached) return cached;
   let result: CompileResult;
@@ -117,22 +119,23 @@ export function compile(source: string, env: CelEnvironment, shared?: ReadonlySe
 const SUBEXPRESSIONS = new SubexpressionIndex();
 
 /** Memo ids of the keys in `shared` that stand in `parsed` where they can be shared; undefined if none. */
-function sharedIdsIn(parsed: ParsedExpression, shared: ReadonlySet<string>): Map<string, number> | undefined {
+function sharedIdsIn(parsed: ParsedExpression, shared: SharedKeys): Map<string, number> | undefined {
   const ids = new Map<string, number>();
   SUBEXPRESSIONS.walk(parsed.root, (e, bound) => {
     if (!SUBEXPRESSIONS.shareable(e, bound)) return;
     const k = SUBEXPRESSIONS.key(e);
-    if (shared.has(k)) ids.set(k, sharedId(k));
+    const id = shared.get(k);
+    if (id !== undefined) ids.set(k, id);
   });
   return ids.size > 0 ? ids : undefined;
 }
 
 /**
  * The subexpressions that stand in two places or more across one policy's expressions and can be
- * computed once per evaluation (shared.ts), as canonical keys for `compile`. Sources that do not
- * parse are left out (compile reports them).
+ * computed once per evaluation (shared.ts), as canonical keys with their places in the policy's
+ * memo, for `compile`. Sources that do not parse are left out (compile reports them).
  */
-export function sharedSubexpressions(sources: readonly string[], bind: boolean): ReadonlySet<string> {
+export function sharedSubexpressions(sources: readonly string[], bind: boolean): SharedKeys {
   const roots = sources
     .map((s) => parseCached(s, bind))
     .filter((p): p is ParsedExpression => !(p instanceof CelSyntaxError))

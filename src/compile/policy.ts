@@ -12,6 +12,7 @@ import {
   EXTRA_NAMES,
   type ExpressionProblem,
   type Program,
+  type SharedKeys,
   sharedSubexpressions,
 } from "../cel/index.ts";
 import type { Diagnostic } from "../errors.ts";
@@ -64,7 +65,8 @@ export interface PolicyNeeds {
   readonly authorizer: boolean;
   /** `authorizer.requestResource`, a variable of its own. */
   readonly requestResource: boolean;
-  readonly memo: boolean;
+  /** Places in the memo: how many subexpressions the policy's expressions share (0: no memo). */
+  readonly memo: number;
 }
 
 interface CompiledCommon {
@@ -197,7 +199,7 @@ class PolicyCompiler {
     private readonly policy: ParsedPolicy,
     private readonly extras: CelExtras,
     /** Canonical keys of the subexpressions this policy's expressions share. */
-    private readonly shared: ReadonlySet<string>,
+    private readonly shared: SharedKeys,
   ) {}
 
   private report(
@@ -261,7 +263,7 @@ class PolicyCompiler {
       namespaceObject: u.has("namespaceObject"),
       authorizer: u.has("authorizer"),
       requestResource: u.has("authorizer.requestResource"),
-      memo: this.shared.size > 0,
+      memo: this.shared.size,
     };
   }
 }
@@ -271,7 +273,7 @@ export function compilePolicy(policy: ParsedPolicy, options: CompileOptions = {}
   const { extras, problem } = extrasFor(policy, options.extras);
   const shared =
     options.shareSubexpressions === false
-      ? new Set<string>()
+      ? new Map<string, number>()
       : sharedSubexpressions(expressionSources(policy), extras.bind === true);
   const c = new PolicyCompiler(policy, extras, shared);
   if (problem) {

@@ -604,7 +604,7 @@ class PolicyActivation implements Activation {
    * Shared subexpressions' values (cel/shared.ts), for this evaluation's expressions only; none
    * for a policy whose expressions share nothing.
    */
-  readonly memo: Map<number, MemoEntry> | undefined;
+  readonly memo: (MemoEntry | undefined)[] | undefined;
   /**
    * The request's objects are JSON as the webhook's JSON.parse or the CLI's YAML made them, a
    * mutated object is toJson's output (mutate.ts), `request` is built of the decoded request's
@@ -616,9 +616,9 @@ class PolicyActivation implements Activation {
   constructor(
     readonly values: Readonly<Record<string, CelValue>>,
     private readonly resolver: () => VariableResolver,
-    memo: boolean,
+    memo: number,
   ) {
-    this.memo = memo ? new Map() : undefined;
+    this.memo = memo > 0 ? new Array<MemoEntry | undefined>(memo) : undefined;
   }
   get variables(): VariableResolver {
     return this.resolver();

@@ -16,7 +16,6 @@ import {
   sharedSubexpressions,
 } from "../../../src/cel/index.ts";
 import { MemoEntry } from "../../../src/cel/compile.ts";
-import { sharedId } from "../../../src/cel/shared.ts";
 
 const ENV = createEnvironment({
   variables: { ...ADMISSION_VARIABLES },
@@ -24,7 +23,7 @@ const ENV = createEnvironment({
   extras: { bind: true },
 });
 
-const shared = (...sources: string[]) => [...sharedSubexpressions(sources, true)];
+const shared = (...sources: string[]) => [...sharedSubexpressions(sources, true).keys()];
 
 const ALL = "object.spec.containers + object.spec.?initContainers.orValue([])";
 
@@ -93,7 +92,12 @@ for (const mode of ["never", "always"] as const) {
     try {
       const source = "size(object.a.filter(x, x > 1))";
       const keys = sharedSubexpressions([source, source], true);
-      const id = sharedId(outermost(source));
+      const id = keys.get(outermost(source)) as number;
+      const memoWith = (entry: MemoEntry): (MemoEntry | undefined)[] => {
+        const m = new Array<MemoEntry | undefined>(keys.size);
+        m[id] = entry;
+        return m;
+      };
       const c = compile(source, ENV, keys);
       assert.ok(c.ok);
       const object = { a: [1, 2, 3] } as CelValue;
@@ -102,13 +106,13 @@ for (const mode of ["never", "always"] as const) {
       assert.ok(plain.ok);
       assert.equal(plain.value, 2n);
       // A memo holding the value: taken from it, at the cost recorded with it.
-      const memo = new Map([[id, new MemoEntry(40n, 7)]]);
+      const memo = memoWith(new MemoEntry(40n, 7));
       const seeded = run(c.program, { values: { object }, memo }, new EvalState(1e6, Date.now() + 10_000));
       assert.ok(seeded.ok);
       assert.equal(seeded.value, 40n);
       assert.equal(seeded.cost, 7);
       // An empty memo: computed, then kept with its cost.
-      const fresh = new Map<number, MemoEntry>();
+      const fresh = new Array<MemoEntry | undefined>(keys.size);
       const first = run(
         c.program,
         { values: { object }, memo: fresh },
@@ -116,11 +120,11 @@ for (const mode of ["never", "always"] as const) {
       );
       assert.ok(first.ok);
       assert.equal(first.value, 2n);
-      assert.deepEqual(fresh.get(id), new MemoEntry(2n, plain.cost));
+      assert.deepEqual(fresh[id], new MemoEntry(2n, plain.cost));
       // A replayed cost over the limit: computed afresh, so the limit error falls where it would.
       const tight = run(
         c.program,
-        { values: { object }, memo: new Map([[id, new MemoEntry(40n, 1e6)]]) },
+        { values: { object }, memo: memoWith(new MemoEntry(40n, 1e6)) },
         new EvalState(1e6 - 1, Date.now() + 10_000),
       );
       assert.ok(tight.ok);
@@ -137,3 +141,17 @@ for (const mode of ["never", "always"] as const) {
     }
   });
 }
+
+test("a policy's shared keys take the places 0, 1, 2 ... of its memo, whatever other policies share", () => {
+  // The memo is an array as long as the policy's shared keys: each place is taken once.
+  const other = sharedSubexpressions(
+    ["size(object.b.filter(x, x > 1)) > 0", "size(object.b.filter(x, x > 1)) < 9"],
+    true,
+  );
+  const keys = sharedSubexpressions(
+    [`(${ALL}).all(c, has(c.name))`, `(${ALL}).exists(c, c.name == 'x')`],
+    true,
+  );
+  assert.deepEqual([...keys.values()].sort(), [0, 1]);
+  assert.deepEqual([...other.values()].sort(), [0, 1]);
+});

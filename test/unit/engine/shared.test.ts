@@ -142,3 +142,30 @@ test("shared values count towards the policy's budget as computed ones do, and r
   assert.equal(d.allowed, false);
   assert.match(d.status?.message ?? "", /running out of cost budget/);
 });
+
+test("two policies with one expression in common, each sharing other parts of it, keep their memos apart", () => {
+  // Memo places are per policy: in `a` the a-filter takes the first places, in `b` the b-filter.
+  // The common expression compiles once per policy; were it cached by places alone, `b` would run
+  // `a`'s copy, which keeps a-values where `b`'s other expression looks for b-values.
+  const both = "size(object.spec.a.filter(x, x > 1)) + size(object.spec.b.filter(y, y > 1)) > 0";
+  const text = yamlDocs(
+    vap("a", {
+      validations: [{ expression: both }, { expression: "size(object.spec.a.filter(x, x > 1)) == 2" }],
+    }),
+    vapBinding("ba", "a"),
+    vap("b", {
+      validations: [{ expression: both }, { expression: "size(object.spec.b.filter(y, y > 1)) == 3" }],
+    }),
+    vapBinding("bb", "b"),
+  );
+  const request = podRequest(podObject({ a: [1, 2, 3], b: [1, 2, 3, 4] }));
+  const d = validateShared(text, request, true);
+  assert.deepEqual(
+    d.results.map((r) => [r.policy, r.outcome]),
+    [
+      ["a", "pass"],
+      ["b", "pass"],
+    ],
+  );
+  assert.deepEqual(observable(d), observable(validateShared(text, request, false)));
+});
