@@ -819,7 +819,7 @@ function emitDispatch(
 
 /** What compileParsed needs to share subexpressions: their keys' ids, and the index that keys the tree. */
 export interface SharedSubexpressions {
-  /** Canonical key → memo id, for the keys to share in this expression. */
+  /** Canonical key → its place in the policy's memo, for the keys to share in this expression. */
   readonly ids: ReadonlyMap<string, number>;
   readonly index: SubexpressionIndex;
 }

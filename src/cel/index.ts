@@ -118,7 +118,7 @@ export function compile(source: string, env: CelEnvironment, shared?: SharedKeys
 
 const SUBEXPRESSIONS = new SubexpressionIndex();
 
-/** Memo ids of the keys in `shared` that stand in `parsed` where they can be shared; undefined if none. */
+/** Memo places of the keys in `shared` that stand in `parsed` where they can be shared; undefined if none. */
 function sharedIdsIn(parsed: ParsedExpression, shared: SharedKeys): Map<string, number> | undefined {
   const ids = new Map<string, number>();
   SUBEXPRESSIONS.walk(parsed.root, (e, bound) => {
