@@ -817,7 +817,7 @@ function emitDispatch(
   return t;
 }
 
-/** What compileParsed needs to share subexpressions: their keys' ids, and the index that keys the tree. */
+/** What compileParsed needs to share subexpressions: their keys' memo places, and the index that keys the tree. */
 export interface SharedSubexpressions {
   /** Canonical key → its place in the policy's memo, for the keys to share in this expression. */
   readonly ids: ReadonlyMap<string, number>;

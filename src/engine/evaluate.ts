@@ -161,18 +161,36 @@ export class PreparedRequest {
     this.requestResourceV ??= new ResourceCheck(this.authorizer, requestResourceAttributes(this.request));
     return this.requestResourceV;
   }
-  /** Every variable, built now: for callers that bind them all (the REPL, the differential test). */
-  allValues(): Record<string, CelValue> {
+  /**
+   * The variables of one policy evaluation: every one, written out so each activation has the same
+   * shape, and null for those `needs` says no expression reads. `object` is the working object
+   * when a mutation has changed it.
+   */
+  values(needs: PolicyNeeds, params: CelValue, object?: CelValue): Record<string, CelValue> {
     return {
-      object: this.request.object as CelValue,
+      object: object === undefined ? (this.request.object as CelValue) : object,
       oldObject: this.request.oldObject as CelValue,
-      request: this.requestValue,
-      namespaceObject: this.namespaceObject,
-      authorizer: this.authorizer,
-      "authorizer.requestResource": this.requestResource,
+      request: needs.request ? this.requestValue : null,
+      namespaceObject: needs.namespaceObject ? this.namespaceObject : null,
+      authorizer: needs.authorizer ? this.authorizer : null,
+      "authorizer.requestResource": needs.requestResource ? this.requestResource : null,
+      params,
     };
   }
+  /** Every variable, built now: for callers that bind them all (the REPL, the differential test). */
+  allValues(): Record<string, CelValue> {
+    return this.values(EVERY_VARIABLE, null);
+  }
 }
+
+/** Needs that build every variable (and no memo). */
+const EVERY_VARIABLE: PolicyNeeds = {
+  request: true,
+  namespaceObject: true,
+  authorizer: true,
+  requestResource: true,
+  memo: 0,
+};
 
 export function prepare(request: AdmissionRequest, ctx: EngineContext): PreparedRequest {
   return new PreparedRequest(request, ctx);
@@ -632,21 +650,7 @@ function activation(
   object: CelValue | undefined,
   vars: () => VariableResolver,
 ): Activation {
-  // Every variable, written out so each activation has the same shape; null for those no
-  // expression of the policy reads.
-  return new PolicyActivation(
-    {
-      object: object === undefined ? (prepared.request.object as CelValue) : object,
-      oldObject: prepared.request.oldObject as CelValue,
-      request: needs.request ? prepared.requestValue : null,
-      namespaceObject: needs.namespaceObject ? prepared.namespaceObject : null,
-      authorizer: needs.authorizer ? prepared.authorizer : null,
-      "authorizer.requestResource": needs.requestResource ? prepared.requestResource : null,
-      params,
-    },
-    vars,
-    needs.memo,
-  );
+  return new PolicyActivation(prepared.values(needs, params, object), vars, needs.memo);
 }
 
 function messageFor(
