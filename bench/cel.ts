@@ -201,7 +201,7 @@ function ruleMajorJs(f: Fixture, i: number, n: number): number {
 function ruleMajorOurs(f: Fixture, i: number, n: number): number {
   const prog = f.programs[i] as Program;
   const pods = f.pods;
-  // One state for the whole loop: creating one per evaluation would time Date.now(), not the rule.
+  // One state for the whole loop: creating one per evaluation would time a clock read, not the rule.
   const state = newState();
   state.costLimit = Number.MAX_SAFE_INTEGER;
   return chunked(n, (p) => {

@@ -32,7 +32,7 @@ export function compileRules(rules: readonly Rule[]): Program[] {
 }
 
 export function newState(): EvalState {
-  return new EvalState(POD_COST_LIMIT, Date.now() + 60_000);
+  return new EvalState(POD_COST_LIMIT, performance.now() + 60_000);
 }
 
 /** One evaluation through the public `run`: the boolean, or a description of what else came back. */

@@ -42,7 +42,7 @@ import {
 export interface EvalLimits {
   /** Cost allowed for this evaluation (Kubernetes' per-expression limit is 1,000,000). */
   readonly costLimit: number;
-  /** Wall-clock deadline (ms since epoch, `Date.now()`), checked while looping. */
+  /** Deadline on the monotonic clock (ms, `performance.now()`), checked while looping. */
   readonly deadline: number;
 }
 
@@ -101,7 +101,7 @@ export class EvalState implements CallContext {
       throw new CelError("operation cancelled: actual cost limit exceeded", "cost");
   }
   checkDeadline(): void {
-    if (Date.now() > this.deadline)
+    if (performance.now() > this.deadline)
       throw new CelError("operation cancelled: evaluation deadline exceeded", "timeout");
   } /** Called once per loop iteration: cheap, and reads the clock often enough for nested loops too. */
   tick(): void {

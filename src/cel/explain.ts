@@ -83,7 +83,7 @@ class Explainer {
     private readonly activation: Activation,
     private readonly limits: Required<ExplainLimits>,
   ) {
-    this.state = new EvalState(limits.costLimit, Date.now() + limits.timeoutMs);
+    this.state = new EvalState(limits.costLimit, performance.now() + limits.timeoutMs);
   }
 
   add(reason: string): void {
@@ -114,7 +114,7 @@ class Explainer {
 
   /** Evaluates one sub-expression in the scope; errors are outcomes, running out of budget throws. */
   eval(e: Expr, scope: Scope): Outcome {
-    if (++this.evaluations > this.limits.maxEvaluations || Date.now() > this.state.deadline)
+    if (++this.evaluations > this.limits.maxEvaluations || performance.now() > this.state.deadline)
       throw new Exhausted();
     const { program, problems } = compileParsed({ ...this.parsed, root: e }, this.envFor(scope));
     if (problems.length > 0) return { ok: false, error: problems.map((p) => p.message).join("; ") };

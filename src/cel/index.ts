@@ -221,7 +221,7 @@ export function evaluate(
     return { ok: false, error: compiled.problems.map((p) => p.rendered).join("\n"), stage: "compile" };
   const values: Record<string, CelValue> = {};
   for (const [k, v] of Object.entries(bindings)) values[k] = toCel(v);
-  const state = new EvalState(options.costLimit ?? PER_CALL_COST_LIMIT, Date.now() + 10_000);
+  const state = new EvalState(options.costLimit ?? PER_CALL_COST_LIMIT, performance.now() + 10_000);
   const r = run(compiled.program, { values }, state);
   if (!r.ok) return { ok: false, error: r.error.message, stage: "eval" };
   return { ok: true, value: r.value, type: typeName(r.value), cost: r.cost };

@@ -16,6 +16,7 @@ import {
   sharedSubexpressions,
 } from "../cel/index.ts";
 import type { Diagnostic } from "../errors.ts";
+import { PreparedMatch } from "../match/index.ts";
 import type {
   FailurePolicy,
   MutatingPolicy,
@@ -77,6 +78,8 @@ interface CompiledCommon {
   /** Position of each variable in `variables` by name, for `variables.<name>` lookups at evaluation. */
   readonly variableIndex: ReadonlyMap<string, number>;
   readonly needs: PolicyNeeds;
+  /** The policy's matchConstraints, ready to ask (the engine skips a policy without them). */
+  readonly match: PreparedMatch;
   /** Compile errors of this policy; a policy with any is evaluated as an error (by failurePolicy). */
   readonly diagnostics: readonly Diagnostic[];
 }
@@ -99,6 +102,8 @@ export type CompiledPolicy = CompiledValidatingPolicy | CompiledMutatingPolicy;
 export interface CompiledBinding {
   readonly binding: ParsedBinding;
   readonly policy: CompiledPolicy;
+  /** The binding's matchResources, ready to ask (absent: selects everything). */
+  readonly match: PreparedMatch;
 }
 
 /** Everything the engine needs, immutable: a reload builds a new one and swaps it whole. */
@@ -305,6 +310,7 @@ export function compilePolicy(policy: ParsedPolicy, options: CompileOptions = {}
     matchConditions,
     variables,
     variableIndex,
+    match: new PreparedMatch(policy.matchConstraints),
   };
   if (policy.kind === "ValidatingAdmissionPolicy") {
     const validations = policy.validations.map((v, i) => ({
@@ -366,7 +372,7 @@ export function compilePolicySet(set: PolicySet, options: CompileOptions = {}): 
     const policy = byKey.get(`${kind}/${b.policyName}`);
     // A binding to an unknown policy is reported by the parser's reference check; it binds nothing.
     if (!policy) continue;
-    bindings.push({ binding: b, policy });
+    bindings.push({ binding: b, policy, match: new PreparedMatch(b.matchResources) });
     bound.add(policy);
   }
   const unbound = policies.filter((p) => !bound.has(p));

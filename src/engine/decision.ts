@@ -35,13 +35,17 @@ export function combine(
   const warnings: string[] = [];
   const auditAnnotations: Record<string, string> = {};
   /** Which binding set each annotation: params of one binding join their values, other bindings cannot overwrite. */
-  const setBy = new Map<string, string>();
+  let setBy: Map<string, string> | undefined;
   const auditFailures: unknown[] = [];
   let cost = 0;
+  // This runs once per review over every policy's result, most with nothing to annotate or warn:
+  // what only an annotation or a warning needs is built only when there is one.
   for (const r of results) {
     cost += r.cost;
-    const owner = `${r.policy}\u0000${r.binding ?? ""}`;
-    for (const [k, val] of Object.entries(r.auditAnnotations)) {
+    for (const k in r.auditAnnotations) {
+      const val = r.auditAnnotations[k] as string;
+      const owner = `${r.policy}\u0000${r.binding ?? ""}`;
+      setBy ??= new Map();
       const prev = setBy.get(k);
       if (prev === undefined) {
         auditAnnotations[k] = val;
@@ -50,7 +54,7 @@ export function combine(
         auditAnnotations[k] = `${auditAnnotations[k]}, ${val}`;
       }
     }
-    warnings.push(...r.warnings);
+    for (const w of r.warnings) warnings.push(w);
     for (const v of r.violations) {
       if (v.action === "Deny") {
         status ??= denial(r, v);

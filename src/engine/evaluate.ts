@@ -29,7 +29,12 @@ import type {
   CompiledPolicySet,
   PolicyNeeds,
 } from "../compile/policy.ts";
-import { isAdmissionConfigurationResource, matchesResources, PolicyIndex } from "../match/index.ts";
+import {
+  isAdmissionConfigurationResource,
+  type MatchContext,
+  type MatchOutcome,
+  PolicyIndex,
+} from "../match/index.ts";
 import type { ValidationAction } from "../policy/types.ts";
 import { applyMutation } from "./mutate.ts";
 import { findParams, type ParamLookup } from "./params.ts";
@@ -204,6 +209,8 @@ interface Evaluation {
   readonly explain: boolean;
   /** Expressions started so far (runExpr reads the clock on some of them). */
   expressions: number;
+  /** The clock when the evaluation started, which serves as its first expression's deadline check. */
+  readonly started: number;
   /**
    * The state's cost at which the current budget runs out. The matchConditions spend from a budget
    * of their own, and the validations (or mutations) then get a whole one, as in Kubernetes.
@@ -212,13 +219,14 @@ interface Evaluation {
 }
 
 /** A fresh evaluation: an empty trace, no cost spent, the whole budget ahead. */
-function newEvaluation(options: EvaluateOptions): Evaluation {
+function newEvaluation(options: EvaluateOptions, started: number): Evaluation {
   return {
     trace: [],
     recording: options.trace !== false || options.explain === true,
     state: new EvalState(PER_CALL_COST_LIMIT, options.deadline),
     explain: options.explain ?? false,
     expressions: 0,
+    started,
     budgetEnd: RUNTIME_COST_BUDGET,
   };
 }
@@ -246,10 +254,12 @@ function runExpr(ev: Evaluation, expr: CompiledExpression, act: Activation): Exp
     };
   const st = ev.state;
   if (st.cost >= ev.budgetEnd) return { ok: false, message: BUDGET_MESSAGE, kind: "cost", cost: 0 };
-  // A clock read costs about 60 ns here, as much as a short expression; expressions without loops
-  // cannot run long, so the clock is read at a policy's first expression and every 16th after it,
-  // and loops read it themselves (EvalState.tick).
-  if ((ev.expressions++ & 15) === 0 && Date.now() > st.deadline) {
+  // A clock read costs 60-100 ns here, as much as a short expression; expressions without loops
+  // cannot run long, so the deadline is checked at a policy's first expression (against the clock
+  // read when the policy started) and every 16th after it, and loops check it themselves
+  // (EvalState.tick).
+  const n = ev.expressions++;
+  if ((n & 15) === 0 && (n === 0 ? ev.started : performance.now()) > st.deadline) {
     return {
       ok: false,
       message: `expression '${expr.source}' resulted in error: operation cancelled: evaluation deadline exceeded`,
@@ -489,17 +499,45 @@ function subjects(
   return options.failurePolicy ? out.filter((s) => s.policy.failurePolicy === options.failurePolicy) : out;
 }
 
+/** The skip or error result when a policy's or binding's criteria do not select the request. */
+function notMatched(
+  what: string,
+  m: MatchOutcome,
+  base: ResultBase,
+  subject: Subject,
+  ev: Evaluation,
+  started: number,
+): PolicyResult | undefined {
+  if (m.status === "matched") return undefined;
+  if (m.status === "not-matched") return skipResult(base, `${what}: ${m.reason}`, ev, started);
+  const kind: EvaluationErrorKind = m.errorKind === "namespace-not-found" ? "namespace-not-found" : "runtime";
+  return errorResult(base, subject, kind, `failed to configure binding: ${m.message}`, ev, started);
+}
+
+/** What the matcher asks of the cluster: the labels of a namespace it may select on. */
+function matchContext(ctx: EngineContext): MatchContext {
+  return {
+    namespaceLabels: (name) => {
+      const ns = ctx.namespace(name);
+      const labels = (ns?.metadata as { labels?: Record<string, string> } | undefined)?.labels;
+      return ns ? (labels ?? {}) : undefined;
+    },
+  };
+}
+
 /**
  * Evaluates one subject (policy + binding) against the request: match, params, then `body` once
- * per param. Returns one result per param (or one skip/error result).
+ * per param. Adds one result per param (or one skip/error result) to `results`.
  */
 function evaluateSubject(
   subject: Subject,
   request: AdmissionRequest,
   ctx: EngineContext,
+  mctx: MatchContext,
   options: EvaluateOptions,
+  results: PolicyResult[],
   body: (params: CelValue, ev: Evaluation, started: number, base: ResultBase) => PolicyResult,
-): PolicyResult[] {
+): void {
   const started = performance.now();
   const { policy, binding } = subject;
   const base: { -readonly [K in keyof ResultBase]: ResultBase[K] } = {
@@ -507,51 +545,49 @@ function evaluateSubject(
     policyKind: policy.kind,
   };
   if (binding) base.binding = binding.binding.name;
-  const ev = newEvaluation(options);
-  const skip = (reason: string): PolicyResult[] => [skipResult(base, reason, ev, started)];
-  const nsLabels = (name: string) => {
-    const ns = ctx.namespace(name);
-    const labels = (ns?.metadata as { labels?: Record<string, string> } | undefined)?.labels;
-    return ns ? (labels ?? {}) : undefined;
-  };
-  if (!policy.policy.matchConstraints) return skip("policy has no matchConstraints");
-  for (const [what, mr] of [
-    ["matchConstraints", policy.policy.matchConstraints],
-    ["binding matchResources", binding?.binding.matchResources],
-  ] as const) {
-    const m = matchesResources(mr, request, { namespaceLabels: nsLabels });
-    if (m.status === "error") {
-      const kind: EvaluationErrorKind =
-        m.errorKind === "namespace-not-found" ? "namespace-not-found" : "runtime";
-      return [errorResult(base, subject, kind, `failed to configure binding: ${m.message}`, ev, started)];
-    }
-    if (m.status === "not-matched") return skip(`${what}: ${m.reason}`);
+  const ev = newEvaluation(options, started);
+  if (!policy.policy.matchConstraints) {
+    results.push(skipResult(base, "policy has no matchConstraints", ev, started));
+    return;
+  }
+  const unmatched =
+    notMatched("matchConstraints", policy.match.match(request, mctx), base, subject, ev, started) ??
+    (binding
+      ? notMatched("binding matchResources", binding.match.match(request, mctx), base, subject, ev, started)
+      : undefined);
+  if (unmatched) {
+    results.push(unmatched);
+    return;
   }
   const paramKind = policy.policy.paramKind;
-  if (!paramKind) return [body(null, ev, started, base)];
   const ref = binding?.binding.paramRef;
   // No paramRef: Kubernetes evaluates once with params null (the generic policy dispatcher).
-  if (!ref) return [body(null, ev, started, base)];
+  if (!paramKind || !ref) {
+    results.push(body(null, ev, started, base));
+    return;
+  }
   const found = findParams(ctx.params, paramKind, ref, request.namespace);
   if (found.length === 0) {
-    if (ref.parameterNotFoundAction === "Allow")
-      return skip("no params found; parameterNotFoundAction is Allow");
-    return [
-      errorResult(
-        base,
-        subject,
-        "param-not-found",
-        "failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction",
-        ev,
-        started,
-      ),
-    ];
+    results.push(
+      ref.parameterNotFoundAction === "Allow"
+        ? skipResult(base, "no params found; parameterNotFoundAction is Allow", ev, started)
+        : errorResult(
+            base,
+            subject,
+            "param-not-found",
+            "failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction",
+            ev,
+            started,
+          ),
+    );
+    return;
   }
-  return found.map((p, i) => {
+  found.forEach((p, i) => {
     // Each param is its own evaluation, with its own budget, as each binding-param pair is in Kubernetes.
-    const pev = i === 0 ? ev : newEvaluation(options);
+    const at = i === 0 ? started : performance.now();
+    const pev = i === 0 ? ev : newEvaluation(options, at);
     const param = `${p.namespace ? `${p.namespace}/` : ""}${p.name}`;
-    return body(p.object as CelValue, pev, i === 0 ? started : performance.now(), { ...base, param });
+    results.push(body(p.object as CelValue, pev, at, { ...base, param }));
   });
 }
 
@@ -680,101 +716,100 @@ export function validate(
 ): AdmissionDecision {
   if (isAdmissionConfigurationResource(request)) return combine([], {});
   const prepared = prepare(request, ctx);
+  const mctx = matchContext(ctx);
   const results: PolicyResult[] = [];
   for (const subject of subjects(set, "ValidatingAdmissionPolicy", options, request)) {
     const policy = subject.policy;
     if (policy.kind !== "ValidatingAdmissionPolicy") continue;
-    results.push(
-      ...evaluateSubject(subject, request, ctx, options, (params, ev, started, base) => {
-        let resolver: VariableResolver | undefined;
-        const act = activation(prepared, policy.needs, params, undefined, () => resolver as VariableResolver);
-        resolver = new LazyVariables(policy, ev, () => act);
-        const gated = gateOnMatchConditions(subject, ev, started, base, act);
-        if (gated) return gated;
-        const actions = validationActions(subject);
-        const violations: Violation[] = [];
-        let errored: { kind: EvaluationErrorKind; message: string } | undefined;
-        for (const v of policy.validations) {
-          const r = runExpr(ev, v.expression, act);
-          const failed = r.ok && r.value !== true;
-          if (ev.recording)
-            step(
-              ev,
-              "validation",
-              v.index,
-              v.expression,
-              r,
-              // Only when explaining: which element and field made it false (re-evaluates its parts).
-              ev.explain && r.ok && r.value === false && v.expression.program && v.expression.env
-                ? explainFalse(v.expression.program.parsed, v.expression.env, act)
-                : undefined,
-            );
-          if (!r.ok) {
-            errored ??= { kind: r.kind, message: r.message };
-            if (policy.failurePolicy === "Fail") {
-              for (const action of actions)
-                violations.push({
-                  message: r.message,
-                  reason: "Invalid",
-                  code: 422,
-                  action,
-                  expressionIndex: v.index,
-                });
-            }
-            if (r.kind === "cost" || r.kind === "timeout") break;
-            continue;
-          }
-          if (failed) {
-            const message = messageFor(ev, v, act);
+    evaluateSubject(subject, request, ctx, mctx, options, results, (params, ev, started, base) => {
+      let resolver: VariableResolver | undefined;
+      const act = activation(prepared, policy.needs, params, undefined, () => resolver as VariableResolver);
+      resolver = new LazyVariables(policy, ev, () => act);
+      const gated = gateOnMatchConditions(subject, ev, started, base, act);
+      if (gated) return gated;
+      const actions = validationActions(subject);
+      const violations: Violation[] = [];
+      let errored: { kind: EvaluationErrorKind; message: string } | undefined;
+      for (const v of policy.validations) {
+        const r = runExpr(ev, v.expression, act);
+        const failed = r.ok && r.value !== true;
+        if (ev.recording)
+          step(
+            ev,
+            "validation",
+            v.index,
+            v.expression,
+            r,
+            // Only when explaining: which element and field made it false (re-evaluates its parts).
+            ev.explain && r.ok && r.value === false && v.expression.program && v.expression.env
+              ? explainFalse(v.expression.program.parsed, v.expression.env, act)
+              : undefined,
+          );
+        if (!r.ok) {
+          errored ??= { kind: r.kind, message: r.message };
+          if (policy.failurePolicy === "Fail") {
             for (const action of actions)
               violations.push({
-                message,
-                reason: v.reason,
-                code: reasonCode(v.reason),
+                message: r.message,
+                reason: "Invalid",
+                code: 422,
                 action,
                 expressionIndex: v.index,
               });
           }
+          if (r.kind === "cost" || r.kind === "timeout") break;
+          continue;
         }
-        const auditAnnotations: Record<string, string> = {};
-        for (const a of policy.auditAnnotations) {
-          const r = runStep(ev, "auditAnnotation", a.key, a.expression, act);
-          if (!r.ok) {
-            errored ??= { kind: r.kind, message: r.message };
-            if (policy.failurePolicy === "Fail") {
-              for (const action of actions)
-                violations.push({
-                  message: r.message,
-                  reason: "Invalid",
-                  code: 422,
-                  action,
-                  expressionIndex: -1,
-                });
-            }
-            continue;
+        if (failed) {
+          const message = messageFor(ev, v, act);
+          for (const action of actions)
+            violations.push({
+              message,
+              reason: v.reason,
+              code: reasonCode(v.reason),
+              action,
+              expressionIndex: v.index,
+            });
+        }
+      }
+      const auditAnnotations: Record<string, string> = {};
+      for (const a of policy.auditAnnotations) {
+        const r = runStep(ev, "auditAnnotation", a.key, a.expression, act);
+        if (!r.ok) {
+          errored ??= { kind: r.kind, message: r.message };
+          if (policy.failurePolicy === "Fail") {
+            for (const action of actions)
+              violations.push({
+                message: r.message,
+                reason: "Invalid",
+                code: 422,
+                action,
+                expressionIndex: -1,
+              });
           }
-          // Kubernetes trims the value and leaves an empty one out.
-          const value = typeof r.value === "string" ? r.value.trim() : "";
-          if (value !== "")
-            auditAnnotations[`${policy.name}/${a.key}`] = value.slice(0, MAX_AUDIT_VALUE_LENGTH);
+          continue;
         }
-        const outcome = errored ? "error" : violations.length > 0 ? "fail" : "pass";
-        return finish(
-          base,
-          {
-            outcome,
-            errorKind: errored?.kind,
-            reason: errored?.message,
-            validationActions: actions,
-            violations,
-            warnings: deadlineWarning(policy, errored?.kind),
-            auditAnnotations,
-          },
-          ev,
-          started,
-        );
-      }),
-    );
+        // Kubernetes trims the value and leaves an empty one out.
+        const value = typeof r.value === "string" ? r.value.trim() : "";
+        if (value !== "")
+          auditAnnotations[`${policy.name}/${a.key}`] = value.slice(0, MAX_AUDIT_VALUE_LENGTH);
+      }
+      const outcome = errored ? "error" : violations.length > 0 ? "fail" : "pass";
+      return finish(
+        base,
+        {
+          outcome,
+          errorKind: errored?.kind,
+          reason: errored?.message,
+          validationActions: actions,
+          violations,
+          warnings: deadlineWarning(policy, errored?.kind),
+          auditAnnotations,
+        },
+        ev,
+        started,
+      );
+    });
   }
   return combine(results, {});
 }
@@ -799,6 +834,7 @@ export function mutate(
   let working: Record<string, unknown> = request.object;
   const patch: JsonPatchOp[] = [];
   const prepared = prepare(request, ctx);
+  const mctx = matchContext(ctx);
   // The working object is JSON throughout (mutations apply JSON), which CEL reads as it is.
   const objectValue = (): CelValue => working as CelValue;
   const results: PolicyResult[] = [];
@@ -809,48 +845,46 @@ export function mutate(
     let changed = false;
     // The request as this policy sees it: copied (a spread of every field) only once a mutation changed the object.
     const seen = working === request.object ? request : { ...request, object: working };
-    results.push(
-      ...evaluateSubject(subject, seen, ctx, options, (params, ev, started, base) => {
-        let resolver: VariableResolver | undefined;
-        let object = objectValue();
-        const act = () =>
-          activation(prepared, policy.needs, params, object, () => resolver as VariableResolver);
-        let current = act();
-        resolver = new LazyVariables(policy, ev, () => current);
-        const gated = gateOnMatchConditions(subject, ev, started, base, current);
-        if (gated) return gated;
-        const ops: JsonPatchOp[] = [];
-        const mutations = policy.mutations;
-        for (let i = 0; i < mutations.length; i++) {
-          const m = mutations[i] as (typeof mutations)[number];
-          const r = runStep(ev, "mutation", m.index, m.expression, current);
-          // An error ends the policy; what its earlier mutations did stays, as in the API server,
-          // where each patch is applied to the versioned object as it comes.
-          if (!r.ok) {
-            return errorResult(base, subject, r.kind, r.message, ev, started, m.index);
-          }
-          const applied = applyMutation(working, m.patchType, r.value);
-          if (!applied.ok) {
-            return errorResult(base, subject, "runtime", applied.error, ev, started, m.index);
-          }
-          if (applied.value.ops.length === 0) continue;
-          working = applied.value.object;
-          appendPatch(ops, applied.value.ops, working);
-          appendPatch(patch, applied.value.ops, working);
-          if (i < mutations.length - 1) {
-            object = objectValue();
-            current = act();
-          }
+    evaluateSubject(subject, seen, ctx, mctx, options, results, (params, ev, started, base) => {
+      let resolver: VariableResolver | undefined;
+      let object = objectValue();
+      const act = () =>
+        activation(prepared, policy.needs, params, object, () => resolver as VariableResolver);
+      let current = act();
+      resolver = new LazyVariables(policy, ev, () => current);
+      const gated = gateOnMatchConditions(subject, ev, started, base, current);
+      if (gated) return gated;
+      const ops: JsonPatchOp[] = [];
+      const mutations = policy.mutations;
+      for (let i = 0; i < mutations.length; i++) {
+        const m = mutations[i] as (typeof mutations)[number];
+        const r = runStep(ev, "mutation", m.index, m.expression, current);
+        // An error ends the policy; what its earlier mutations did stays, as in the API server,
+        // where each patch is applied to the versioned object as it comes.
+        if (!r.ok) {
+          return errorResult(base, subject, r.kind, r.message, ev, started, m.index);
         }
-        if (ops.length > 0) changed = true;
-        return finish(
-          base,
-          { outcome: "pass", violations: [], warnings: [], auditAnnotations: {}, patch: ops },
-          ev,
-          started,
-        );
-      }),
-    );
+        const applied = applyMutation(working, m.patchType, r.value);
+        if (!applied.ok) {
+          return errorResult(base, subject, "runtime", applied.error, ev, started, m.index);
+        }
+        if (applied.value.ops.length === 0) continue;
+        working = applied.value.object;
+        appendPatch(ops, applied.value.ops, working);
+        appendPatch(patch, applied.value.ops, working);
+        if (i < mutations.length - 1) {
+          object = objectValue();
+          current = act();
+        }
+      }
+      if (ops.length > 0) changed = true;
+      return finish(
+        base,
+        { outcome: "pass", violations: [], warnings: [], auditAnnotations: {}, patch: ops },
+        ev,
+        started,
+      );
+    });
     return changed;
   };
   const changedBy: boolean[] = all.map(runSubject);

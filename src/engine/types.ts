@@ -139,7 +139,10 @@ export interface ReviewOptions {
   readonly phase: "validate" | "mutate";
   /** Only policies with this failurePolicy (the split paths `/validate/fail` etc.); absent: all. */
   readonly failurePolicy?: "Fail" | "Ignore";
-  /** Wall-clock deadline, ms since the epoch; evaluation stops and answers by failurePolicy past it. */
+  /**
+   * When evaluation must stop and answer by failurePolicy, on the monotonic clock (`performance.now()`
+   * ms): a wall-clock deadline would move with every adjustment of the system time.
+   */
   readonly deadline: number;
   /** Record values and `because` reasons in the trace (costs time; the webhook asks at debug level). */
   readonly explain?: boolean;

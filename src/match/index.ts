@@ -19,6 +19,7 @@ export {
   isAdmissionConfigurationResource,
   matchesResources,
   objectLabels,
+  PreparedMatch,
   type MatchContext,
   type MatchErrorKind,
   type MatchOutcome,

@@ -20,7 +20,12 @@ import type {
 } from "../policy/types.ts";
 import { err, ok, type Result } from "../result.ts";
 import { describeTarget, requestTarget, type RuleTarget, ruleMatches } from "./rules.ts";
-import { compileLabelSelector, type Labels } from "./selector.ts";
+import {
+  compileLabelSelector,
+  type InvalidSelectorError,
+  type LabelMatcher,
+  type Labels,
+} from "./selector.ts";
 
 export interface MatchContext {
   /** Labels of a namespace the cluster (or the loaded files) knows; undefined when it does not exist. */
@@ -90,13 +95,16 @@ function findRule(
   request: AdmissionRequest,
 ): RuleHit | undefined {
   const own = requestTarget(request);
-  const direct = rules.findIndex((rule) => ruleMatches(rule, request, own));
-  if (direct >= 0) return { index: direct, target: own, equivalent: false };
+  for (let i = 0; i < rules.length; i++)
+    if (ruleMatches(rules[i] as NamedRuleWithOperations, request, own))
+      return { index: i, target: own, equivalent: false };
   if (policy !== "Equivalent") return undefined;
   const alt = equivalentTarget(request);
   if (alt === undefined) return undefined;
-  const index = rules.findIndex((rule) => ruleMatches(rule, request, alt));
-  return index >= 0 ? { index, target: alt, equivalent: true } : undefined;
+  for (let i = 0; i < rules.length; i++)
+    if (ruleMatches(rules[i] as NamedRuleWithOperations, request, alt))
+      return { index: i, target: alt, equivalent: true };
+  return undefined;
 }
 
 function describeRequest(request: AdmissionRequest): string {
@@ -158,35 +166,44 @@ function namespaceLabelsFor(request: AdmissionRequest, ctx: MatchContext): Resul
   return err({ errorKind: "namespace-not-found", message: `namespaces "${name}" not found` });
 }
 
+/**
+ * A selector as the checks use it: undefined when it selects everything (absent, or `{}`), else the
+ * compiled matcher or why it is invalid. Compiled once per policy or binding (PreparedMatch).
+ */
+type PreparedSelector = Result<LabelMatcher, InvalidSelectorError> | undefined;
+
+function prepareSelector(sel: LabelSelector | undefined): PreparedSelector {
+  if (sel === undefined) return undefined;
+  const compiled = compileLabelSelector(sel);
+  return compiled.ok && compiled.value.empty ? undefined : compiled;
+}
+
 function checkNamespaceSelector(
-  sel: LabelSelector | undefined,
+  sel: Result<LabelMatcher, InvalidSelectorError>,
   request: AdmissionRequest,
   ctx: MatchContext,
 ): Check {
-  if (sel === undefined) return PASS;
   // Cluster-scoped resources other than Namespace are never filtered by namespaceSelector; the API
   // server decides this before it even parses the selector.
   if (request.namespace === "" && request.resource.resource !== "namespaces") return PASS;
-  const compiled = compileLabelSelector(sel);
-  if (!compiled.ok) {
-    return err({ errorKind: "invalid-selector", message: `namespaceSelector: ${compiled.error.message}` });
+  if (!sel.ok) {
+    return err({ errorKind: "invalid-selector", message: `namespaceSelector: ${sel.error.message}` });
   }
-  if (compiled.value.empty) return PASS;
   const labels = namespaceLabelsFor(request, ctx);
   if (!labels.ok) return labels;
-  if (compiled.value.matches(labels.value)) return PASS;
+  if (sel.value.matches(labels.value)) return PASS;
   const name = request.namespace !== "" ? request.namespace : request.name;
-  return fail(`namespaceSelector (${compiled.value.text}) does not match namespace '${name}'`);
+  return fail(`namespaceSelector (${sel.value.text}) does not match namespace '${name}'`);
 }
 
-function checkObjectSelector(sel: LabelSelector | undefined, request: AdmissionRequest): Check {
-  if (sel === undefined) return PASS;
-  const compiled = compileLabelSelector(sel);
-  if (!compiled.ok) {
-    return err({ errorKind: "invalid-selector", message: `objectSelector: ${compiled.error.message}` });
+function checkObjectSelector(
+  sel: Result<LabelMatcher, InvalidSelectorError>,
+  request: AdmissionRequest,
+): Check {
+  if (!sel.ok) {
+    return err({ errorKind: "invalid-selector", message: `objectSelector: ${sel.error.message}` });
   }
-  const matcher = compiled.value;
-  if (matcher.empty) return PASS;
+  const matcher = sel.value;
   // Either object may satisfy it, so a label being added or removed still selects the request; an
   // absent object (oldObject on CREATE, object on DELETE) never does.
   const selects = (object: unknown): boolean => {
@@ -198,76 +215,114 @@ function checkObjectSelector(sel: LabelSelector | undefined, request: AdmissionR
 }
 
 /**
- * Decides whether `mr` selects `request`. An undefined `mr` selects everything: that is what an absent
- * binding matchResources means; for a policy without matchConstraints the caller decides.
- * Requests for admission configuration objects are not special here: see isAdmissionConfigurationResource.
+ * A matched outcome. What it describes is worked out when read: the engine asks only for the status,
+ * and building the reason's text for every policy of every request was most of the matcher's cost.
+ */
+class Matched {
+  readonly status = "matched";
+  constructor(
+    private readonly request: AdmissionRequest,
+    /** The resource rule that matched; -1 when there are no criteria, -2 when resourceRules is empty. */
+    private readonly ruleIndex: number,
+    readonly equivalent: boolean,
+  ) {}
+  private get target(): RuleTarget {
+    const own = requestTarget(this.request);
+    return this.equivalent ? (equivalentTarget(this.request) ?? own) : own;
+  }
+  get resource(): GroupVersionResource {
+    return this.target.resource;
+  }
+  get subResource(): string {
+    return this.target.subResource;
+  }
+  get kind(): GroupVersionKind {
+    return this.equivalent ? (this.request.requestKind ?? this.request.kind) : this.request.kind;
+  }
+  get reason(): string {
+    if (this.ruleIndex === -1) return "no match criteria";
+    if (this.ruleIndex === -2) return "resourceRules is empty: every resource";
+    const via = this.equivalent
+      ? viaEquivalent({ index: this.ruleIndex, target: this.target, equivalent: true })
+      : "";
+    return `matched by resourceRules[${this.ruleIndex}]${via}`;
+  }
+  toJSON(): object {
+    const { status, resource, subResource, kind, equivalent, reason } = this;
+    return { status, resource, subResource, kind, equivalent, reason };
+  }
+}
+
+/**
+ * A policy's matchConstraints or a binding's matchResources, with its selectors compiled: built once
+ * when the policy is compiled, asked for every request. An undefined MatchResources selects
+ * everything: that is what an absent binding matchResources means; for a policy without
+ * matchConstraints the caller decides.
+ */
+export class PreparedMatch {
+  private readonly namespaceSelector: PreparedSelector;
+  private readonly objectSelector: PreparedSelector;
+  constructor(readonly resources: MatchResources | undefined) {
+    this.namespaceSelector = prepareSelector(resources?.namespaceSelector);
+    this.objectSelector = prepareSelector(resources?.objectSelector);
+  }
+
+  /**
+   * Decides whether the criteria select `request`. Requests for admission configuration objects are
+   * not special here: see isAdmissionConfigurationResource.
+   */
+  match(request: AdmissionRequest, ctx: MatchContext): MatchOutcome {
+    const mr = this.resources;
+    if (mr === undefined) return new Matched(request, -1, false);
+
+    let hit: RuleHit | undefined;
+    if (mr.resourceRules.length > 0) {
+      hit = findRule(mr.resourceRules, mr.matchPolicy, request);
+      if (hit === undefined) {
+        const alt = mr.matchPolicy === "Equivalent" ? equivalentTarget(request) : undefined;
+        const also = alt !== undefined ? ` (nor its requestResource ${describeTarget(alt)})` : "";
+        return { status: "not-matched", reason: `no resourceRules match ${describeRequest(request)}${also}` };
+      }
+    }
+
+    if (mr.excludeResourceRules.length > 0) {
+      const excluded = findRule(mr.excludeResourceRules, mr.matchPolicy, request);
+      if (excluded !== undefined) {
+        return {
+          status: "not-matched",
+          reason: `excluded by excludeResourceRules[${excluded.index}]${viaEquivalent(excluded)}`,
+        };
+      }
+    }
+
+    // Both selectors are evaluated before either error is reported: a definite "no" from one
+    // outranks an error from the other.
+    const ns =
+      this.namespaceSelector === undefined
+        ? PASS
+        : checkNamespaceSelector(this.namespaceSelector, request, ctx);
+    const obj = this.objectSelector === undefined ? PASS : checkObjectSelector(this.objectSelector, request);
+    if (ns.ok && !ns.value.pass) return { status: "not-matched", reason: ns.value.reason };
+    if (obj.ok && !obj.value.pass) return { status: "not-matched", reason: obj.value.reason };
+    if (!ns.ok) return { status: "error", errorKind: ns.error.errorKind, message: ns.error.message };
+    if (!obj.ok) return { status: "error", errorKind: obj.error.errorKind, message: obj.error.message };
+
+    return hit === undefined
+      ? new Matched(request, -2, false)
+      : new Matched(request, hit.index, hit.equivalent);
+  }
+}
+
+/**
+ * Decides whether `mr` selects `request`, preparing it first: for callers that ask once. The engine
+ * keeps each policy's and binding's PreparedMatch.
  */
 export function matchesResources(
   mr: MatchResources | undefined,
   request: AdmissionRequest,
   ctx: MatchContext,
 ): MatchOutcome {
-  const own = requestTarget(request);
-  if (mr === undefined) {
-    return {
-      status: "matched",
-      resource: own.resource,
-      subResource: own.subResource,
-      kind: request.kind,
-      equivalent: false,
-      reason: "no match criteria",
-    };
-  }
-
-  let hit: RuleHit | undefined;
-  if (mr.resourceRules.length > 0) {
-    hit = findRule(mr.resourceRules, mr.matchPolicy, request);
-    if (hit === undefined) {
-      const alt = mr.matchPolicy === "Equivalent" ? equivalentTarget(request) : undefined;
-      const also = alt !== undefined ? ` (nor its requestResource ${describeTarget(alt)})` : "";
-      return { status: "not-matched", reason: `no resourceRules match ${describeRequest(request)}${also}` };
-    }
-  }
-
-  const excluded = findRule(mr.excludeResourceRules, mr.matchPolicy, request);
-  if (excluded !== undefined) {
-    return {
-      status: "not-matched",
-      reason: `excluded by excludeResourceRules[${excluded.index}]${viaEquivalent(excluded)}`,
-    };
-  }
-
-  // Both selectors are evaluated before either error is reported: a definite "no" from one outranks an
-  // error from the other.
-  const checks = [
-    checkNamespaceSelector(mr.namespaceSelector, request, ctx),
-    checkObjectSelector(mr.objectSelector, request),
-  ];
-  for (const check of checks) {
-    if (check.ok && !check.value.pass) return { status: "not-matched", reason: check.value.reason };
-  }
-  for (const check of checks) {
-    if (!check.ok) return { status: "error", errorKind: check.error.errorKind, message: check.error.message };
-  }
-
-  if (hit === undefined) {
-    return {
-      status: "matched",
-      resource: own.resource,
-      subResource: own.subResource,
-      kind: request.kind,
-      equivalent: false,
-      reason: "resourceRules is empty: every resource",
-    };
-  }
-  return {
-    status: "matched",
-    resource: hit.target.resource,
-    subResource: hit.target.subResource,
-    kind: hit.equivalent ? (request.requestKind ?? request.kind) : request.kind,
-    equivalent: hit.equivalent,
-    reason: `matched by resourceRules[${hit.index}]${viaEquivalent(hit)}`,
-  };
+  return new PreparedMatch(mr).match(request, ctx);
 }
 
 const ADMISSION_GROUP = "admissionregistration.k8s.io";

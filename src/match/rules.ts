@@ -23,8 +23,10 @@ export function requestTarget(request: AdmissionRequest): RuleTarget {
 /** Why a rule did not select a request: the first of its fields that failed, in the API server's order. */
 export type RuleMismatch = "scope" | "operation" | "apiGroup" | "apiVersion" | "resource" | "resourceName";
 
+// Loops rather than `some` with a closure: the matcher runs for every policy a request may meet.
 function exactOrWildcard(items: readonly string[], wanted: string): boolean {
-  return items.some((item) => item === "*" || item === wanted);
+  for (const item of items) if (item === "*" || item === wanted) return true;
+  return false;
 }
 
 /** The core/v1 Namespace resource: it has a name in `request.namespace` yet is cluster-scoped. */
@@ -46,15 +48,17 @@ function scopeMatches(rule: NamedRuleWithOperations, target: RuleTarget, namespa
 }
 
 function resourceMatches(patterns: readonly string[], target: RuleTarget): boolean {
-  return patterns.some((pattern) => {
+  for (const pattern of patterns) {
     // Only the first "/" separates resource from subresource; `*` on either side is a wildcard that
     // also covers "no subresource". So `pods` selects pods but none of its subresources, while `pods/*`
     // selects pods and all its subresources, and `*/*` everything (as the API server's rules.go does).
     const slash = pattern.indexOf("/");
     const res = slash < 0 ? pattern : pattern.slice(0, slash);
     const sub = slash < 0 ? "" : pattern.slice(slash + 1);
-    return (res === "*" || res === target.resource.resource) && (sub === "*" || sub === target.subResource);
-  });
+    if ((res === "*" || res === target.resource.resource) && (sub === "*" || sub === target.subResource))
+      return true;
+  }
+  return false;
 }
 
 /**
@@ -70,7 +74,7 @@ export function ruleMismatch(
   target: RuleTarget = requestTarget(request),
 ): RuleMismatch | undefined {
   if (!scopeMatches(rule, target, request.namespace)) return "scope";
-  if (!rule.operations.some((op) => op === "*" || op === request.operation)) return "operation";
+  if (!exactOrWildcard(rule.operations, request.operation)) return "operation";
   if (!exactOrWildcard(rule.apiGroups, target.resource.group)) return "apiGroup";
   if (!exactOrWildcard(rule.apiVersions, target.resource.version)) return "apiVersion";
   if (!resourceMatches(rule.resources, target)) return "resource";

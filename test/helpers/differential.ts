@@ -270,7 +270,7 @@ export class Differ {
       },
     };
     const act: Activation = resolver ? { values: c.bindings, variables: resolver } : { values: c.bindings };
-    const r = run(compiled.program, act, new EvalState(this.costLimit, Date.now() + 5_000));
+    const r = run(compiled.program, act, new EvalState(this.costLimit, performance.now() + 5_000));
     if (r.ok) return { value: r.value };
     return {
       error: {

@@ -59,7 +59,7 @@ export function deploymentRequest(
   );
 }
 
-export const FAR = () => Date.now() + 10_000;
+export const FAR = () => performance.now() + 10_000;
 
 // ---- YAML builders: tests write policies as objects and run them as real YAML text -------------
 

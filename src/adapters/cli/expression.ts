@@ -73,7 +73,7 @@ export function evaluateExpression(
   const values: Record<string, CelValue> = {};
   for (const name of NULLABLE_VARIABLES) values[name] = null;
   for (const [k, v] of Object.entries(bindings)) values[k] = toCel(v);
-  const state = new EvalState(PER_CALL_COST_LIMIT, Date.now() + EXPRESSION_TIMEOUT_MS);
+  const state = new EvalState(PER_CALL_COST_LIMIT, performance.now() + EXPRESSION_TIMEOUT_MS);
   const r = run(compiled.program, { values }, state);
   if (!r.ok) return { ok: false, stage: "eval", error: r.error.message, rendered: r.error.rendered };
   return { ok: true, value: r.value, type: typeName(r.value) };

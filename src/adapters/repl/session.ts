@@ -445,7 +445,7 @@ export class ReplSession {
         cost: 0,
       };
     }
-    const state = new EvalState(PER_CALL_COST_LIMIT, Date.now() + EXPRESSION_TIMEOUT_MS);
+    const state = new EvalState(PER_CALL_COST_LIMIT, performance.now() + EXPRESSION_TIMEOUT_MS);
     const r = run(compiled.program, activation, state);
     const outcome: ExpressionOutcome = r.ok
       ? { ok: true, value: r.value, type: typeName(r.value) }
@@ -571,7 +571,7 @@ export class ReplSession {
     const env = this.environment();
     const compiled = compile(source, env);
     if (!compiled.ok) return undefined;
-    const r = run(compiled.program, this.activation(), new EvalState(10_000, Date.now() + 200));
+    const r = run(compiled.program, this.activation(), new EvalState(10_000, performance.now() + 200));
     return r.ok ? r.value : undefined;
   }
 

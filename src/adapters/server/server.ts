@@ -333,7 +333,6 @@ export async function buildServer(deps: ServerDeps): Promise<WebhookServer> {
   };
 
   const review = (route: ReviewRoute) => async (request: FastifyRequest, reply: FastifyReply) => {
-    const receivedAt = Date.now() - elapsedMs(request);
     const decoded = decodeAdmissionReview(request.body);
     if (!decoded.ok) {
       recordInvalid(request);
@@ -344,7 +343,7 @@ export async function buildServer(deps: ServerDeps): Promise<WebhookServer> {
     // Key by key, as the engine and codec build their per-review objects (no conditional spreads).
     const options: { -readonly [K in keyof ReviewOptions]: ReviewOptions[K] } = {
       phase: route.phase,
-      deadline: deadlineFor(receivedAt, requestTimeoutMs(timeout, defaultTimeoutMs)),
+      deadline: deadlineFor(request.celgateStart, requestTimeoutMs(timeout, defaultTimeoutMs)),
     };
     if (route.failurePolicy !== undefined) options.failurePolicy = route.failurePolicy;
     // Only the debug log reads a trace; without it the engine records none.

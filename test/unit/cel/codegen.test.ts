@@ -197,7 +197,7 @@ type Outcome =
 /** Two runs; with `json`, the activation promises JSON input (generated code reads it the quick way). */
 function runTwice(p: Program, object: CelValue, json = false): Outcome[] {
   return [0, 1].map(() => {
-    const st = new EvalState(1_000_000, Date.now() + 10_000);
+    const st = new EvalState(1_000_000, performance.now() + 10_000);
     const r = run(p, json ? { values: { object }, json } : { values: { object } }, st);
     return r.ok
       ? { value: canonOurs(r.value), cost: r.cost }
@@ -232,7 +232,7 @@ test("without the promise of JSON input, generated code leaves the admission var
   setCodegenMode("never");
   const built = compile("{'a': 2.0, 'b': [{'c': 1.0}]}", ENV);
   assert.ok(built.ok);
-  const made = run(built.program, { values: {} }, new EvalState(1_000_000, Date.now() + 10_000));
+  const made = run(built.program, { values: {} }, new EvalState(1_000_000, performance.now() + 10_000));
   assert.ok(made.ok);
   const cases: [string, CelValue][] = [
     ["type(object.a) == double && object.b.all(x, type(x.c) == double)", made.value],
@@ -267,7 +267,7 @@ test("a cost limit stops generated code where it stops the closures", () => {
     setCodegenMode(mode);
     const c = compile(`${source}${mode === "never" ? " " : "  "}`, ENV);
     assert.ok(c.ok);
-    const st = new EvalState(100, Date.now() + 10_000);
+    const st = new EvalState(100, performance.now() + 10_000);
     const r = run(c.program, { values: {} }, st);
     assert.equal(r.ok, false, mode);
     assert.equal(r.ok ? "" : r.error.kind, "cost", mode);
@@ -280,9 +280,9 @@ test("lazy: a program switches to generated code on its second run", () => {
   const c = compile("object.spec.replicas > 1   ", ENV);
   assert.ok(c.ok);
   const object = JSON.parse(JSON.stringify(POD)) as CelValue;
-  const once = run(c.program, { values: { object } }, new EvalState(1_000_000, Date.now() + 10_000));
+  const once = run(c.program, { values: { object } }, new EvalState(1_000_000, performance.now() + 10_000));
   assert.equal(c.program.generated(), false);
-  const twice = run(c.program, { values: { object } }, new EvalState(1_000_000, Date.now() + 10_000));
+  const twice = run(c.program, { values: { object } }, new EvalState(1_000_000, performance.now() + 10_000));
   assert.equal(c.program.generated(), true);
   assert.deepEqual(twice, once);
 });
@@ -311,7 +311,7 @@ test("variables.<name> reads through the resolver the same way in both tiers, er
       const r = run(
         c.program,
         { values: {}, variables: resolver },
-        new EvalState(1_000_000, Date.now() + 10_000),
+        new EvalState(1_000_000, performance.now() + 10_000),
       );
       assert.equal(c.program.generated(), mode === "always", source);
       return r.ok ? { value: canonOurs(r.value), cost: r.cost } : { error: r.error.message, cost: r.cost };
@@ -332,7 +332,7 @@ function outcomeIn(
   // A different source per tier: the compile cache must not hand one tier's program to the other.
   const c = compile(`${source}${mode === "never" ? " " : "  "}`, env);
   if (!c.ok) assert.fail(`${source}: ${c.problems.map((p) => p.rendered).join("\n")}`);
-  const r = run(c.program, { values }, new EvalState(limit, Date.now() + 10_000));
+  const r = run(c.program, { values }, new EvalState(limit, performance.now() + 10_000));
   const generated = c.program.generated();
   return r.ok
     ? { value: canonOurs(r.value), cost: r.cost, generated }
@@ -382,7 +382,7 @@ test("a resolver that charges the shared state: both tiers count its cost and st
         setCodegenMode(mode);
         const c = compile(`${source}${mode === "never" ? " " : "  "}`, env);
         if (!c.ok) assert.fail(`${source}: ${c.problems.map((p) => p.rendered).join("\n")}`);
-        const st = new EvalState(limit, Date.now() + 10_000);
+        const st = new EvalState(limit, performance.now() + 10_000);
         // As a policy's variables are: evaluated on the state of the expression that reads them.
         const resolver = {
           get(name: string): CelValue {

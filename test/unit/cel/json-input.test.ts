@@ -140,7 +140,11 @@ function evalWith(source: string, object: CelValue): Outcome {
   const c = compile(source, ENV);
   if (!c.ok) assert.fail(`${source}: ${c.problems.map((p) => p.rendered).join("\n")}`);
   const [promised, plain] = [true, false].map((json) => {
-    const r = run(c.program, { values: { object }, json }, new EvalState(1_000_000, Date.now() + 10_000));
+    const r = run(
+      c.program,
+      { values: { object }, json },
+      new EvalState(1_000_000, performance.now() + 10_000),
+    );
     return r.ok ? { value: canonOurs(r.value) } : { error: r.error.message };
   });
   assert.deepEqual(promised, plain, `${source}: with and without the promise of JSON input`);
@@ -211,7 +215,7 @@ test("a member named __proto__ stays a member through toCel, the evaluator and t
     const r = run(
       c.program,
       { values: { object: object as CelValue } },
-      new EvalState(1e6, Date.now() + 10_000),
+      new EvalState(1e6, performance.now() + 10_000),
     );
     if (!r.ok) assert.fail(`${source}: ${r.error.message}`);
     const json = toJson(r.value) as Record<string, unknown>;

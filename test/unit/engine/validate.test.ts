@@ -1043,7 +1043,7 @@ for (const failurePolicy of ["Fail", "Ignore"] as const) {
       vap("p", { failurePolicy, validations: [{ expression: "object.spec.xs.all(x, x >= 0)" }] }),
       vapBinding("b", "p"),
     );
-    const d = validateText(set, pod({ xs: ints(5000) }), { deadline: Date.now() - 1 });
+    const d = validateText(set, pod({ xs: ints(5000) }), { deadline: performance.now() - 1 });
     assert.equal(d.allowed, failurePolicy === "Ignore");
     assert.equal(only(d).errorKind, "timeout");
   });
@@ -1054,7 +1054,7 @@ test("a deadline already passed, nested comprehension of short lists → Fail de
     vap("p", { failurePolicy: "Fail", validations: [{ expression: nested }] }),
     vapBinding("b", "p"),
   );
-  const d = validateText(text, pod({ xs: ints(300) }), { deadline: Date.now() - 1 });
+  const d = validateText(text, pod({ xs: ints(300) }), { deadline: performance.now() - 1 });
   assert.equal(d.allowed, false);
   assert.equal(only(d).errorKind, "timeout");
 });

@@ -148,7 +148,7 @@ export function dryRun(
   ctx: EngineContext,
   explain: boolean,
 ): ResourceEvaluation {
-  const options = { deadline: Date.now() + RESOURCE_DEADLINE_MS, includeUnbound: true, explain };
+  const options = { deadline: performance.now() + RESOURCE_DEADLINE_MS, includeUnbound: true, explain };
   const mutated = mutate(set, request, ctx, options);
   const object = (mutated.patchedObject as AdmissionRequest["object"] | undefined) ?? request.object;
   const validated = validate(set, { ...request, object }, ctx, options);
