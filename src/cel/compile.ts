@@ -12,8 +12,9 @@ import type { CallNode, ComprehensionNode, Expr, ParsedExpression, SelectNode } 
 import { type CelEnvironment, JSON_VARIABLES } from "./env.ts";
 import { celEquals } from "./equality.ts";
 import type { CallContext, CelRegex, Overload, TypeTag } from "./library/types.ts";
-import { codePointLength, matchesCost } from "./library/std.ts";
-import { compileRegex, hasSurrogate } from "./regex.ts";
+import { codePointLength, hasSurrogate } from "./code-points.ts";
+import { matchesCost } from "./library/std.ts";
+import { compileRegex } from "./regex.ts";
 import type { SubexpressionIndex } from "./shared.ts";
 import {
   BuiltMap,

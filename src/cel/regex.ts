@@ -18,6 +18,7 @@
 import v8 from "node:v8";
 import { RE2JS } from "@bufbuild/re2";
 import type { CelRegex } from "./library/types.ts";
+import { hasSurrogate } from "./code-points.ts";
 import { CelError } from "./values.ts";
 
 export type RegexEngine = "v8-linear" | "re2js";
@@ -145,15 +146,6 @@ function isLowSurrogate(c: number): boolean {
 }
 
 const OTHER_LINE_TERMINATORS = /[\r\u2028\u2029]/;
-const ANY_SURROGATE = /[\ud800-\udfff]/;
-
-/**
- * Whether `text` holds any UTF-16 surrogate. Without one its size in code points is its length, and
- * {@link CelRegex.testWithoutSurrogates} may answer: one scan that serves a match's cost and its test.
- */
-export function hasSurrogate(text: string): boolean {
-  return ANY_SURROGATE.test(text);
-}
 
 interface WellFormedCheck {
   isWellFormed(): boolean;
@@ -183,7 +175,7 @@ class V8Regex implements CompiledRegex {
   }
 
   test(text: string): boolean {
-    return ANY_SURROGATE.test(text) ? this.careful(text) : this.testWithoutSurrogates(text);
+    return hasSurrogate(text) ? this.careful(text) : this.testWithoutSurrogates(text);
   }
 
   testWithoutSurrogates(text: string): boolean {

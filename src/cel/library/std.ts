@@ -26,6 +26,7 @@ import {
   UInt,
   UINT64_MAX,
 } from "../values.ts";
+import { codePointLength } from "../code-points.ts";
 import { celCompare } from "../equality.ts";
 import {
   addTimestampDuration,
@@ -57,31 +58,6 @@ const REGEX_LENGTH = 0.25;
 
 // ---------------------------------------------------------------------------------------------
 // Helpers.
-
-/** A surrogate pair: the only UTF-16 that holds one code point in two units. */
-const SURROGATE_PAIR = /[\ud800-\udbff][\udc00-\udfff]/;
-
-/**
- * Number of Unicode code points, which is what CEL's size() counts for strings. Cost functions call
- * this on every string argument, so the common case is asked of V8's regular expression engine
- * first: it answers for a 45-character string in a fifth of the time this loop takes (and a string
- * V8 stores one byte per character cannot hold a surrogate at all).
- */
-export function codePointLength(s: string): number {
-  if (!SURROGATE_PAIR.test(s)) return s.length;
-  let n = s.length;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-      const d = s.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        n--;
-        i++;
-      }
-    }
-  }
-  return n;
-}
 
 /** cel-go's actualSize: code points for strings, length for bytes, 1 for scalars. */
 function costSize(v: string | Uint8Array): number {
