@@ -25,7 +25,12 @@ export type Emit = (g: Gen) => string;
 /** Runtime helpers the generated code reaches through `H`; compile.ts provides them. */
 export type Helpers = Readonly<Record<string, unknown>>;
 
-export type GeneratedEval<F> = (f: F) => CelValue;
+/**
+ * A generated function: `generated(A, st, S)`, the activation, the evaluation state and the slots.
+ * Emitted code names them so; code that calls closures also builds the frame they take, `f`
+ * (`{ act: A, slots: S, st }`, compile.ts Frame).
+ */
+export type GeneratedEval<A, S> = (act: A, st: S, slots: CelValue[]) => CelValue;
 
 export class Gen {
   private readonly lines: string[] = [];
@@ -84,7 +89,7 @@ export class Gen {
    * The function. `new Function` compiles it outside any module scope, so everything it uses comes
    * in through K (constants, closures) and H (helpers).
    */
-  build<F>(rootVar: string, helpers: Helpers): GeneratedEval<F> {
+  build<A, S>(rootVar: string, helpers: Helpers): GeneratedEval<A, S> {
     const vars = [
       ...Array.from({ length: this.temps }, (_, i) => `t${i}`),
       ...[...this.locals].map((n) => `s${n}`),
@@ -94,14 +99,15 @@ export class Gen {
     const body = [
       '"use strict";',
       `const { ${names.join(", ")} } = H;`,
-      "return function generated(f) {",
-      "const st = f.st, S = f.slots;",
+      "return function generated(A, st, S) {",
+      // In the order every frame is built with, so closures see frames of one shape.
+      this.callsClosures ? "const f = { act: A, slots: S, st };" : "",
       decl,
       ...this.lines,
       `return ${rootVar};`,
       "};",
     ].join("\n");
-    return new Function("K", "H", body)(this.constants, helpers) as GeneratedEval<F>;
+    return new Function("K", "H", body)(this.constants, helpers) as GeneratedEval<A, S>;
   }
 }
 

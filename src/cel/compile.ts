@@ -7,7 +7,7 @@
  * absorb errors when another operand decides the result; int arithmetic is checked for int64
  * overflow; equality is heterogeneous; selecting through an optional keeps the chain optional.
  */
-import { codegenMode, type Emit, Gen } from "./codegen.ts";
+import { codegenMode, type Emit, Gen, type GeneratedEval } from "./codegen.ts";
 import type { CallNode, ComprehensionNode, Expr, ParsedExpression, SelectNode } from "./ast.ts";
 import { type CelEnvironment, JSON_VARIABLES } from "./env.ts";
 import { celEquals } from "./equality.ts";
@@ -198,7 +198,7 @@ export function compileParsed(
   const root = c.compile(parsed.root);
   const nslots = c.slotCount;
   const uses = c.uses;
-  let ev = root.ev;
+  let gen: GeneratedEval<Activation, EvalState> | undefined;
   // Whether the program may still switch to generated code, and how often it has run (codegen.ts).
   let pending = root.emit !== undefined;
   let runs = 0;
@@ -217,16 +217,18 @@ export function compileParsed(
           pending = false;
           const generated = generate(root, mode === "always");
           if (generated) {
-            ({ ev, needsJson } = generated);
+            ({ ev: gen, needsJson } = generated);
             if (generated.localSlots) genSlots = 0;
           }
         }
       }
-      if (needsJson && act.json !== true)
-        return root.ev({ act, slots: nslots ? new Array<CelValue>(nslots) : [], st });
-      return ev({ act, slots: genSlots ? new Array<CelValue>(genSlots) : NO_SLOTS, st });
+      // Generated code takes the activation and state as they are: a frame object per run is
+      // built only by code that calls closures, which read it.
+      if (gen !== undefined && (!needsJson || act.json === true))
+        return gen(act, st, genSlots ? new Array<CelValue>(genSlots) : NO_SLOTS);
+      return root.ev({ act, slots: nslots ? new Array<CelValue>(nslots) : [], st });
     },
-    generated: (act) => ev !== root.ev && (act === undefined || !needsJson || act.json === true),
+    generated: (act) => gen !== undefined && (act === undefined || !needsJson || act.json === true),
   };
   return { program, problems: c.problems };
 }
@@ -238,7 +240,7 @@ const NO_SLOTS: CelValue[] = [];
 function generate(
   root: Compiled,
   strict: boolean,
-): { ev: Eval; needsJson: boolean; localSlots: boolean } | undefined {
+): { ev: GeneratedEval<Activation, EvalState>; needsJson: boolean; localSlots: boolean } | undefined {
   if (!root.emit) return undefined;
   try {
     let g = new Gen(false);
@@ -251,7 +253,7 @@ function generate(
       g = new Gen(true);
       v = root.emit(g);
     }
-    return { ev: g.build<Frame>(v, HELPERS), needsJson: g.assumesJson, localSlots };
+    return { ev: g.build<Activation, EvalState>(v, HELPERS), needsJson: g.assumesJson, localSlots };
   } catch (e) {
     // `new Function` refused (--disallow-code-generation-from-strings): the closures serve. Anything
     // else is a bug in an emitter, which tests ("always") must see; a server keeps the closures.
@@ -853,7 +855,7 @@ function memoized(inner: Compiled, id: number): Compiled {
       const hit = g.temp();
       const before = g.temp();
       const out = g.temp();
-      g.line(`${memo} = f.act.memo; ${hit} = ${memo} === undefined ? undefined : ${memo}[${id}];`);
+      g.line(`${memo} = A.memo; ${hit} = ${memo} === undefined ? undefined : ${memo}[${id}];`);
       g.line(
         `if (${hit} !== undefined && st.cost + ${hit}.cost <= st.costLimit) { st.cost += ${hit}.cost; ${out} = ${hit}.value; } else {`,
       );
@@ -1097,7 +1099,7 @@ class Compiler {
         },
         emit: (g) => {
           const t = g.temp();
-          g.line(`${t} = f.act.values[${JSON.stringify(name)}]; if (${t} === undefined) ${t} = null;`);
+          g.line(`${t} = A.values[${JSON.stringify(name)}]; if (${t} === undefined) ${t} = null;`);
           return t;
         },
         type: declared,
@@ -1146,7 +1148,7 @@ class Compiler {
           const name = JSON.stringify(field);
           const missing = JSON.stringify(`no such attribute: variables.${field}`);
           g.line(
-            `${t} = f.act.variables; if (!${t}) throw new CelError(${missing}); ${t} = ${t}.get(${name}, ${index});`,
+            `${t} = A.variables; if (!${t}) throw new CelError(${missing}); ${t} = ${t}.get(${name}, ${index});`,
           );
           return t;
         },
