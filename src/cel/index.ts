@@ -155,6 +155,13 @@ export type EvalResult =
   | { readonly ok: true; readonly value: CelValue; readonly cost: number }
   | { readonly ok: false; readonly error: EvalFailure; readonly cost: number };
 
+/** What a program's run threw, as a CelError: anything else is a bug, reported as an internal error. */
+export function asCelError(e: unknown): CelError {
+  return e instanceof CelError
+    ? e
+    : new CelError(`internal error: ${e instanceof Error ? e.message : String(e)}`);
+}
+
 /** Runs a program. Never throws: evaluation errors, cost and deadline overruns are values. */
 export function run(program: Program, act: Activation, state: EvalState): EvalResult {
   const before = state.cost;
@@ -162,10 +169,7 @@ export function run(program: Program, act: Activation, state: EvalState): EvalRe
     const value = program.run(act, state);
     return { ok: true, value, cost: state.cost - before };
   } catch (e) {
-    const err =
-      e instanceof CelError
-        ? e
-        : new CelError(`internal error: ${e instanceof Error ? e.message : String(e)}`);
+    const err = asCelError(e);
     const offset = err.exprId === undefined ? undefined : program.parsed.offsets.get(err.exprId);
     return {
       ok: false,

@@ -18,7 +18,7 @@ import {
   PER_CALL_COST_LIMIT,
   MATCH_CONDITIONS_COST_BUDGET,
   RUNTIME_COST_BUDGET,
-  run,
+  asCelError,
   toJson,
   type VariableResolver,
 } from "../cel/index.ts";
@@ -239,46 +239,64 @@ type ExprOutcome =
   | { ok: false; message: string; kind: EvaluationErrorKind; cost: number; cause?: string };
 
 /**
- * Runs one expression within the per-expression limit and the remaining policy budget. Failure
- * messages are final and worded as the API server words them: `compilation error: ...`,
- * `expression '<expr>' resulted in error: ...`, or the bare budget message.
+ * Why an expression gave no value. Its message is final and worded as the API server words it:
+ * `compilation error: ...`, `expression '<expr>' resulted in error: ...`, or the bare budget message.
  */
-function runExpr(ev: Evaluation, expr: CompiledExpression, act: Activation): ExprOutcome {
+class ExprFailure {
+  constructor(
+    readonly message: string,
+    readonly kind: EvaluationErrorKind,
+    /** The evaluator's own message, without the expression around it. */
+    readonly cause?: string,
+  ) {}
+}
+
+/**
+ * Runs one expression within the per-expression limit and the remaining policy budget: its value,
+ * or an ExprFailure. A value comes back as it is, not in a result object: this runs for every
+ * validation of every policy a request meets.
+ */
+function runExpr(ev: Evaluation, expr: CompiledExpression, act: Activation): CelValue | ExprFailure {
   const program = expr.program;
   if (!program)
-    return {
-      ok: false,
-      message: `compilation error: ${expr.compileError ?? "expression did not compile"}`,
-      kind: "compile",
-      cost: 0,
-    };
+    return new ExprFailure(
+      `compilation error: ${expr.compileError ?? "expression did not compile"}`,
+      "compile",
+    );
   const st = ev.state;
-  if (st.cost >= ev.budgetEnd) return { ok: false, message: BUDGET_MESSAGE, kind: "cost", cost: 0 };
+  if (st.cost >= ev.budgetEnd) return new ExprFailure(BUDGET_MESSAGE, "cost");
   // A clock read costs 60-100 ns here, as much as a short expression; expressions without loops
   // cannot run long, so the deadline is checked at a policy's first expression (against the clock
   // read when the policy started) and every 16th after it, and loops check it themselves
   // (EvalState.tick).
   const n = ev.expressions++;
   if ((n & 15) === 0 && (n === 0 ? ev.started : performance.now()) > st.deadline) {
-    return {
-      ok: false,
-      message: `expression '${expr.source}' resulted in error: operation cancelled: evaluation deadline exceeded`,
-      kind: "timeout",
-      cost: 0,
-    };
+    return new ExprFailure(
+      `expression '${expr.source}' resulted in error: operation cancelled: evaluation deadline exceeded`,
+      "timeout",
+    );
   }
   st.costLimit = Math.min(st.cost + PER_CALL_COST_LIMIT, ev.budgetEnd);
-  const r = run(program, act, st);
-  if (r.ok) return r;
-  if (r.error.kind === "cost" && st.costLimit >= ev.budgetEnd)
-    return { ok: false, message: BUDGET_MESSAGE, kind: "cost", cost: r.cost };
-  return {
-    ok: false,
-    message: `expression '${expr.source}' resulted in error: ${r.error.message}`,
-    kind: r.error.kind,
-    cost: r.cost,
-    cause: r.error.message,
-  };
+  try {
+    return program.run(act, st);
+  } catch (e) {
+    const error = asCelError(e);
+    if (error.kind === "cost" && st.costLimit >= ev.budgetEnd) return new ExprFailure(BUDGET_MESSAGE, "cost");
+    return new ExprFailure(
+      `expression '${expr.source}' resulted in error: ${error.message}`,
+      error.kind,
+      error.message,
+    );
+  }
+}
+
+/** An expression's value or failure with the cost it took, as steps and the rarer callers take it. */
+function toOutcome(r: CelValue | ExprFailure, cost: number): ExprOutcome {
+  return r instanceof ExprFailure
+    ? r.cause === undefined
+      ? { ok: false, message: r.message, kind: r.kind, cost }
+      : { ok: false, message: r.message, kind: r.kind, cost, cause: r.cause }
+    : { ok: true, value: r, cost };
 }
 
 /** Runs one expression and records it in the trace under its stage and name. */
@@ -289,7 +307,8 @@ function runStep(
   expr: CompiledExpression,
   act: Activation,
 ): ExprOutcome {
-  const r = runExpr(ev, expr, act);
+  const before = ev.state.cost;
+  const r = toOutcome(runExpr(ev, expr, act), ev.state.cost - before);
   step(ev, stage, name, expr, r);
   return r;
 }
@@ -731,21 +750,21 @@ export function validate(
       const violations: Violation[] = [];
       let errored: { kind: EvaluationErrorKind; message: string } | undefined;
       for (const v of policy.validations) {
+        const before = ev.state.cost;
         const r = runExpr(ev, v.expression, act);
-        const failed = r.ok && r.value !== true;
         if (ev.recording)
           step(
             ev,
             "validation",
             v.index,
             v.expression,
-            r,
+            toOutcome(r, ev.state.cost - before),
             // Only when explaining: which element and field made it false (re-evaluates its parts).
-            ev.explain && r.ok && r.value === false && v.expression.program && v.expression.env
+            ev.explain && r === false && v.expression.program && v.expression.env
               ? explainFalse(v.expression.program.parsed, v.expression.env, act)
               : undefined,
           );
-        if (!r.ok) {
+        if (r instanceof ExprFailure) {
           errored ??= { kind: r.kind, message: r.message };
           if (policy.failurePolicy === "Fail") {
             for (const action of actions)
@@ -760,7 +779,7 @@ export function validate(
           if (r.kind === "cost" || r.kind === "timeout") break;
           continue;
         }
-        if (failed) {
+        if (r !== true) {
           const message = messageFor(ev, v, act);
           for (const action of actions)
             violations.push({
