@@ -218,11 +218,17 @@ interface Evaluation {
   budgetEnd: number;
 }
 
+const NO_STEPS: TraceStep[] = Object.freeze([]) as unknown as TraceStep[];
+/** Per-result lists that are empty in most results, shared rather than built for each. */
+const NO_WARNINGS: readonly string[] = Object.freeze([]);
+
 /** A fresh evaluation: an empty trace, no cost spent, the whole budget ahead. */
 function newEvaluation(options: EvaluateOptions, started: number): Evaluation {
+  const recording = options.trace !== false || options.explain === true;
   return {
-    trace: [],
-    recording: options.trace !== false || options.explain === true,
+    // Most reviews record no steps: they share one empty trace, which nothing pushes to.
+    trace: recording ? [] : NO_STEPS,
+    recording,
     state: new EvalState(PER_CALL_COST_LIMIT, options.deadline),
     explain: options.explain ?? false,
     expressions: 0,
@@ -420,12 +426,12 @@ function errorResult(
  * A policy cut short by the request's deadline under failurePolicy Ignore admits, as Kubernetes
  * would; unlike an ordinary error it says so, because the request was admitted unchecked.
  */
-function deadlineWarning(policy: CompiledPolicy, kind: EvaluationErrorKind | undefined): string[] {
+function deadlineWarning(policy: CompiledPolicy, kind: EvaluationErrorKind | undefined): readonly string[] {
   return kind === "timeout" && policy.failurePolicy === "Ignore"
     ? [
         `${policy.kind} '${policy.name}' did not finish before the request's deadline and was ignored (failurePolicy Ignore)`,
       ]
-    : [];
+    : NO_WARNINGS;
 }
 
 function validationActions(s: Subject): readonly ValidationAction[] {
@@ -615,7 +621,7 @@ type ResultBase = Pick<PolicyResult, "policy" | "policyKind" | "binding" | "para
 function skipResult(base: ResultBase, reason: string, ev: Evaluation, started: number): PolicyResult {
   return finish(
     base,
-    { outcome: "skip", reason, violations: [], warnings: [], auditAnnotations: {} },
+    { outcome: "skip", reason, violations: [], warnings: NO_WARNINGS, auditAnnotations: {} },
     ev,
     started,
   );
@@ -635,12 +641,14 @@ function gateOnMatchConditions(
   return errorResult(base, subject, mc.kind, mc.error, ev, started);
 }
 
+const GO = { go: true } as const;
+
 /** matchConditions: all true → go on; any false → skip; an error and none false → error. */
 function matchConditions(
   policy: CompiledPolicy,
   ev: Evaluation,
   act: Activation,
-): { go: true } | { go: false; skip: string } | { go: false; error: string; kind: EvaluationErrorKind } {
+): typeof GO | { go: false; skip: string } | { go: false; error: string; kind: EvaluationErrorKind } {
   let firstError: { name: string; message: string; kind: EvaluationErrorKind } | undefined;
   ev.budgetEnd = ev.state.cost + MATCH_CONDITIONS_COST_BUDGET;
   for (const mc of policy.matchConditions) {
@@ -664,7 +672,7 @@ function matchConditions(
       kind: firstError.kind,
     };
   ev.budgetEnd = ev.state.cost + RUNTIME_COST_BUDGET;
-  return { go: true };
+  return GO;
 }
 
 /**
@@ -708,6 +716,29 @@ function activation(
   return new PolicyActivation(prepared.values(needs, params, object), vars, needs.memo);
 }
 
+/** For a policy without variables: every name is unknown (the compiler has already said so). */
+const NO_VARIABLES: VariableResolver = {
+  get(name) {
+    throw new CelErrorLike(`no such variable: ${name}`);
+  },
+};
+const noVariables = () => NO_VARIABLES;
+
+/** A validating policy's activation, its variables evaluated lazily against it (when it has any). */
+function validationActivation(
+  prepared: PreparedRequest,
+  policy: CompiledPolicy,
+  ev: Evaluation,
+  params: CelValue,
+): Activation {
+  if (policy.variables.length === 0)
+    return activation(prepared, policy.needs, params, undefined, noVariables);
+  let resolver: VariableResolver | undefined;
+  const act = activation(prepared, policy.needs, params, undefined, () => resolver as VariableResolver);
+  resolver = new LazyVariables(policy, ev, () => act);
+  return act;
+}
+
 function messageFor(
   ev: Evaluation,
   v: {
@@ -741,9 +772,7 @@ export function validate(
     const policy = subject.policy;
     if (policy.kind !== "ValidatingAdmissionPolicy") continue;
     evaluateSubject(subject, request, ctx, mctx, options, results, (params, ev, started, base) => {
-      let resolver: VariableResolver | undefined;
-      const act = activation(prepared, policy.needs, params, undefined, () => resolver as VariableResolver);
-      resolver = new LazyVariables(policy, ev, () => act);
+      const act = validationActivation(prepared, policy, ev, params);
       const gated = gateOnMatchConditions(subject, ev, started, base, act);
       if (gated) return gated;
       const actions = validationActions(subject);
@@ -899,7 +928,7 @@ export function mutate(
       if (ops.length > 0) changed = true;
       return finish(
         base,
-        { outcome: "pass", violations: [], warnings: [], auditAnnotations: {}, patch: ops },
+        { outcome: "pass", violations: [], warnings: NO_WARNINGS, auditAnnotations: {}, patch: ops },
         ev,
         started,
       );
