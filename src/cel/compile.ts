@@ -802,13 +802,24 @@ function emitDispatch(
   if (candidates.length > MAX_INLINE_OVERLOADS || (vals.length !== 1 && vals.length !== 2)) return undefined;
   const t = g.temp();
   const args = vals.join(", ");
+  // `k in m` on a map of JSON input or one the evaluator built (`orValue({})`), the common case
+  // in policies (`'cpu' in c.resources.limits`): the applier's own test for such a map, then the
+  // member test, without calling the cost function and the applier. Same cost: the base unit.
+  const inMap =
+    name === "@in" && vals.length === 2 && candidates.length === 1 && candidates[0]?.id === "in_dyn";
   g.line("try {");
+  if (inMap) {
+    const [x, m] = vals as [string, string];
+    g.line(`if (isPlainMap(${m})) { ${charge(1)} ${t} = typeof ${x} === "string" && hasOwn(${m}, ${x}); }`);
+  }
   let open = true;
   for (const [i, o] of cheapestChecksFirst(candidates).entries()) {
     const checks = vals.flatMap((v, k) => emitTagCheck(v, o.args[k] as TypeTag) ?? []);
     const cost = o.cost ? `st.addCost(1 + ${g.constant(o.cost)}(${args}));` : charge(1);
     const cond = checks.length === 0 ? "true" : checks.join(" && ");
-    g.line(`${i === 0 ? "" : "else "}if (${cond}) { ${cost} ${t} = ${g.constant(o.impl)}(${args}, st); }`);
+    g.line(
+      `${i === 0 && !inMap ? "" : "else "}if (${cond}) { ${cost} ${t} = ${g.constant(o.impl)}(${args}, st); }`,
+    );
     // An overload that takes any arguments ends the choice, as in the applier's loop.
     if (checks.length === 0) {
       open = false;

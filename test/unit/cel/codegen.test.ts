@@ -135,6 +135,13 @@ const EXPRESSIONS = [
   "[object.metadata.name == 'web', 'web' != object.metadata.name, object.spec.hostNetwork == false, true == object.spec.hostNetwork]",
   "[object.spec.replicas == 'x', object.metadata.name == 3, 1u == object.spec.replicas, object.spec.containers == true]",
   "object.spec.missing == 'x'",
+  // `in` a map: a JSON map or one the evaluator built is tested in place; other maps and non-string
+  // keys go to the applier, which also answers lists and the missing overload.
+  "['app' in object.metadata.labels, 'nope' in object.metadata.labels, 1 in object.metadata.labels, object.spec.missing in object.metadata.labels]",
+  "['a' in {'a': 1}, 1 in {1: 'x'}, 2 in {1: 'x'}, 'cpu' in object.spec.containers[0].?resources.?limits.orValue({})]",
+  "[3 in [1, 2, 3], 'x' in object.spec.containers.map(c, c.name), 'constructor' in object.metadata.labels, 'toString' in {}]",
+  "'a' in object.spec.replicas",
+  "object.spec.missing in object.spec.missing",
   // `{}` is a plain object, except as a comprehension's accumulator, which transformMap fills in place.
   "['a/b' in object.metadata.?annotations.orValue({}), 'x' in object.spec.?nope.orValue({}), size({}), {} == {}]",
   "[type({}) == map, {}.?a.orValue('none'), object.spec.?nope.orValue({}).all(k, false), {} == {'a': 1}]",
