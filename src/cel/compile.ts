@@ -787,6 +787,14 @@ function cheapestChecksFirst(candidates: readonly Overload[]): readonly Overload
  */
 const MAX_INLINE_OVERLOADS = 16;
 
+/** The int-int ordering overloads (std.ts orderingFn), as JavaScript operators on BigInts. */
+const INT_ORDER: Readonly<Record<string, string>> = {
+  less_int64: "<",
+  less_equals_int64: "<=",
+  greater_int64: ">",
+  greater_equals_int64: ">=",
+};
+
 /**
  * A call of one or two arguments with the overload choice written out at its site: the applier's
  * checks (reordered only where no call can pick another overload, see cheapestChecksFirst), the
@@ -820,9 +828,13 @@ function emitDispatch(
     const checks = vals.flatMap((v, k) => emitTagCheck(v, o.args[k] as TypeTag) ?? []);
     const cost = o.cost ? `st.addCost(1 + ${g.constant(o.cost)}(${args}));` : charge(1);
     const cond = checks.length === 0 ? "true" : checks.join(" && ");
-    g.line(
-      `${i === 0 && !inMap ? "" : "else "}if (${cond}) { ${cost} ${t} = ${g.constant(o.impl)}(${args}, st); }`,
-    );
+    // Two ints (BigInts) order as JavaScript orders them: the comparison is written out.
+    const intOrder = INT_ORDER[o.id];
+    const apply =
+      intOrder !== undefined && vals.length === 2
+        ? `${vals[0]} ${intOrder} ${vals[1]}`
+        : `${g.constant(o.impl)}(${args}, st)`;
+    g.line(`${i === 0 && !inMap ? "" : "else "}if (${cond}) { ${cost} ${t} = ${apply}; }`);
     // An overload that takes any arguments ends the choice, as in the applier's loop.
     if (checks.length === 0) {
       open = false;

@@ -135,6 +135,10 @@ const EXPRESSIONS = [
   "[object.metadata.name == 'web', 'web' != object.metadata.name, object.spec.hostNetwork == false, true == object.spec.hostNetwork]",
   "[object.spec.replicas == 'x', object.metadata.name == 3, 1u == object.spec.replicas, object.spec.containers == true]",
   "object.spec.missing == 'x'",
+  // Two ints order as BigInts, written out; other pairs go to the applier.
+  "[object.spec.replicas < 3, object.spec.replicas <= 3, object.spec.replicas > 3, object.spec.replicas >= 3]",
+  "[size(object.metadata.name) <= 3, -1 < object.spec.replicas, 4 > object.spec.replicas, object.spec.replicas >= 3.0]",
+  "[object.spec.replicas < object.spec.missing, object.spec.replicas > 'x', 9223372036854775807 > -9223372036854775808]",
   // `in` a map: a JSON map or one the evaluator built is tested in place; other maps and non-string
   // keys go to the applier, which also answers lists and the missing overload.
   "['app' in object.metadata.labels, 'nope' in object.metadata.labels, 1 in object.metadata.labels, object.spec.missing in object.metadata.labels]",
