@@ -3,8 +3,8 @@ import { test } from "node:test";
 import { codePointLength, hasSurrogate } from "../../../src/cel/code-points.ts";
 import { evaluate } from "../../../src/cel/index.ts";
 
-// Strings of one length (3 UTF-16 units) with different answers: the remembered scans must be
-// told apart by content, not by length or by which was asked last.
+// Strings of one length (3 UTF-16 units) with different answers, asked in every order: an answer
+// must depend on the string's content alone, not on its length or on what was asked before.
 const SAME_LENGTH: readonly [string, number, boolean][] = [
   ["abc", 3, false],
   ["a\u{1F600}", 2, true],
