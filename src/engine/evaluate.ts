@@ -392,6 +392,16 @@ interface Subject {
   readonly binding: CompiledBinding | undefined;
 }
 
+/** Under failurePolicy Fail an error denies: one violation for each of the binding's actions. */
+function addErrorViolations(
+  into: Violation[],
+  actions: readonly ValidationAction[],
+  message: string,
+  expressionIndex: number,
+): void {
+  for (const action of actions) into.push({ message, reason: "Invalid", code: 422, action, expressionIndex });
+}
+
 /** The one place `failurePolicy` turns an error into a verdict. */
 function errorResult(
   base: Omit<
@@ -405,11 +415,9 @@ function errorResult(
   started: number,
   expressionIndex = -1,
 ): PolicyResult {
-  const fail = subject.policy.failurePolicy === "Fail";
-  const actions = validationActions(subject);
-  const violations: Violation[] = fail
-    ? actions.map((action) => ({ message, reason: "Invalid", code: 422, action, expressionIndex }))
-    : [];
+  const violations: Violation[] = [];
+  if (subject.policy.failurePolicy === "Fail")
+    addErrorViolations(violations, validationActions(subject), message, expressionIndex);
   return finish(
     base,
     {
@@ -798,16 +806,7 @@ export function validate(
           );
         if (r instanceof ExprFailure) {
           errored ??= { kind: r.kind, message: r.message };
-          if (policy.failurePolicy === "Fail") {
-            for (const action of actions)
-              violations.push({
-                message: r.message,
-                reason: "Invalid",
-                code: 422,
-                action,
-                expressionIndex: v.index,
-              });
-          }
+          if (policy.failurePolicy === "Fail") addErrorViolations(violations, actions, r.message, v.index);
           if (r.kind === "cost" || r.kind === "timeout") break;
           continue;
         }
@@ -828,16 +827,7 @@ export function validate(
         const r = runStep(ev, "auditAnnotation", a.key, a.expression, act);
         if (!r.ok) {
           errored ??= { kind: r.kind, message: r.message };
-          if (policy.failurePolicy === "Fail") {
-            for (const action of actions)
-              violations.push({
-                message: r.message,
-                reason: "Invalid",
-                code: 422,
-                action,
-                expressionIndex: -1,
-              });
-          }
+          if (policy.failurePolicy === "Fail") addErrorViolations(violations, actions, r.message, -1);
           continue;
         }
         // Kubernetes trims the value and leaves an empty one out.
