@@ -126,15 +126,9 @@ export async function loadSet(label: string, paths: readonly string[]): Promise<
   return { label, set, admitter: createAdmitter(set, contextFromSet(set, { assumeNamespaces: true })) };
 }
 
-/** Writes set (a) into a fresh temp directory and loads it; the directory is removed afterwards. */
+/** Set (a): the 20 rules as one policy of 20 validations. */
 export async function loadRulesSet(): Promise<LoadedSet> {
-  const dir = mkdtempSync(join(tmpdir(), "celgate-bench-request-"));
-  try {
-    writeFileSync(join(dir, "bench-rules.yaml"), rulesPolicyYaml());
-    return await loadSet("(a) 20 rules, 1 policy", [dir]);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  return loadPolicyYaml("(a) 20 rules, 1 policy", rulesPolicyYaml());
 }
 
 /**
@@ -143,14 +137,19 @@ export async function loadRulesSet(): Promise<LoadedSet> {
  * expression; it is also larger than V8 optimizes by default (cel/codegen.ts).
  */
 export async function loadOneExpressionSet(): Promise<LoadedSet> {
+  const cel = RULES.map((r) => `(${r.cel})`).join(" && ");
+  return loadPolicyYaml(
+    "(a1) 20 rules in one expression, 1 policy",
+    rulesPolicyYaml([{ ...(RULES[0] as Rule), cel }], "bench-one"),
+  );
+}
+
+/** Writes one policy file into a fresh temp directory and loads it; the directory is removed afterwards. */
+async function loadPolicyYaml(label: string, yaml: string): Promise<LoadedSet> {
   const dir = mkdtempSync(join(tmpdir(), "celgate-bench-request-"));
   try {
-    const cel = RULES.map((r) => `(${r.cel})`).join(" && ");
-    writeFileSync(
-      join(dir, "bench-one.yaml"),
-      rulesPolicyYaml([{ ...(RULES[0] as Rule), cel }], "bench-one"),
-    );
-    return await loadSet("(a1) 20 rules in one expression, 1 policy", [dir]);
+    writeFileSync(join(dir, "policy.yaml"), yaml);
+    return await loadSet(label, [dir]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

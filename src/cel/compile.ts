@@ -8,7 +8,7 @@
  * overflow; equality is heterogeneous; selecting through an optional keeps the chain optional.
  */
 // The module's, not the global: reading the global `performance` goes through a lazy getter
-// first, a third of a clock read's cost here, and the engine reads the clock per policy.
+// first, a third of a clock read's cost here, and EvalState reads the clock as loops run.
 import { performance } from "node:perf_hooks";
 import { codegenMode, type Emit, Gen, type GeneratedEval } from "./codegen.ts";
 import type { CallNode, ComprehensionNode, Expr, ParsedExpression, SelectNode } from "./ast.ts";
