@@ -48,6 +48,7 @@ export class Gen {
   private readonly constants: unknown[] = [];
   private temps = 0;
   private labels = 0;
+  private chars = 0;
   /** Slots written as locals (`s<n>`), when `localSlots`. */
   private readonly locals = new Set<number>();
   /** Whether the code reads JSON input the quick way, valid only when the activation promises JSON. */
@@ -86,6 +87,12 @@ export class Gen {
 
   line(code: string): void {
     this.lines.push(code);
+    this.chars += code.length + 1;
+  }
+
+  /** The code written so far, in characters: roughly its bytecode size in bytes (sequence.ts). */
+  get size(): number {
+    return this.chars;
   }
 
   /** Evaluates a node that has no emitter by calling its closure; returns the variable holding the value. */
@@ -101,6 +108,14 @@ export class Gen {
    * in through K (constants, closures) and H (helpers).
    */
   build<A, S>(rootVar: string, helpers: Helpers): GeneratedEval<A, S> {
+    return this.buildFunction<GeneratedEval<A, S>>("generated", "", [`return ${rootVar};`], helpers);
+  }
+
+  /**
+   * A function named `name` of `(A, st, S, ...extra)`, its body the lines written so far and then
+   * `tail`. The helpers' names must differ from the temporaries' (`t<n>`, `s<n>`) and from `f`.
+   */
+  buildFunction<F>(name: string, extra: string, tail: readonly string[], helpers: Helpers): F {
     const vars = [
       ...Array.from({ length: this.temps }, (_, i) => `t${i}`),
       ...[...this.locals].map((n) => `s${n}`),
@@ -110,15 +125,15 @@ export class Gen {
     const body = [
       '"use strict";',
       `const { ${names.join(", ")} } = H;`,
-      "return function generated(A, st, S) {",
+      `return function ${name}(A, st, S${extra ? `, ${extra}` : ""}) {`,
       // In the order every frame is built with, so closures see frames of one shape.
       this.callsClosures ? "const f = { act: A, slots: S, st };" : "",
       decl,
       ...this.lines,
-      `return ${rootVar};`,
+      ...tail,
       "};",
     ].join("\n");
-    return new Function("K", "H", body)(this.constants, helpers) as GeneratedEval<A, S>;
+    return new Function("K", "H", body)(this.constants, helpers) as F;
   }
 }
 

@@ -233,7 +233,26 @@ export function compileParsed(
     },
     generated: (act) => gen !== undefined && (act === undefined || !needsJson || act.json === true),
   };
+  roots.set(program, { root, slots: nslots });
   return { program, problems: c.problems };
+}
+
+/** Each program's compiled root and slot count, for writing several programs as one function. */
+const roots = new WeakMap<Program, { readonly root: Compiled; readonly slots: number }>();
+
+/**
+ * Writes a program's evaluation into `g`, as its own generated function would have it; returns the
+ * variable holding its value. For code that runs several programs in one function (sequence.ts).
+ */
+export function emitProgram(program: Program, g: Gen): string {
+  const r = roots.get(program);
+  if (!r) throw new Error("emitProgram: not a compiled program");
+  return emitValue(g, r.root);
+}
+
+/** The frame slots a program's closures may read: the length of `S` its generated code needs. */
+export function programSlots(program: Program): number {
+  return roots.get(program)?.slots ?? 0;
 }
 
 /** The frame's slots for generated code that keeps them in locals: it never touches them. */
@@ -898,7 +917,7 @@ function memoized(inner: Compiled, id: number): Compiled {
 }
 
 /** What generated code reaches by name (codegen.ts builds it outside this module's scope). */
-const HELPERS = {
+export const HELPERS = {
   ABSENT,
   MemoEntry,
   asBool,

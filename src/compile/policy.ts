@@ -11,7 +11,9 @@ import {
   createEnvironment,
   EXTRA_NAMES,
   type ExpressionProblem,
+  PER_CALL_COST_LIMIT,
   type Program,
+  ProgramSequence,
   type SharedKeys,
   sharedSubexpressions,
 } from "../cel/index.ts";
@@ -88,6 +90,11 @@ export interface CompiledValidatingPolicy extends CompiledCommon {
   readonly kind: "ValidatingAdmissionPolicy";
   readonly policy: ValidatingPolicy;
   readonly validations: readonly CompiledValidation[];
+  /**
+   * The validations' programs as one generated function (cel/sequence.ts), which the engine runs
+   * when it records no trace; absent when a validation did not compile.
+   */
+  readonly sequence: ProgramSequence | undefined;
   readonly auditAnnotations: readonly { readonly key: string; readonly expression: CompiledExpression }[];
 }
 
@@ -332,11 +339,16 @@ export function compilePolicy(policy: ParsedPolicy, options: CompileOptions = {}
         "string-or-null",
       ),
     }));
+    const programs = validations.flatMap((v) => (v.expression.program ? [v.expression.program] : []));
     return {
       ...common,
       kind: policy.kind,
       policy,
       validations,
+      sequence:
+        programs.length === validations.length
+          ? new ProgramSequence(programs, PER_CALL_COST_LIMIT)
+          : undefined,
       auditAnnotations,
       needs: c.needs(),
       diagnostics: c.diagnostics,

@@ -22,6 +22,9 @@ import {
   MATCH_CONDITIONS_COST_BUDGET,
   RUNTIME_COST_BUDGET,
   asCelError,
+  BUDGET_SPENT,
+  DEADLINE_PASSED,
+  Thrown,
   toJson,
   type VariableResolver,
 } from "../cel/index.ts";
@@ -30,6 +33,8 @@ import type {
   CompiledExpression,
   CompiledPolicy,
   CompiledPolicySet,
+  CompiledValidatingPolicy,
+  CompiledValidation,
   PolicyNeeds,
 } from "../compile/policy.ts";
 import {
@@ -279,24 +284,33 @@ function runExpr(ev: Evaluation, expr: CompiledExpression, act: Activation): Cel
   // read when the policy started) and every 16th after it, and loops check it themselves
   // (EvalState.tick).
   const n = ev.expressions++;
-  if ((n & 15) === 0 && (n === 0 ? ev.started : performance.now()) > st.deadline) {
-    return new ExprFailure(
-      `expression '${expr.source}' resulted in error: operation cancelled: evaluation deadline exceeded`,
-      "timeout",
-    );
-  }
+  if ((n & 15) === 0 && (n === 0 ? ev.started : performance.now()) > st.deadline)
+    return deadlineFailure(expr);
   st.costLimit = Math.min(st.cost + PER_CALL_COST_LIMIT, ev.budgetEnd);
   try {
     return program.run(act, st);
   } catch (e) {
-    const error = asCelError(e);
-    if (error.kind === "cost" && st.costLimit >= ev.budgetEnd) return new ExprFailure(BUDGET_MESSAGE, "cost");
-    return new ExprFailure(
-      `expression '${expr.source}' resulted in error: ${error.message}`,
-      error.kind,
-      error.message,
-    );
+    return thrownFailure(ev, expr, e);
   }
+}
+
+/** An expression's thrown error as its failure, read while the state still has its cost limit. */
+function thrownFailure(ev: Evaluation, expr: CompiledExpression, e: unknown): ExprFailure {
+  const error = asCelError(e);
+  if (error.kind === "cost" && ev.state.costLimit >= ev.budgetEnd)
+    return new ExprFailure(BUDGET_MESSAGE, "cost");
+  return new ExprFailure(
+    `expression '${expr.source}' resulted in error: ${error.message}`,
+    error.kind,
+    error.message,
+  );
+}
+
+function deadlineFailure(expr: CompiledExpression): ExprFailure {
+  return new ExprFailure(
+    `expression '${expr.source}' resulted in error: operation cancelled: evaluation deadline exceeded`,
+    "timeout",
+  );
 }
 
 /** An expression's value or failure with the cost it took, as steps and the rarer callers take it. */
@@ -768,6 +782,63 @@ function messageFor(
   return m;
 }
 
+/**
+ * Each validation's value or failure, in order: undefined when every one was true; else one entry per
+ * validation, undefined for those after a cost or deadline failure, which ends the policy. Without
+ * a trace the policy's generated sequence runs them (cel/sequence.ts); recording runs them one by one.
+ */
+function validationOutcomes(
+  ev: Evaluation,
+  policy: CompiledValidatingPolicy,
+  act: Activation,
+): (CelValue | ExprFailure | undefined)[] | undefined {
+  const validations = policy.validations;
+  const sequence = policy.sequence;
+  if (!ev.recording && sequence !== undefined && sequence.ready(act)) {
+    const out = sequence.run(act, ev.state, ev);
+    if (out === undefined) return undefined;
+    const outcomes = out as (CelValue | ExprFailure | undefined)[];
+    for (let i = 0; i < out.length; i++) {
+      const r = out[i];
+      if (r === undefined) break;
+      const expr = (validations[i] as CompiledValidation).expression;
+      if (r instanceof Thrown) outcomes[i] = thrownFailure(ev, expr, r.error);
+      else if (r === BUDGET_SPENT) outcomes[i] = new ExprFailure(BUDGET_MESSAGE, "cost");
+      else if (r === DEADLINE_PASSED) outcomes[i] = deadlineFailure(expr);
+    }
+    return outcomes;
+  }
+  let outcomes: (CelValue | ExprFailure | undefined)[] | undefined;
+  for (let i = 0; i < validations.length; i++) {
+    const v = validations[i] as CompiledValidation;
+    const before = ev.state.cost;
+    const r = runExpr(ev, v.expression, act);
+    if (ev.recording)
+      step(
+        ev,
+        "validation",
+        v.index,
+        v.expression,
+        toOutcome(r, ev.state.cost - before),
+        // Only when explaining: which element and field made it false (re-evaluates its parts).
+        ev.explain && r === false && v.expression.program && v.expression.env
+          ? explainFalse(v.expression.program.parsed, v.expression.env, act)
+          : undefined,
+      );
+    if (r === true) {
+      if (outcomes !== undefined) outcomes[i] = true;
+      continue;
+    }
+    if (outcomes === undefined) {
+      outcomes = new Array(validations.length);
+      for (let k = 0; k < i; k++) outcomes[k] = true;
+    }
+    outcomes[i] = r;
+    if (r instanceof ExprFailure && (r.kind === "cost" || r.kind === "timeout")) break;
+  }
+  return outcomes;
+}
+
 /** Evaluates the ValidatingAdmissionPolicies that apply to a request. */
 export function validate(
   set: CompiledPolicySet,
@@ -789,39 +860,28 @@ export function validate(
       const actions = validationActions(subject);
       const violations: Violation[] = [];
       let errored: { kind: EvaluationErrorKind; message: string } | undefined;
-      for (const v of policy.validations) {
-        const before = ev.state.cost;
-        const r = runExpr(ev, v.expression, act);
-        if (ev.recording)
-          step(
-            ev,
-            "validation",
-            v.index,
-            v.expression,
-            toOutcome(r, ev.state.cost - before),
-            // Only when explaining: which element and field made it false (re-evaluates its parts).
-            ev.explain && r === false && v.expression.program && v.expression.env
-              ? explainFalse(v.expression.program.parsed, v.expression.env, act)
-              : undefined,
-          );
-        if (r instanceof ExprFailure) {
-          errored ??= { kind: r.kind, message: r.message };
-          if (policy.failurePolicy === "Fail") addErrorViolations(violations, actions, r.message, v.index);
-          if (r.kind === "cost" || r.kind === "timeout") break;
-          continue;
+      // Every validation runs before any messageExpression, as in Kubernetes.
+      const outcomes = validationOutcomes(ev, policy, act);
+      if (outcomes !== undefined)
+        for (let i = 0; i < outcomes.length; i++) {
+          const r = outcomes[i];
+          if (r === undefined) break;
+          const v = policy.validations[i] as CompiledValidation;
+          if (r instanceof ExprFailure) {
+            errored ??= { kind: r.kind, message: r.message };
+            if (policy.failurePolicy === "Fail") addErrorViolations(violations, actions, r.message, v.index);
+          } else if (r !== true) {
+            const message = messageFor(ev, v, act);
+            for (const action of actions)
+              violations.push({
+                message,
+                reason: v.reason,
+                code: reasonCode(v.reason),
+                action,
+                expressionIndex: v.index,
+              });
+          }
         }
-        if (r !== true) {
-          const message = messageFor(ev, v, act);
-          for (const action of actions)
-            violations.push({
-              message,
-              reason: v.reason,
-              code: reasonCode(v.reason),
-              action,
-              expressionIndex: v.index,
-            });
-        }
-      }
       const auditAnnotations: Record<string, string> = {};
       for (const a of policy.auditAnnotations) {
         const r = runStep(ev, "auditAnnotation", a.key, a.expression, act);
