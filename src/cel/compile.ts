@@ -255,6 +255,9 @@ export function programSlots(program: Program): number {
   return roots.get(program)?.slots ?? 0;
 }
 
+/** The value of every `{}` literal but a comprehension's accumulator (Compiler.map). */
+const EMPTY_MAP: CelValue = Object.freeze(newBuiltMap());
+
 /** The frame's slots for generated code that keeps them in locals: it never touches them. */
 const NO_SLOTS: CelValue[] = [];
 
@@ -1811,12 +1814,22 @@ class Compiler {
     }
   }
 
-  private list(elements: readonly Expr[], optional: ReadonlySet<number>, id: number): Compiled {
+  /**
+   * A list literal. `mutable` is for a comprehension's initial accumulator, which map() and filter()
+   * append to in place (@append): it is built fresh on every evaluation.
+   */
+  private list(
+    elements: readonly Expr[],
+    optional: ReadonlySet<number>,
+    id: number,
+    mutable = false,
+  ): Compiled {
     const compiled = elements.map((x) => this.compile(x));
     const ev = compiled.map((c) => c.ev);
-    // A non-empty list of constants is built once. (Empty literals stay fresh: comprehension
-    // accumulators start from `[]` and are appended to in place.)
-    if (optional.size === 0 && elements.length > 0 && elements.every((x) => x.kind === "const")) {
+    // A list of constants is built once, frozen: CEL values are immutable, and a mutation's result is
+    // copied (toJson) before it is applied. `[]` is one too: `.orValue([])` ran on every evaluation,
+    // and an allocation on a review's path costs more than its size (fresh memory, and scavenges).
+    if (!mutable && optional.size === 0 && elements.every((x) => x.kind === "const")) {
       const constant = Object.freeze(elements.map((x) => (x as { value: CelValue }).value));
       return {
         ev: (f) => {
@@ -1890,8 +1903,22 @@ class Compiler {
     ) {
       // Distinct constant string keys: a plain object, read as a map without copying (like JSON input).
       // Index-like keys would change iteration order, and `__proto__` is not a plain property. `{}`
-      // is one too: `.orValue({})` builds it on every evaluation, and a CelMap holds a JS Map.
+      // is one too, and one frozen object serves every evaluation (as `[]` does: `list`).
       const keys = names as string[];
+      if (keys.length === 0) {
+        return {
+          ev: (f) => {
+            f.st.addCost(1);
+            return EMPTY_MAP;
+          },
+          emit: (g) => {
+            const t = g.temp();
+            g.line(`${charge(1)} ${t} = ${g.constant(EMPTY_MAP)};`);
+            return t;
+          },
+          type: "map",
+        };
+      }
       const values = entries.map((en) => en.compiledValue.ev);
       return {
         ev: (f) => {
@@ -1972,7 +1999,13 @@ class Compiler {
   private comprehension(e: ComprehensionNode): Compiled {
     const rangeC = this.compile(e.iterRange);
     const range = rangeC.ev;
-    const initC = e.accuInit.kind === "map" ? this.map(e.accuInit, true) : this.compile(e.accuInit);
+    const accuInit = e.accuInit;
+    const initC =
+      accuInit.kind === "map"
+        ? this.map(accuInit, true)
+        : accuInit.kind === "list"
+          ? this.list(accuInit.elements, accuInit.optionalIndices, accuInit.id, true)
+          : this.compile(accuInit);
     const init = initC.ev;
     const accuSlot = this.slotCount++;
     this.accumulators.add(accuSlot);

@@ -237,6 +237,40 @@ test("generated code gives the closures' value or error, at the same cost and po
   assert.equal(generated, EXPRESSIONS.length * 2);
 });
 
+// `[]` and `{}` literals are shared frozen constants, except as a comprehension's accumulator,
+// which map(), filter() and transformMap() fill in place: each evaluation must start from empty.
+test("literals are shared only where nothing changes them: every run gives the same value", () => {
+  const cases: [string, string][] = [
+    ["[1, 2].map(x, x * 2)", "[2,4]"],
+    ["[1, 2, 3].filter(x, x > 1) + []", "[2,3]"],
+    ["{'a': 1}.transformMap(k, v, v + 1)", '{"a":2}'],
+    ["[[], [1]].map(l, l + [0])", "[[0],[1,0]]"],
+    ["object.spec.?nope.orValue([]) + [1]", "[1]"],
+    ["[object.spec.?nope.orValue({}), {}, []]", "[{},{},[]]"],
+  ];
+  for (const mode of ["never", "always"] as const) {
+    setCodegenMode(mode);
+    for (const [source, expected] of cases) {
+      const c = compile(source, ENV);
+      if (!c.ok) assert.fail(source);
+      for (let i = 0; i < 3; i++) {
+        const r = run(
+          c.program,
+          { values: { object: toCel(POD) } },
+          new EvalState(1e6, performance.now() + 1e4),
+        );
+        assert.ok(r.ok, source);
+        assert.equal(
+          canonOurs(r.value),
+          canonOurs(toCel(JSON.parse(expected))),
+          `${source} (${mode}, run ${i + 1})`,
+        );
+      }
+    }
+  }
+  setCodegenMode("never");
+});
+
 test("without the promise of JSON input, generated code leaves the admission variables to the closures", () => {
   // Values no JSON holds: a map the evaluator built keeps a double 2.0 a double, which reading it
   // as JSON would make an int; an Optional is unwrapped by `.?`, which a JSON value never needs.
