@@ -23,5 +23,6 @@ export {
   type MatchContext,
   type MatchErrorKind,
   type MatchOutcome,
+  type Unselected,
 } from "./matcher.ts";
 export { type IndexEntry, PolicyIndex } from "./policy-index.ts";

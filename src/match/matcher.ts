@@ -48,6 +48,9 @@ export type MatchOutcome =
   | { readonly status: "not-matched"; readonly reason: string }
   | { readonly status: "error"; readonly errorKind: MatchErrorKind; readonly message: string };
 
+/** A MatchOutcome that does not select: not matched, or an error. */
+export type Unselected = Exclude<MatchOutcome, { readonly status: "matched" }>;
+
 interface MatchError {
   readonly errorKind: MatchErrorKind;
   readonly message: string;
@@ -88,23 +91,40 @@ function equivalentTarget(request: AdmissionRequest): RuleTarget | undefined {
   return same ? undefined : { resource: original, subResource };
 }
 
-/** First rule selecting the request; with Equivalent, every rule is tried on `resource` before any on the equivalent. */
+/**
+ * First rule selecting the request; with Equivalent, every rule is tried on `resource` before any on
+ * the equivalent. As a number, because the engine asks for every policy and binding of a request and
+ * reads only whether one matched: `i` for rule i on the request's own resource, `EQUIVALENT - i` for
+ * rule i on its requestResource, NO_RULE for none.
+ */
 function findRule(
   rules: readonly NamedRuleWithOperations[],
   policy: MatchPolicyType,
   request: AdmissionRequest,
-): RuleHit | undefined {
+): number {
   const own = requestTarget(request);
   for (let i = 0; i < rules.length; i++)
-    if (ruleMatches(rules[i] as NamedRuleWithOperations, request, own))
-      return { index: i, target: own, equivalent: false };
-  if (policy !== "Equivalent") return undefined;
+    if (ruleMatches(rules[i] as NamedRuleWithOperations, request, own)) return i;
+  if (policy !== "Equivalent") return NO_RULE;
   const alt = equivalentTarget(request);
-  if (alt === undefined) return undefined;
+  if (alt === undefined) return NO_RULE;
   for (let i = 0; i < rules.length; i++)
-    if (ruleMatches(rules[i] as NamedRuleWithOperations, request, alt))
-      return { index: i, target: alt, equivalent: true };
-  return undefined;
+    if (ruleMatches(rules[i] as NamedRuleWithOperations, request, alt)) return EQUIVALENT - i;
+  return NO_RULE;
+}
+
+const NO_RULE = -1;
+const EQUIVALENT = -2;
+
+/** A findRule hit as its rule's index and whether the requestResource matched. */
+function ruleHit(request: AdmissionRequest, found: number): RuleHit {
+  return found >= 0
+    ? { index: found, target: requestTarget(request), equivalent: false }
+    : {
+        index: EQUIVALENT - found,
+        target: equivalentTarget(request) ?? requestTarget(request),
+        equivalent: true,
+      };
 }
 
 function describeRequest(request: AdmissionRequest): string {
@@ -223,7 +243,7 @@ class Matched {
   readonly status = "matched";
   constructor(
     private readonly request: AdmissionRequest,
-    /** The resource rule that matched; -1 when there are no criteria, -2 when resourceRules is empty. */
+    /** The resource rule that matched; NO_CRITERIA or EVERY_RESOURCE when no rule was asked. */
     private readonly ruleIndex: number,
     readonly equivalent: boolean,
   ) {}
@@ -241,8 +261,8 @@ class Matched {
     return this.equivalent ? (this.request.requestKind ?? this.request.kind) : this.request.kind;
   }
   get reason(): string {
-    if (this.ruleIndex === -1) return "no match criteria";
-    if (this.ruleIndex === -2) return "resourceRules is empty: every resource";
+    if (this.ruleIndex === NO_CRITERIA) return "no match criteria";
+    if (this.ruleIndex === EVERY_RESOURCE) return "resourceRules is empty: every resource";
     const via = this.equivalent
       ? viaEquivalent({ index: this.ruleIndex, target: this.target, equivalent: true })
       : "";
@@ -273,13 +293,31 @@ export class PreparedMatch {
    * not special here: see isAdmissionConfigurationResource.
    */
   match(request: AdmissionRequest, ctx: MatchContext): MatchOutcome {
-    const mr = this.resources;
-    if (mr === undefined) return new Matched(request, -1, false);
+    const d = this.decide(request, ctx);
+    if (typeof d !== "number") return d;
+    return d >= 0 || d === NO_CRITERIA || d === EVERY_RESOURCE
+      ? new Matched(request, d, false)
+      : new Matched(request, EQUIVALENT - d, true);
+  }
 
-    let hit: RuleHit | undefined;
+  /**
+   * The same decision, for the engine: undefined when the criteria select `request`, which is then
+   * described no further (a matched outcome is an object per policy and binding of every request).
+   */
+  check(request: AdmissionRequest, ctx: MatchContext): Unselected | undefined {
+    const d = this.decide(request, ctx);
+    return typeof d === "number" ? undefined : d;
+  }
+
+  /** The rule that matched (see findRule), NO_CRITERIA or EVERY_RESOURCE; or why the criteria do not select. */
+  private decide(request: AdmissionRequest, ctx: MatchContext): number | Unselected {
+    const mr = this.resources;
+    if (mr === undefined) return NO_CRITERIA;
+
+    let hit = EVERY_RESOURCE;
     if (mr.resourceRules.length > 0) {
       hit = findRule(mr.resourceRules, mr.matchPolicy, request);
-      if (hit === undefined) {
+      if (hit === NO_RULE) {
         const alt = mr.matchPolicy === "Equivalent" ? equivalentTarget(request) : undefined;
         const also = alt !== undefined ? ` (nor its requestResource ${describeTarget(alt)})` : "";
         return { status: "not-matched", reason: `no resourceRules match ${describeRequest(request)}${also}` };
@@ -288,10 +326,11 @@ export class PreparedMatch {
 
     if (mr.excludeResourceRules.length > 0) {
       const excluded = findRule(mr.excludeResourceRules, mr.matchPolicy, request);
-      if (excluded !== undefined) {
+      if (excluded !== NO_RULE) {
+        const h = ruleHit(request, excluded);
         return {
           status: "not-matched",
-          reason: `excluded by excludeResourceRules[${excluded.index}]${viaEquivalent(excluded)}`,
+          reason: `excluded by excludeResourceRules[${h.index}]${viaEquivalent(h)}`,
         };
       }
     }
@@ -307,12 +346,13 @@ export class PreparedMatch {
     if (obj.ok && !obj.value.pass) return { status: "not-matched", reason: obj.value.reason };
     if (!ns.ok) return { status: "error", errorKind: ns.error.errorKind, message: ns.error.message };
     if (!obj.ok) return { status: "error", errorKind: obj.error.errorKind, message: obj.error.message };
-
-    return hit === undefined
-      ? new Matched(request, -2, false)
-      : new Matched(request, hit.index, hit.equivalent);
+    return hit;
   }
 }
+
+/** Criteria that select without a rule: none at all (an absent matchResources), or an empty resourceRules. */
+const NO_CRITERIA = -(2 ** 40);
+const EVERY_RESOURCE = NO_CRITERIA - 1;
 
 /**
  * Decides whether `mr` selects `request`, preparing it first: for callers that ask once. The engine

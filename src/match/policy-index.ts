@@ -154,15 +154,28 @@ function leafFor(table: Table<number[]>[], key: Key): number[] {
   return leaf;
 }
 
-function freeze(table: readonly (Table<number[]> | undefined)[]): (Table<Int32Array> | undefined)[] {
+/** A leaf's entries: their ordinals, sorted, for the merge; and their values, for a lookup that finds one leaf. */
+interface Leaf<T> {
+  readonly ordinals: Int32Array;
+  readonly values: readonly T[];
+}
+
+function leaf<T>(list: readonly number[], values: readonly T[]): Leaf<T> {
+  return { ordinals: Int32Array.from(list), values: list.map((o) => values[o] as T) };
+}
+
+function freeze<T>(
+  table: readonly (Table<number[]> | undefined)[],
+  values: readonly T[],
+): (Table<Leaf<T>> | undefined)[] {
   return table.map((groups) => {
     if (groups === undefined) return undefined;
-    const out: Table<Int32Array> = new Map();
+    const out: Table<Leaf<T>> = new Map();
     for (const [group, resources] of groups) {
-      const r = new Map<string, Leaves<Int32Array>>();
+      const r = new Map<string, Leaves<Leaf<T>>>();
       for (const [resource, subs] of resources) {
-        const s: Leaves<Int32Array> = new Map();
-        for (const [sub, list] of subs) s.set(sub, Int32Array.from(list));
+        const s: Leaves<Leaf<T>> = new Map();
+        for (const [sub, list] of subs) s.set(sub, leaf(list, values));
         r.set(resource, s);
       }
       out.set(group, r);
@@ -180,12 +193,12 @@ export class PolicyIndex<T> {
   /** The entries that can ever be candidates, in the order given; ordinals index into it. */
   private readonly values: readonly T[];
   /** Every keyed entry, looked up under the request's own resource. */
-  private readonly direct: readonly (Table<Int32Array> | undefined)[];
+  private readonly direct: readonly (Table<Leaf<T>> | undefined)[];
   /** Keyed entries whose filing side has matchPolicy Equivalent, also looked up under requestResource. */
-  private readonly equivalent: readonly (Table<Int32Array> | undefined)[];
-  private readonly always: Int32Array;
-  /** Scratch for the merge: the lists a lookup found and a cursor into each (reused by every call). */
-  private readonly lists: Int32Array[] = [];
+  private readonly equivalent: readonly (Table<Leaf<T>> | undefined)[];
+  private readonly always: Leaf<T>;
+  /** Scratch for the merge: the leaves a lookup found and a cursor into each (reused by every call). */
+  private readonly lists: Leaf<T>[] = [];
   private readonly cursors = new Int32Array(MAX_LISTS);
   private listCount = 0;
 
@@ -213,15 +226,15 @@ export class PolicyIndex<T> {
     }
     this.values = values;
     this.size = values.length;
-    this.direct = freeze(direct);
-    this.equivalent = freeze(equivalent);
-    this.always = Int32Array.from(always);
+    this.direct = freeze(direct, values);
+    this.equivalent = freeze(equivalent, values);
+    this.always = leaf(always, values);
   }
 
   /** Entries that may match, in the order they were given (stable; each at most once). */
   candidates(request: AdmissionRequest): readonly T[] {
     this.listCount = 0;
-    if (this.always.length > 0) this.pushList(this.always);
+    if (this.always.ordinals.length > 0) this.pushList(this.always);
     const slot = opSlot(request.operation);
     const own = request.resource;
     const ownSub = request.subResource ?? "";
@@ -237,14 +250,14 @@ export class PolicyIndex<T> {
     return this.merge();
   }
 
-  private lookup(groups: Table<Int32Array> | undefined, group: string, resource: string, sub: string): void {
+  private lookup(groups: Table<Leaf<T>> | undefined, group: string, resource: string, sub: string): void {
     if (groups === undefined) return;
     this.lookupResource(groups.get(group), resource, sub);
     if (group !== WILD) this.lookupResource(groups.get(WILD), resource, sub);
   }
 
   private lookupResource(
-    resources: Map<string, Leaves<Int32Array>> | undefined,
+    resources: Map<string, Leaves<Leaf<T>>> | undefined,
     resource: string,
     sub: string,
   ): void {
@@ -253,7 +266,7 @@ export class PolicyIndex<T> {
     if (resource !== WILD) this.lookupSub(resources.get(WILD), sub);
   }
 
-  private lookupSub(subs: Leaves<Int32Array> | undefined, sub: string): void {
+  private lookupSub(subs: Leaves<Leaf<T>> | undefined, sub: string): void {
     if (subs === undefined) return;
     // A pattern's `*` subresource also covers "no subresource" (`pods/*` selects pods itself).
     const exact = subs.get(sub);
@@ -264,7 +277,7 @@ export class PolicyIndex<T> {
     }
   }
 
-  private pushList(list: Int32Array): void {
+  private pushList(list: Leaf<T>): void {
     this.lists[this.listCount] = list;
     this.cursors[this.listCount] = 0;
     this.listCount++;
@@ -274,13 +287,15 @@ export class PolicyIndex<T> {
   private merge(): readonly T[] {
     const n = this.listCount;
     if (n === 0) return EMPTY;
+    // One leaf found, as for most requests: its values, built with the index, are the answer.
+    if (n === 1) return (this.lists[0] as Leaf<T>).values;
     const lists = this.lists;
     const cursors = this.cursors;
     const out: T[] = [];
     for (;;) {
       let min = -1;
       for (let i = 0; i < n; i++) {
-        const list = lists[i] as Int32Array;
+        const list = (lists[i] as Leaf<T>).ordinals;
         const c = cursors[i] as number;
         if (c < list.length) {
           const v = list[c] as number;
@@ -289,7 +304,7 @@ export class PolicyIndex<T> {
       }
       if (min < 0) break;
       for (let i = 0; i < n; i++) {
-        const list = lists[i] as Int32Array;
+        const list = (lists[i] as Leaf<T>).ordinals;
         const c = cursors[i] as number;
         if (c < list.length && list[c] === min) cursors[i] = c + 1;
       }
