@@ -27,16 +27,27 @@ function denial(
   return { code: v.code, reason: v.reason, message: `${label(r)} denied request: ${v.message}` };
 }
 
+/** What a decision without a mutation passes as `mutation`. */
+export const NO_MUTATION: { readonly patch?: readonly JsonPatchOp[]; readonly patchedObject?: unknown } =
+  Object.freeze({});
+
+/**
+ * Empty lists and maps in results and decisions, shared rather than built for each: allocations on
+ * a review's path cost more than their size (they write fresh memory and bring scavenges closer).
+ */
+export const NO_WARNINGS: readonly string[] = Object.freeze([]);
+export const NO_ANNOTATIONS: Readonly<Record<string, string>> = Object.freeze({});
+
 export function combine(
   results: readonly PolicyResult[],
-  mutation: { patch?: readonly JsonPatchOp[]; patchedObject?: unknown },
+  mutation: { readonly patch?: readonly JsonPatchOp[]; readonly patchedObject?: unknown },
 ): AdmissionDecision {
   let status: AdmissionDecision["status"];
-  const warnings: string[] = [];
-  const auditAnnotations: Record<string, string> = {};
+  let warnings: string[] | undefined;
+  let auditAnnotations: Record<string, string> | undefined;
   /** Which binding set each annotation: params of one binding join their values, other bindings cannot overwrite. */
   let setBy: Map<string, string> | undefined;
-  const auditFailures: unknown[] = [];
+  let auditFailures: unknown[] | undefined;
   let cost = 0;
   // This runs once per review over every policy's result, most with nothing to annotate or warn:
   // what only an annotation or a warning needs is built only when there is one.
@@ -46,6 +57,7 @@ export function combine(
       const val = r.auditAnnotations[k] as string;
       const owner = `${r.policy}\u0000${r.binding ?? ""}`;
       setBy ??= new Map();
+      auditAnnotations ??= {};
       const prev = setBy.get(k);
       if (prev === undefined) {
         auditAnnotations[k] = val;
@@ -54,13 +66,18 @@ export function combine(
         auditAnnotations[k] = `${auditAnnotations[k]}, ${val}`;
       }
     }
-    for (const w of r.warnings) warnings.push(w);
+    if (r.warnings.length > 0) {
+      warnings ??= [];
+      for (const w of r.warnings) warnings.push(w);
+    }
     for (const v of r.violations) {
       if (v.action === "Deny") {
         status ??= denial(r, v);
       } else if (v.action === "Warn") {
+        warnings ??= [];
         warnings.push(`Validation failed for ${label(r)}: ${v.message}`);
       } else {
+        auditFailures ??= [];
         auditFailures.push({
           message: v.message,
           policy: r.policy,
@@ -71,16 +88,19 @@ export function combine(
       }
     }
   }
-  if (auditFailures.length > 0)
+  if (auditFailures !== undefined) {
+    auditAnnotations ??= {};
     auditAnnotations[VALIDATION_FAILURE_ANNOTATION] = JSON.stringify(auditFailures);
+  }
   // Built key by key rather than with conditional spreads, which V8 builds slowly; this runs once
   // per review. The key order is the one decisions have always printed in.
   const decision = { allowed: status === undefined } as {
     -readonly [K in keyof AdmissionDecision]: AdmissionDecision[K];
   };
   if (status) decision.status = status;
-  decision.warnings = warnings.length > 1 ? [...new Set(warnings)] : warnings;
-  decision.auditAnnotations = auditAnnotations;
+  decision.warnings =
+    warnings === undefined ? NO_WARNINGS : warnings.length > 1 ? [...new Set(warnings)] : warnings;
+  decision.auditAnnotations = auditAnnotations ?? NO_ANNOTATIONS;
   if (mutation.patch && mutation.patch.length > 0) {
     decision.patch = mutation.patch;
     decision.patchedObject = mutation.patchedObject;

@@ -40,8 +40,8 @@ import type {
 import {
   isAdmissionConfigurationResource,
   type MatchContext,
-  type MatchOutcome,
   PolicyIndex,
+  type Unselected,
 } from "../match/index.ts";
 import type { ValidationAction } from "../policy/types.ts";
 import { applyMutation } from "./mutate.ts";
@@ -55,7 +55,7 @@ import type {
   TraceStep,
   Violation,
 } from "./types.ts";
-import { combine } from "./decision.ts";
+import { combine, NO_ANNOTATIONS, NO_MUTATION, NO_WARNINGS } from "./decision.ts";
 import { appendPatch } from "./patch.ts";
 
 /** What an evaluation may look up besides the request: Namespaces and parameter objects. */
@@ -227,8 +227,8 @@ interface Evaluation {
 }
 
 const NO_STEPS: TraceStep[] = Object.freeze([]) as unknown as TraceStep[];
-/** Per-result lists that are empty in most results, shared rather than built for each. */
-const NO_WARNINGS: readonly string[] = Object.freeze([]);
+/** Per-result lists that are empty in most results, shared rather than built for each (decision.ts). */
+const NO_VIOLATIONS: readonly Violation[] = Object.freeze([]);
 
 /** A fresh evaluation: an empty trace, no cost spent, the whole budget ahead. */
 function newEvaluation(options: EvaluateOptions, started: number): Evaluation {
@@ -404,16 +404,32 @@ class LazyVariables implements VariableResolver {
 interface Subject {
   readonly policy: CompiledPolicy;
   readonly binding: CompiledBinding | undefined;
+  /** What every result for this subject starts with (built with the subject, not per request). */
+  readonly base: ResultBase;
 }
 
-/** Under failurePolicy Fail an error denies: one violation for each of the binding's actions. */
+function subjectOf(policy: CompiledPolicy, binding: CompiledBinding | undefined): Subject {
+  const base: { -readonly [K in keyof ResultBase]: ResultBase[K] } = {
+    policy: policy.name,
+    policyKind: policy.kind,
+  };
+  if (binding) base.binding = binding.binding.name;
+  return { policy, binding, base };
+}
+
+/**
+ * Under failurePolicy Fail an error denies: one violation for each of the binding's actions, added
+ * to `into` (a new list when there is none yet), which is returned.
+ */
 function addErrorViolations(
-  into: Violation[],
+  into: Violation[] | undefined,
   actions: readonly ValidationAction[],
   message: string,
   expressionIndex: number,
-): void {
-  for (const action of actions) into.push({ message, reason: "Invalid", code: 422, action, expressionIndex });
+): Violation[] {
+  const out = into ?? [];
+  for (const action of actions) out.push({ message, reason: "Invalid", code: 422, action, expressionIndex });
+  return out;
 }
 
 /** The one place `failurePolicy` turns an error into a verdict. */
@@ -429,9 +445,10 @@ function errorResult(
   started: number,
   expressionIndex = -1,
 ): PolicyResult {
-  const violations: Violation[] = [];
-  if (subject.policy.failurePolicy === "Fail")
-    addErrorViolations(violations, validationActions(subject), message, expressionIndex);
+  const violations =
+    subject.policy.failurePolicy === "Fail"
+      ? addErrorViolations(undefined, validationActions(subject), message, expressionIndex)
+      : NO_VIOLATIONS;
   return finish(
     base,
     {
@@ -440,7 +457,7 @@ function errorResult(
       reason: message,
       violations,
       warnings: deadlineWarning(subject.policy, kind),
-      auditAnnotations: {},
+      auditAnnotations: NO_ANNOTATIONS,
     },
     ev,
     started,
@@ -513,7 +530,7 @@ function indexOf(set: CompiledPolicySet): SetIndex {
         set.bindings
           .filter((b) => b.policy.kind === kind)
           .map((b) => ({
-            value: { policy: b.policy, binding: b },
+            value: subjectOf(b.policy, b),
             constraints: b.policy.policy.matchConstraints,
             bindingResources: b.binding.matchResources,
           })),
@@ -541,9 +558,9 @@ function subjects(
   let out: readonly Subject[];
   if (options.includeUnbound || options.explain) {
     const all: Subject[] = [];
-    for (const b of set.bindings) if (b.policy.kind === kind) all.push({ policy: b.policy, binding: b });
+    for (const b of set.bindings) if (b.policy.kind === kind) all.push(subjectOf(b.policy, b));
     if (options.includeUnbound)
-      for (const p of set.unbound) if (p.kind === kind) all.push({ policy: p, binding: undefined });
+      for (const p of set.unbound) if (p.kind === kind) all.push(subjectOf(p, undefined));
     out = all;
   } else out = indexOf(set)[kind].candidates(request);
   return options.failurePolicy ? out.filter((s) => s.policy.failurePolicy === options.failurePolicy) : out;
@@ -552,13 +569,13 @@ function subjects(
 /** The skip or error result when a policy's or binding's criteria do not select the request. */
 function notMatched(
   what: string,
-  m: MatchOutcome,
+  m: Unselected | undefined,
   base: ResultBase,
   subject: Subject,
   ev: Evaluation,
   started: number,
 ): PolicyResult | undefined {
-  if (m.status === "matched") return undefined;
+  if (m === undefined) return undefined;
   if (m.status === "not-matched") return skipResult(base, `${what}: ${m.reason}`, ev, started);
   const kind: EvaluationErrorKind = m.errorKind === "namespace-not-found" ? "namespace-not-found" : "runtime";
   return errorResult(base, subject, kind, `failed to configure binding: ${m.message}`, ev, started);
@@ -590,20 +607,16 @@ function evaluateSubject(
 ): void {
   const started = performance.now();
   const { policy, binding } = subject;
-  const base: { -readonly [K in keyof ResultBase]: ResultBase[K] } = {
-    policy: policy.name,
-    policyKind: policy.kind,
-  };
-  if (binding) base.binding = binding.binding.name;
+  const base = subject.base;
   const ev = newEvaluation(options, started);
   if (!policy.policy.matchConstraints) {
     results.push(skipResult(base, "policy has no matchConstraints", ev, started));
     return;
   }
   const unmatched =
-    notMatched("matchConstraints", policy.match.match(request, mctx), base, subject, ev, started) ??
+    notMatched("matchConstraints", policy.match.check(request, mctx), base, subject, ev, started) ??
     (binding
-      ? notMatched("binding matchResources", binding.match.match(request, mctx), base, subject, ev, started)
+      ? notMatched("binding matchResources", binding.match.check(request, mctx), base, subject, ev, started)
       : undefined);
   if (unmatched) {
     results.push(unmatched);
@@ -646,7 +659,13 @@ type ResultBase = Pick<PolicyResult, "policy" | "policyKind" | "binding" | "para
 function skipResult(base: ResultBase, reason: string, ev: Evaluation, started: number): PolicyResult {
   return finish(
     base,
-    { outcome: "skip", reason, violations: [], warnings: NO_WARNINGS, auditAnnotations: {} },
+    {
+      outcome: "skip",
+      reason,
+      violations: NO_VIOLATIONS,
+      warnings: NO_WARNINGS,
+      auditAnnotations: NO_ANNOTATIONS,
+    },
     ev,
     started,
   );
@@ -846,11 +865,13 @@ export function validate(
   ctx: EngineContext,
   options: EvaluateOptions,
 ): AdmissionDecision {
-  if (isAdmissionConfigurationResource(request)) return combine([], {});
+  if (isAdmissionConfigurationResource(request)) return combine([], NO_MUTATION);
   const prepared = prepare(request, ctx);
   const mctx = matchContext(ctx);
   const results: PolicyResult[] = [];
-  for (const subject of subjects(set, "ValidatingAdmissionPolicy", options, request)) {
+  const all = subjects(set, "ValidatingAdmissionPolicy", options, request);
+  for (let i = 0; i < all.length; i++) {
+    const subject = all[i] as Subject;
     const policy = subject.policy;
     if (policy.kind !== "ValidatingAdmissionPolicy") continue;
     evaluateSubject(subject, request, ctx, mctx, options, results, (params, ev, started, base) => {
@@ -858,7 +879,7 @@ export function validate(
       const gated = gateOnMatchConditions(subject, ev, started, base, act);
       if (gated) return gated;
       const actions = validationActions(subject);
-      const violations: Violation[] = [];
+      let violations: Violation[] | undefined;
       let errored: { kind: EvaluationErrorKind; message: string } | undefined;
       // Every validation runs before any messageExpression, as in Kubernetes.
       const outcomes = validationOutcomes(ev, policy, act);
@@ -869,9 +890,11 @@ export function validate(
           const v = policy.validations[i] as CompiledValidation;
           if (r instanceof ExprFailure) {
             errored ??= { kind: r.kind, message: r.message };
-            if (policy.failurePolicy === "Fail") addErrorViolations(violations, actions, r.message, v.index);
+            if (policy.failurePolicy === "Fail")
+              violations = addErrorViolations(violations, actions, r.message, v.index);
           } else if (r !== true) {
             const message = messageFor(ev, v, act);
+            violations ??= [];
             for (const action of actions)
               violations.push({
                 message,
@@ -882,20 +905,23 @@ export function validate(
               });
           }
         }
-      const auditAnnotations: Record<string, string> = {};
+      let auditAnnotations: Record<string, string> | undefined;
       for (const a of policy.auditAnnotations) {
         const r = runStep(ev, "auditAnnotation", a.key, a.expression, act);
         if (!r.ok) {
           errored ??= { kind: r.kind, message: r.message };
-          if (policy.failurePolicy === "Fail") addErrorViolations(violations, actions, r.message, -1);
+          if (policy.failurePolicy === "Fail")
+            violations = addErrorViolations(violations, actions, r.message, -1);
           continue;
         }
         // Kubernetes trims the value and leaves an empty one out.
         const value = typeof r.value === "string" ? r.value.trim() : "";
-        if (value !== "")
+        if (value !== "") {
+          auditAnnotations ??= {};
           auditAnnotations[`${policy.name}/${a.key}`] = value.slice(0, MAX_AUDIT_VALUE_LENGTH);
+        }
       }
-      const outcome = errored ? "error" : violations.length > 0 ? "fail" : "pass";
+      const outcome = errored ? "error" : violations !== undefined ? "fail" : "pass";
       return finish(
         base,
         {
@@ -903,16 +929,16 @@ export function validate(
           errorKind: errored?.kind,
           reason: errored?.message,
           validationActions: actions,
-          violations,
+          violations: violations ?? NO_VIOLATIONS,
           warnings: deadlineWarning(policy, errored?.kind),
-          auditAnnotations,
+          auditAnnotations: auditAnnotations ?? NO_ANNOTATIONS,
         },
         ev,
         started,
       );
     });
   }
-  return combine(results, {});
+  return combine(results, NO_MUTATION);
 }
 
 /** Evaluates the MutatingAdmissionPolicies that apply, in order, each seeing the previous result. */
@@ -928,7 +954,7 @@ export function mutate(
     request.operation === "CONNECT" ||
     request.object === null
   ) {
-    return combine([], {});
+    return combine([], NO_MUTATION);
   }
   // Mutations never change an object in place (they copy what they change), so the request's
   // object is the starting point as it is, and the patch is the concatenation of what each did.
@@ -981,7 +1007,13 @@ export function mutate(
       if (ops.length > 0) changed = true;
       return finish(
         base,
-        { outcome: "pass", violations: [], warnings: NO_WARNINGS, auditAnnotations: {}, patch: ops },
+        {
+          outcome: "pass",
+          violations: NO_VIOLATIONS,
+          warnings: NO_WARNINGS,
+          auditAnnotations: NO_ANNOTATIONS,
+          patch: ops,
+        },
         ev,
         started,
       );
@@ -1002,5 +1034,5 @@ export function mutate(
       }
     });
   }
-  return combine(results, patch.length > 0 ? { patch, patchedObject: working } : {});
+  return combine(results, patch.length > 0 ? { patch, patchedObject: working } : NO_MUTATION);
 }
