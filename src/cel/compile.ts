@@ -268,16 +268,15 @@ function generate(
 ): { ev: GeneratedEval<Activation, EvalState>; needsJson: boolean; localSlots: boolean } | undefined {
   if (!root.emit) return undefined;
   try {
-    let g = new Gen(false);
-    let v = root.emit(g);
-    // Code that calls no closure is the only reader of its slots: written again with locals for
-    // them, V8 keeps loop variables in registers instead of storing each into the frame's array
-    // (the 20 benchmark rules' review: 9.69 to 9.50 us).
-    const localSlots = !g.callsClosures;
-    if (localSlots) {
-      g = new Gen(true);
-      v = root.emit(g);
-    }
+    const first = new Gen(false);
+    root.emit(first);
+    // Written again: with locals for the slots when the code calls no closure (the only other reader
+    // of its slots), so V8 keeps loop variables in registers instead of storing each into the
+    // frame's array (the 20 benchmark rules' review: 9.69 to 9.50 us); and with the paths the first
+    // writing read more than once kept in locals (Gen.pathCache).
+    const localSlots = !first.callsClosures;
+    const g = new Gen(localSlots, first.pathReadCounts);
+    const v = root.emit(g);
     return { ev: g.build<Activation, EvalState>(v, HELPERS), needsJson: g.assumesJson, localSlots };
   } catch (e) {
     // `new Function` refused (--disallow-code-generation-from-strings): the closures serve. Anything
@@ -322,11 +321,19 @@ interface Compiled {
    * benchmark rules, which read arrays in 7 of their ranges).
    */
   readonly emitList?: Emit;
+  /**
+   * The value is a field path (none, for the start itself) from a value that stays the same while
+   * generated code runs: a JSON root variable's, or a loop element's while the loop is on it. Reads
+   * along it are kept for reuse when they repeat (Gen.pathCache).
+   */
+  readonly path?: ((g: Gen) => string) | undefined;
 }
 
 interface Chain {
   readonly base: RawEval;
   readonly baseEmit: Emit;
+  /** The base's path (Compiled.path), when it has one. */
+  readonly basePath?: ((g: Gen) => string) | undefined;
   /** The base's value comes from JSON input (Compiled.plain), and so does every field read. */
   readonly plain: boolean;
   readonly fields: readonly string[];
@@ -453,16 +460,30 @@ function emitChain(g: Gen, chain: Chain, keepArray: boolean): string {
   g.line(charge(chain.fields.length));
   const v = chain.baseEmit(g);
   const r = g.temp();
+  let path = chain.basePath?.(g);
   chain.fields.forEach((name, i) => {
-    const read =
-      keepArray && i === chain.fields.length - 1
-        ? emitPlainRead(g, v, name, r, true)
-        : emitFieldRead(g, chain.plain, v, name, r);
+    const keep = keepArray && i === chain.fields.length - 1;
+    const read = keep ? emitPlainRead(g, v, name, r, true) : emitFieldRead(g, chain.plain, v, name, r);
+    // Each step's raw value (ABSENT included) is kept when its path repeats; an error is not.
+    if (path !== undefined) path = pathTo(path, name);
+    const kept = path === undefined ? undefined : g.pathCache(`${path}#${keep ? "chain-array" : "chain"}`);
+    if (kept !== undefined) g.line(`if (${kept} !== undefined) ${v} = ${kept}; else {`);
     g.line(`if (${v} !== ABSENT) {`);
     g.line(`${read} else ${r} = selectField(${v}, ${JSON.stringify(name)}, ${chain.ids[i]});`);
     g.line(`${v} = ${r} === undefined ? ABSENT : ${r}; }`);
+    if (kept !== undefined) g.line(`${kept} = ${v}; }`);
   });
   return v;
+}
+
+/** The path of a field of the value at `path` (Compiled.path). */
+function pathTo(path: string, field: string): string {
+  return `${path}/${JSON.stringify(field)}`;
+}
+
+/** The path of a loop variable's value: its slot's, in the program being written. */
+function elementPath(g: Gen, slot: number): string {
+  return `element:${g.program}:${slot}`;
 }
 
 /**
@@ -1017,6 +1038,8 @@ class Compiler {
   private readonly accumulators = new Set<number>();
   /** Slots of loop and bind variables whose values come from JSON input (Compiled.plain). */
   private readonly plainSlots = new Set<number>();
+  /** Slots of comprehension variables (a loop's element, or its index or key). */
+  private readonly iterSlots = new Set<number>();
 
   private lookupLocal(name: string): number | undefined {
     for (let i = this.scope.length - 1; i >= 0; i--) {
@@ -1135,6 +1158,8 @@ class Compiler {
         },
         type: "dyn",
         plain: this.plainSlots.has(slot),
+        // A loop's element, the same until the loop takes the next (which empties its paths' locals).
+        path: this.iterSlots.has(slot) ? (g) => elementPath(g, slot) : undefined,
       };
     }
     const declared = this.env.variables.get(name);
@@ -1152,6 +1177,8 @@ class Compiler {
         },
         type: declared,
         plain: JSON_VARIABLES.has(name),
+        // The activation's JSON, the same for as long as generated code runs.
+        path: JSON_VARIABLES.has(name) ? () => `root:${JSON.stringify(name)}` : undefined,
       };
     }
     if (name === "variables" && this.env.policyVariables) {
@@ -1240,6 +1267,7 @@ class Compiler {
         ? {
             base: operand.chain.base,
             baseEmit: operand.chain.baseEmit,
+            basePath: operand.chain.basePath,
             plain: operand.chain.plain,
             fields: [...operand.chain.fields, field],
             ids: [...operand.chain.ids, id],
@@ -1248,6 +1276,7 @@ class Compiler {
             base: operand.raw ?? maybeOptional(op),
             // A plain value is never an Optional to unwrap.
             baseEmit: (g) => (operand.plain ? emitValue(g, operand) : emitMaybeOptional(g, operand)),
+            basePath: operand.raw === undefined ? operand.path : undefined,
             plain: operand.raw === undefined && operand.plain === true,
             fields: [field],
             ids: [id],
@@ -1256,6 +1285,7 @@ class Compiler {
       return { ...optionalNode(raw, (g) => emitChain(g, chain, false)), chain };
     }
     const key = JSON.stringify(field);
+    const path = operand.path;
     const emitSelect = (g: Gen, keepArray: boolean): string => {
       g.line(charge(1));
       const v = emitValue(g, operand);
@@ -1264,8 +1294,15 @@ class Compiler {
       const read = keepArray
         ? emitPlainRead(g, v, field, t, true)
         : emitFieldRead(g, operand.plain, v, field, t);
+      // A value read before along the same path is taken again; an error is not kept.
+      const kept =
+        path === undefined
+          ? undefined
+          : g.pathCache(`${pathTo(path(g), field)}#${keepArray ? "array" : "value"}`);
+      if (kept !== undefined) g.line(`if (${kept} !== undefined) ${t} = ${kept}; else {`);
       g.line(`${t} = undefined; ${read}`);
       g.line(`if (${t} === undefined) ${t} = selectValue(${v}, ${key}, ${id});`);
+      if (kept !== undefined) g.line(`${kept} = ${t}; }`);
       return t;
     };
     return {
@@ -1277,6 +1314,7 @@ class Compiler {
       ...(operand.plain && { emitList: (g: Gen) => emitSelect(g, true) }),
       type: operand.type === "optional_type" ? "optional_type" : "dyn",
       plain: operand.plain === true,
+      path: path === undefined ? undefined : (g) => pathTo(path(g), field),
     };
   }
 
@@ -2014,6 +2052,8 @@ class Compiler {
     const accuScope = new Map([[e.accuVar, accuSlot]]);
     const iterScope = new Map([[e.iterVar, v1]]);
     if (e.iterVar2 !== undefined) iterScope.set(e.iterVar2, v2);
+    this.iterSlots.add(v1);
+    if (v2 >= 0) this.iterSlots.add(v2);
     // A plain list's elements, a plain map's keys (strings) and its values are plain.
     if (rangeC.plain) for (const v of [v1, v2]) if (v >= 0) this.plainSlots.add(v);
     this.scope.push(accuScope, iterScope);
@@ -2109,6 +2149,9 @@ class Compiler {
         g.line(
           `} else { ${k} = ${keys}[${i}]; ${g.slot(v1)} = ${k};${two ? ` ${g.slot(v2)} = mapGet(${r}, ${k});` : ""} }`,
         );
+        // The paths read from the previous element are not this one's.
+        g.resetPaths(elementPath(g, v1));
+        if (two) g.resetPaths(elementPath(g, v2));
         if (pred) {
           // What the condition and `accu && pred` (`accu || pred`) come to, the accumulator being
           // the neutral value, the decisive one, or an error: the loop stops at the decisive value,

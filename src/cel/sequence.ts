@@ -116,6 +116,8 @@ function emitChunk(g: Gen, programs: readonly Program[], from: number, to: numbe
   const count = g.temp();
   const r = g.temp();
   for (let i = from; i < to; i++) {
+    // Each program's loop variables are its own; root variables' paths are shared by all.
+    g.program = i;
     g.line(`if (st.cost >= C.budgetEnd) return haltAt(out, ${n}, ${i}, BUDGET_SPENT);`);
     g.line(`${count} = C.expressions++;`);
     g.line(
@@ -153,14 +155,14 @@ function generateChunk(
   to: number,
   limit: number,
 ): { chunk: GeneratedChunk; assumesJson: boolean } {
-  let g = new Gen(false);
+  const first = new Gen(false);
+  emitChunk(first, programs, from, to, limit);
+  // As for one program (compile.ts generate): written again, with the slots in locals when the code
+  // calls no closure, and the paths read more than once kept (across the programs, for the root
+  // variables': `object.spec` is read by most Pod Security rules).
+  const localSlots = !first.callsClosures;
+  const g = new Gen(localSlots, first.pathReadCounts);
   emitChunk(g, programs, from, to, limit);
-  // As for one program (compile.ts generate): code that calls no closure keeps its slots in locals.
-  const localSlots = !g.callsClosures;
-  if (localSlots) {
-    g = new Gen(true);
-    emitChunk(g, programs, from, to, limit);
-  }
   let slots = 0;
   if (!localSlots)
     for (let i = from; i < to; i++) slots = Math.max(slots, programSlots(programs[i] as Program));

@@ -199,6 +199,19 @@ const EXPRESSIONS = [
   "object.spec.matrix.map(r, r.map(x, type(x))) + object.spec.?matrix.orValue([]).map(r, r.size())",
   "object.spec.?nothing.orValue([2.0, [1.5]]).all(x, type(x) == double || type(x) == list)",
   "object.spec.?nums.orValue([]).exists(n, n / 0 > 1) || object.spec.nums.exists(n, type(n) == double)",
+  // Paths read more than once are kept in locals (Gen.pathCache): a loop element's for as long as
+  // the loop is on it, a root variable's for the whole run. Each element must see its own.
+  "object.spec.containers.map(c, [c.?securityContext.?privileged.orValue(true), c.?securityContext.?capabilities.?add.orValue([]), c.?securityContext.?privileged.hasValue()])",
+  "object.spec.containers.map(c, c.securityContext.?privileged.orValue(true) || c.securityContext.?capabilities.?add.orValue([]).size() > 0)",
+  "object.spec.containers.all(a, object.spec.containers.exists(b, a.name == b.name && a.image == b.image) && a.?ports.orValue([]).size() == size(a.?ports.orValue([])))",
+  "object.spec.containers.map(c, c.name + ':' + c.image + ':' + c.name) + object.spec.volumes.map(v, v.name + v.name)",
+  "[object.spec.replicas, object.spec.replicas + 1, object.spec.?securityContext.?runAsNonRoot.orValue(false), object.spec.securityContext.runAsNonRoot]",
+  "object.spec.matrix.map(r, r.map(x, type(x))) + object.spec.matrix.map(r, r.size()) + [object.spec.matrix.size()]",
+  "[object.spec.nope.x, object.spec.nope.x]",
+  "object.spec.containers.map(c, c.?ports[0].?containerPort.orValue(-1)) + object.spec.containers.map(c, c.?ports[0].?containerPort.orValue(-2))",
+  "object.spec.containers.exists(c, c.ports.size() > 0) || object.spec.containers.exists(c, c.ports.size() > 0)",
+  "object.metadata.labels.all(k, object.metadata.labels[k] == 'web' && object.metadata.labels[k].size() == 3)",
+  "{'a': 1, 'b': {'c': 2}}.all(k, k == 'a' || {'a': 1, 'b': {'c': 2}}[k].c == 2)",
 ];
 
 type Outcome =

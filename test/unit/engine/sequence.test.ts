@@ -269,6 +269,39 @@ test("subexpressions the validations share are computed once and charged at each
   );
 });
 
+// The sequence keeps a path from `object` read by several validations in one local: a value, an
+// absent field and an error each as the validation reading it would have it.
+test("paths the validations share: each validation reads what it would alone", () => {
+  const { decision } = agree(
+    {
+      validations: [
+        { expression: "object.spec.missing.x == 1" },
+        { expression: "object.spec.?missing.?x.orValue(1) == 1" },
+        { expression: "!has(object.spec.missing) && object.spec.a == 1" },
+        { expression: "object.spec.?a.orValue(0) == 2", message: "a is not 2" },
+        { expression: "object.spec.containers.all(c, c.?securityContext.?privileged.orValue(false))" },
+        {
+          expression:
+            "object.spec.containers.exists(c, c.?securityContext.?privileged.orValue(false) == false)",
+          message: "one is not privileged",
+        },
+      ],
+    },
+    pod({ a: 1, containers: [{ securityContext: { privileged: true } }, { name: "b" }] }),
+  );
+  assert.deepEqual(
+    only(decision).violations.map((v) => [
+      v.expressionIndex,
+      v.message.startsWith("expression") ? "error" : v.message,
+    ]),
+    [
+      [0, "error"],
+      [3, "a is not 2"],
+      [4, "failed expression: object.spec.containers.all(c, c.?securityContext.?privileged.orValue(false))"],
+    ],
+  );
+});
+
 test("audit annotations are evaluated after the sequence, on the budget it left", () => {
   const { decision } = agree(
     {
