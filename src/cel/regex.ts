@@ -154,12 +154,19 @@ interface WellFormedCheck {
 class V8Regex implements CompiledRegex {
   readonly engine = "v8-linear";
   private fallback: Re2Regex | undefined;
+  /**
+   * The pattern without the `g` flag, for `test`: a global RegExp reads and writes its lastIndex
+   * on every test, which `matchAt` needs and a yes-or-no answer does not.
+   */
+  private readonly tester: RegExp;
 
   constructor(
     private readonly re: RegExp,
     private readonly multiline: boolean,
     private readonly re2: RE2JS,
-  ) {}
+  ) {
+    this.tester = new RegExp(re.source, re.flags.replace("g", ""));
+  }
 
   /**
    * The translation is exact for well-formed UTF-16; a lone surrogate (RE2 would read it as one rune),
@@ -182,8 +189,7 @@ class V8Regex implements CompiledRegex {
     // Without surrogates no match can start inside a pair, so V8's own test answers (no match
     // array, no substring): most of what this wrapper cost over a plain RegExp.
     if (this.multiline && OTHER_LINE_TERMINATORS.test(text)) return this.careful(text);
-    this.re.lastIndex = 0;
-    return this.re.test(text);
+    return this.tester.test(text);
   }
 
   private careful(text: string): boolean {
