@@ -53,19 +53,21 @@ export function combine(
   // what only an annotation or a warning needs is built only when there is one.
   for (const r of results) {
     cost += r.cost;
-    for (const k in r.auditAnnotations) {
-      const val = r.auditAnnotations[k] as string;
-      const owner = `${r.policy}\u0000${r.binding ?? ""}`;
-      setBy ??= new Map();
-      auditAnnotations ??= {};
-      const prev = setBy.get(k);
-      if (prev === undefined) {
-        auditAnnotations[k] = val;
-        setBy.set(k, owner);
-      } else if (prev === owner && auditAnnotations[k] !== val) {
-        auditAnnotations[k] = `${auditAnnotations[k]}, ${val}`;
+    // A for-in sets up an enumeration even over the shared empty map (about 20 ns a result).
+    if (r.auditAnnotations !== NO_ANNOTATIONS)
+      for (const k in r.auditAnnotations) {
+        const val = r.auditAnnotations[k] as string;
+        const owner = `${r.policy}\u0000${r.binding ?? ""}`;
+        setBy ??= new Map();
+        auditAnnotations ??= {};
+        const prev = setBy.get(k);
+        if (prev === undefined) {
+          auditAnnotations[k] = val;
+          setBy.set(k, owner);
+        } else if (prev === owner && auditAnnotations[k] !== val) {
+          auditAnnotations[k] = `${auditAnnotations[k]}, ${val}`;
+        }
       }
-    }
     if (r.warnings.length > 0) {
       warnings ??= [];
       for (const w of r.warnings) warnings.push(w);
