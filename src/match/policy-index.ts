@@ -184,6 +184,17 @@ function freeze<T>(
   });
 }
 
+interface LastLookup<T> {
+  readonly slot: number;
+  readonly group: string;
+  readonly resource: string;
+  readonly sub: string;
+  readonly altGroup: string | undefined;
+  readonly altResource: string | undefined;
+  readonly altSub: string;
+  readonly candidates: readonly T[];
+}
+
 /** At most 8 leaves under the resource, 8 under the requestResource, plus the "always" list. */
 const MAX_LISTS = 8 * 2 + 1;
 
@@ -231,24 +242,53 @@ export class PolicyIndex<T> {
     this.always = leaf(always, values);
   }
 
-  /** Entries that may match, in the order they were given (stable; each at most once). */
+  /**
+   * Entries that may match, in the order they were given (stable; each at most once). The list is
+   * shared: with the last request's, when this one names the same operation and resources (a
+   * webhook's requests mostly do), and with the index's own lists; callers only read it.
+   */
   candidates(request: AdmissionRequest): readonly T[] {
-    this.listCount = 0;
-    if (this.always.ordinals.length > 0) this.pushList(this.always);
     const slot = opSlot(request.operation);
     const own = request.resource;
     const ownSub = request.subResource ?? "";
-    this.lookup(this.direct[slot], own.group, own.resource, ownSub);
     const alt = request.requestResource;
-    if (alt !== undefined) {
-      const altSub = request.requestSubResource ?? ownSub;
-      // The version is not indexed, so a requestResource differing only in version finds nothing new.
-      if (alt.group !== own.group || alt.resource !== own.resource || altSub !== ownSub) {
-        this.lookup(this.equivalent[slot], alt.group, alt.resource, altSub);
-      }
-    }
-    return this.merge();
+    const altSub = alt === undefined ? "" : (request.requestSubResource ?? ownSub);
+    // Five Map lookups keyed by the request's strings, which are new with every request and so
+    // hashed anew, cost more than comparing them with the last request's.
+    const last = this.last;
+    if (
+      last !== undefined &&
+      last.slot === slot &&
+      last.group === own.group &&
+      last.resource === own.resource &&
+      last.sub === ownSub &&
+      last.altGroup === alt?.group &&
+      last.altResource === alt?.resource &&
+      last.altSub === altSub
+    )
+      return last.candidates;
+    this.listCount = 0;
+    if (this.always.ordinals.length > 0) this.pushList(this.always);
+    this.lookup(this.direct[slot], own.group, own.resource, ownSub);
+    // The version is not indexed, so a requestResource differing only in version finds nothing new.
+    if (alt !== undefined && (alt.group !== own.group || alt.resource !== own.resource || altSub !== ownSub))
+      this.lookup(this.equivalent[slot], alt.group, alt.resource, altSub);
+    const candidates = this.merge();
+    this.last = {
+      slot,
+      group: own.group,
+      resource: own.resource,
+      sub: ownSub,
+      altGroup: alt?.group,
+      altResource: alt?.resource,
+      altSub,
+      candidates,
+    };
+    return candidates;
   }
+
+  /** The last request's key and candidates (see `candidates`). */
+  private last: LastLookup<T> | undefined;
 
   private lookup(groups: Table<Leaf<T>> | undefined, group: string, resource: string, sub: string): void {
     if (groups === undefined) return;

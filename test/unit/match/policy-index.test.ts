@@ -605,3 +605,31 @@ void test("policy index: never leaves out an entry the matcher selects (random e
     `${candidateTotal} candidates for ${selectedTotal} selections`,
   );
 });
+
+// The index remembers the last request's candidates (a webhook's requests mostly name the same
+// resources): a request must get the same list whatever was asked before it.
+void test("policy index: the answer does not depend on the request asked before", () => {
+  const { genEntry, genRequest } = generators(prng(0x5eed));
+  const entries = Array.from({ length: 200 }, (_, i) => genEntry(i));
+  const index = new PolicyIndex(entries);
+  const requests = Array.from({ length: 300 }, genRequest);
+  const alone = requests.map((r) => [...new PolicyIndex(entries).candidates(r)]);
+  let repeats = 0;
+  for (let i = 0; i < requests.length; i++) {
+    const req = requests[i] as AdmissionRequest;
+    const before = requests[(i * 7) % requests.length] as AdmissionRequest;
+    index.candidates(before);
+    assert.deepEqual(
+      [...index.candidates(req)],
+      alone[i],
+      `request ${i}, after request ${(i * 7) % requests.length}`,
+    );
+    // Asked again at once: the remembered list, the same entries.
+    assert.deepEqual([...index.candidates(req)], alone[i]);
+    // A copy of the request, its strings equal but not the same objects.
+    const copy = JSON.parse(JSON.stringify(req)) as AdmissionRequest;
+    assert.deepEqual([...index.candidates(copy)], alone[i]);
+    if ((alone[i] as unknown[]).length > 0) repeats++;
+  }
+  assert.ok(repeats > 50, `only ${repeats} requests with candidates`);
+});
