@@ -25,7 +25,7 @@ export type { CelEnvironment, CelExtras, EnvOptions } from "./env.ts";
 export { ADMISSION_VARIABLES, createEnvironment, EXTRA_NAMES } from "./env.ts";
 export { codegenModeFrom } from "./codegen.ts";
 export type { SequenceClock, SequenceOutcome } from "./sequence.ts";
-export { BUDGET_SPENT, DEADLINE_PASSED, ProgramSequence, Thrown } from "./sequence.ts";
+export { BUDGET_SPENT, DEADLINE_PASSED, ProgramSequence, sequenceOf, Thrown } from "./sequence.ts";
 export { toCel, toJson } from "./input.ts";
 export type { ExplainLimits } from "./explain.ts";
 export { explainFalse, renderExpr, showValue } from "./explain.ts";

@@ -13,8 +13,9 @@ import {
   type ExpressionProblem,
   PER_CALL_COST_LIMIT,
   type Program,
-  ProgramSequence,
+  type ProgramSequence,
   type SharedKeys,
+  sequenceOf,
   sharedSubexpressions,
 } from "../cel/index.ts";
 import type { Diagnostic } from "../errors.ts";
@@ -346,9 +347,7 @@ export function compilePolicy(policy: ParsedPolicy, options: CompileOptions = {}
       policy,
       validations,
       sequence:
-        programs.length === validations.length
-          ? new ProgramSequence(programs, PER_CALL_COST_LIMIT)
-          : undefined,
+        programs.length === validations.length ? sequenceOf(programs, PER_CALL_COST_LIMIT) : undefined,
       auditAnnotations,
       needs: c.needs(),
       diagnostics: c.diagnostics,
