@@ -356,13 +356,10 @@ function step(
   ev.trace.push(s);
 }
 
-type VariableOutcome =
-  | { readonly ok: true; readonly value: CelValue }
-  | { readonly ok: false; readonly message: string; readonly kind: EvaluationErrorKind };
-
 /** Lazily evaluates a policy's variables, each at most once, errors surfacing only where used. */
 class LazyVariables implements VariableResolver {
-  private readonly outcomes: (VariableOutcome | undefined)[];
+  /** Each variable's value, or the failure it ended in; undefined until it is first read. */
+  private readonly outcomes: (CelValue | ExprFailure | undefined)[];
   constructor(
     private readonly policy: CompiledPolicy,
     private readonly ev: Evaluation,
@@ -378,26 +375,28 @@ class LazyVariables implements VariableResolver {
     const i = index >= 0 && index < this.outcomes.length ? index : this.policy.variableIndex.get(name);
     if (i === undefined) throw new CelErrorLike(`no such variable: ${name}`);
     let hit = this.outcomes[i];
-    if (!hit) {
+    if (hit === undefined) {
       const v = this.policy.variables[i] as CompiledPolicy["variables"][number];
       // The variable runs as its own call, under its own per-call limit (runExpr sets it), as each
       // composited variable is its own program in Kubernetes. Its cost counts towards the budget but
       // not towards the per-call limit of the expression reading it: that limit moves up by as much.
-      const st = this.ev.state;
+      // Its value is kept as it came (no result object): a Pod Security policy reads a dozen.
+      const ev = this.ev;
+      const st = ev.state;
       const readerLimit = st.costLimit;
       const before = st.cost;
-      const r = runStep(this.ev, "variable", name, v.expression, this.act());
-      st.costLimit = Math.min(readerLimit + (st.cost - before), this.ev.budgetEnd);
-      // The using expression reports the variable's own failure as its cause, as composition does in Kubernetes.
-      hit = r.ok ? { ok: true, value: r.value } : { ok: false, message: r.cause ?? r.message, kind: r.kind };
+      hit = runExpr(ev, v.expression, this.act());
+      if (ev.recording) step(ev, "variable", name, v.expression, toOutcome(hit, st.cost - before));
+      st.costLimit = Math.min(readerLimit + (st.cost - before), ev.budgetEnd);
       this.outcomes[i] = hit;
     }
-    if (!hit.ok)
+    // The using expression reports the variable's own failure as its cause, as composition does in Kubernetes.
+    if (hit instanceof ExprFailure)
       throw new CelErrorLike(
-        hit.message,
+        hit.cause ?? hit.message,
         hit.kind === "cost" || hit.kind === "timeout" ? hit.kind : "runtime",
       );
-    return hit.value;
+    return hit;
   }
 }
 
