@@ -255,6 +255,22 @@ export function programSlots(program: Program): number {
   return roots.get(program)?.slots ?? 0;
 }
 
+/** A literal whose value is built once: each evaluation charges what building it would and returns it. */
+function builtOnce(value: CelValue, type: TypeTag): Compiled {
+  return {
+    ev: (f) => {
+      f.st.addCost(1);
+      return value;
+    },
+    emit: (g) => {
+      const t = g.temp();
+      g.line(`${charge(1)} ${t} = ${g.constant(value)};`);
+      return t;
+    },
+    type,
+  };
+}
+
 /** The value of every `{}` literal but a comprehension's accumulator (Compiler.map). */
 const EMPTY_MAP: CelValue = Object.freeze(newBuiltMap());
 
@@ -1869,19 +1885,7 @@ class Compiler {
     // and an allocation on a review's path costs more than its size (fresh memory, and scavenges).
     if (!mutable && optional.size === 0 && elements.every((x) => x.kind === "const")) {
       const constant = Object.freeze(elements.map((x) => (x as { value: CelValue }).value));
-      return {
-        ev: (f) => {
-          f.st.addCost(1);
-          return constant;
-        },
-        emit: (g) => {
-          const t = g.temp();
-          g.line(`${charge(1)} ${t} = ${g.constant(constant)};`);
-          return t;
-        },
-        type: "list",
-        plain: compiled.every((c) => c.plain),
-      };
+      return { ...builtOnce(constant, "list"), plain: compiled.every((c) => c.plain) };
     }
     if (optional.size === 0) {
       return {
@@ -1943,20 +1947,7 @@ class Compiler {
       // Index-like keys would change iteration order, and `__proto__` is not a plain property. `{}`
       // is one too, and one frozen object serves every evaluation (as `[]` does: `list`).
       const keys = names as string[];
-      if (keys.length === 0) {
-        return {
-          ev: (f) => {
-            f.st.addCost(1);
-            return EMPTY_MAP;
-          },
-          emit: (g) => {
-            const t = g.temp();
-            g.line(`${charge(1)} ${t} = ${g.constant(EMPTY_MAP)};`);
-            return t;
-          },
-          type: "map",
-        };
-      }
+      if (keys.length === 0) return builtOnce(EMPTY_MAP, "map");
       const values = entries.map((en) => en.compiledValue.ev);
       return {
         ev: (f) => {

@@ -167,3 +167,14 @@ export function mutateText(
 export function engineFixture(name: string): string {
   return readFileSync(new URL(`../fixtures/engine/${name}`, import.meta.url), "utf8");
 }
+
+/** What a decision says besides its results: for tests that hold two evaluations to each other. */
+export function decisionOutline(d: AdmissionDecision): Record<string, unknown> {
+  return {
+    allowed: d.allowed,
+    status: d.status,
+    warnings: d.warnings,
+    auditAnnotations: d.auditAnnotations,
+    cost: d.cost,
+  };
+}

@@ -15,6 +15,7 @@ import type { AdmissionDecision, AdmissionRequest } from "../../../src/engine/ty
 import {
   compileText,
   contextFor,
+  decisionOutline,
   FAR,
   podObject,
   podRequest,
@@ -36,11 +37,7 @@ const nested = "object.spec.xs.all(x, object.spec.xs.all(y, x + y >= 0))";
 /** What a decision says, durations and traces left out (the sequence records none). */
 function observable(d: AdmissionDecision): unknown {
   return {
-    allowed: d.allowed,
-    status: d.status,
-    warnings: d.warnings,
-    auditAnnotations: d.auditAnnotations,
-    cost: d.cost,
+    ...decisionOutline(d),
     results: d.results.map(({ trace: _t, durationMs: _d, ...rest }) => rest),
   };
 }

@@ -9,7 +9,16 @@ import { compilePolicySet } from "../../../src/compile/policy.ts";
 import { validate } from "../../../src/engine/evaluate.ts";
 import type { AdmissionDecision, AdmissionRequest } from "../../../src/engine/types.ts";
 import { checkReferences, parsePolicyText } from "../../../src/policy/parse.ts";
-import { contextFor, FAR, podObject, podRequest, vap, vapBinding, yamlDocs } from "../../helpers/engine.ts";
+import {
+  contextFor,
+  decisionOutline,
+  FAR,
+  podObject,
+  podRequest,
+  vap,
+  vapBinding,
+  yamlDocs,
+} from "../../helpers/engine.ts";
 
 type Doc = Record<string, unknown>;
 
@@ -24,11 +33,7 @@ function validateShared(text: string, request: AdmissionRequest, share: boolean)
 /** What a decision says, step by step (durations left out). */
 function observable(d: AdmissionDecision): unknown {
   return {
-    allowed: d.allowed,
-    status: d.status,
-    warnings: d.warnings,
-    auditAnnotations: d.auditAnnotations,
-    cost: d.cost,
+    ...decisionOutline(d),
     results: d.results.map((r) => ({
       policy: r.policy,
       outcome: r.outcome,
