@@ -135,28 +135,37 @@ function emitChunk(g: Gen, programs: readonly Program[], from: number, to: numbe
   }
 }
 
-/** The chunks' bounds: programs are added to a chunk until its code passes CHUNK_CHARS. */
-function chunkBounds(programs: readonly Program[], limit: number): number[] {
-  const ends: number[] = [];
+/** A chunk's programs, [from, to), and its first writing. */
+interface FirstWriting {
+  readonly from: number;
+  readonly to: number;
+  readonly first: Gen;
+}
+
+/**
+ * The chunks, written a first time: programs are added to one until its code passes CHUNK_CHARS.
+ * That writing also tells whether the chunk calls closures and which paths it reads more than once.
+ */
+function firstWritings(programs: readonly Program[], limit: number): FirstWriting[] {
+  const chunks: FirstWriting[] = [];
+  let from = 0;
   let g = new Gen(false);
   for (let i = 0; i < programs.length; i++) {
     emitChunk(g, programs, i, i + 1, limit);
     if (g.size >= CHUNK_CHARS || i === programs.length - 1) {
-      ends.push(i + 1);
+      chunks.push({ from, to: i + 1, first: g });
+      from = i + 1;
       g = new Gen(false);
     }
   }
-  return ends;
+  return chunks;
 }
 
 function generateChunk(
   programs: readonly Program[],
-  from: number,
-  to: number,
+  { from, to, first }: FirstWriting,
   limit: number,
 ): { chunk: GeneratedChunk; assumesJson: boolean } {
-  const first = new Gen(false);
-  emitChunk(first, programs, from, to, limit);
   // As for one program (compile.ts generate): written again, with the slots in locals when the code
   // calls no closure, and the paths read more than once kept (across the programs, for the root
   // variables': `object.spec` is read by most Pod Security rules).
@@ -256,12 +265,10 @@ export class ProgramSequence {
   private generate(strict: boolean): void {
     try {
       const chunks: GeneratedChunk[] = [];
-      let from = 0;
-      for (const to of chunkBounds(this.programs, this.limit)) {
-        const { chunk, assumesJson } = generateChunk(this.programs, from, to, this.limit);
+      for (const writing of firstWritings(this.programs, this.limit)) {
+        const { chunk, assumesJson } = generateChunk(this.programs, writing, this.limit);
         chunks.push(chunk);
         if (assumesJson) this.needsJson = true;
-        from = to;
       }
       this.chunks = chunks;
     } catch (e) {
