@@ -65,6 +65,12 @@ export class Gen {
    * element's paths are its program's own.
    */
   program = 0;
+  /**
+   * For a variable holding the string a concatenation made: the variable holding its size in code
+   * points, set with it, so a concatenation onto it need not count them again (compile.ts
+   * emitStringConcat).
+   */
+  readonly stringSizes = new Map<string, string>();
 
   /**
    * @param localSlots the frame's slots (loop and bind variables) as local variables: only for code

@@ -250,6 +250,39 @@ test("generated code gives the closures' value or error, at the same cost and po
   assert.equal(generated, EXPRESSIONS.length * 2);
 });
 
+// Generated concatenations count a literal's size at compile time and carry a concatenation's size
+// to the next one (compile.ts concatSizeCode). Lone surrogates that pair up across a seam make the
+// result one code point shorter than its operands: the sums below sit where that moves the cost.
+test("string concatenations charge what the closures charge, surrogates meeting at a seam included", () => {
+  const object = JSON.parse(
+    '{"hi": "\\ud83d", "lo": "\\ude00", "pair": "\\ud83d\\ude00", "name": "app", "eight": "aaaaaaaa", "nine": "aaaaaaaaa"}',
+  ) as CelValue;
+  const sources = [
+    "'x' + object.hi + object.lo + object.eight",
+    "object.hi + '' + object.lo + object.nine",
+    "object.hi + object.lo + object.nine",
+    "'' + object.hi + object.lo + object.nine",
+    "object.hi + ('' + object.lo) + object.nine",
+    "'a😀' + object.lo + object.eight + object.hi + '😀' + object.nine",
+    "'😀😀' + object.eight",
+    "object.eight + '😀😀' + 'b'",
+    "object.pair + object.pair + object.pair + object.pair + object.pair + object.pair + object.nine",
+    "'containers[' + object.name + ']' + '.securityContext.privileged' + object.nine",
+    "['x', 'yy'].map(s, s + object.hi + object.lo + object.eight).map(s, s + '!' + s + object.nine)",
+  ];
+  for (const source of sources) {
+    setCodegenMode("never");
+    const closures = compile(`${source} `, ENV);
+    if (!closures.ok) assert.fail(`${source}: ${closures.problems.map((p) => p.rendered).join("\n")}`);
+    const expected = runTwice(closures.program, object);
+    setCodegenMode("always");
+    const gen = compile(`${source}  `, ENV);
+    assert.ok(gen.ok);
+    assert.deepEqual(runTwice(gen.program, object, true), expected, `${source} (JSON input)`);
+    assert.equal(gen.program.generated(), true, source);
+  }
+});
+
 // `[]` and `{}` literals are shared frozen constants, except as a comprehension's accumulator,
 // which map(), filter() and transformMap() fill in place: each evaluation must start from empty.
 test("literals are shared only where nothing changes them: every run gives the same value", () => {
