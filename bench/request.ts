@@ -431,8 +431,10 @@ export function requestSummary(r: RequestBenchReport): SummaryRow[] {
     { ...row("js-rules", "floor: decode + 20 rules in hand-written JS"), met: undefined, goal: "reference" },
     row("a-validate", "request, 20 rules (1 VAP): decode+validate"),
     { ...row("a1-validate", "request, the 20 rules as one expression"), met: undefined, goal: "reference" },
-    row("b-validate", "request, pod-security set: decode+validate"),
-    row("b-mutate", "request, pod-security set: decode+mutate"),
+    // Target 3 names the 20 rules. The Pod Security set runs about 90 expressions a review (40
+    // variables, 19 validations, messages built per container): a reference against the same goal.
+    { ...row("b-validate", "request, pod-security set: decode+validate"), met: undefined, goal: "reference" },
+    { ...row("b-mutate", "request, pod-security set: decode+mutate"), met: undefined, goal: "reference" },
     {
       target: "6",
       figure: "patch built directly vs clone+compare",
