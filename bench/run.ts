@@ -4,7 +4,7 @@
  * whether it is met. Exits non-zero only when a correctness gate failed (a wrong answer, a failed
  * request, a set that does not load), never on timings.
  *
- *   npm run bench                      # everything (about 4-5 minutes)
+ *   npm run bench                      # everything (about 6 minutes)
  *   npm run bench -- cel|regex|webhook|request|overhead|scale|startup [part options]
  *
  * `npm run bench` builds src/ and bench/ with tsc into dist-bench/ and runs the built code: tsx wraps

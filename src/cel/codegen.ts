@@ -68,7 +68,7 @@ export class Gen {
   /**
    * For a variable holding the string a concatenation made: the variable holding its size in code
    * points, set with it, so a concatenation onto it need not count them again (compile.ts
-   * emitStringConcat).
+   * concatSizeCode).
    */
   readonly stringSizes = new Map<string, string>();
 
