@@ -13,9 +13,8 @@
  * and step come to (a local boolean and the first error) rather than the steps themselves; the
  * codegen and differential tests hold it to the closures all the same.
  *
- * Measured on the selinux benchmark rule before writing this: a hand-written function of this
- * shape ran 1.8x faster than the closures; cloning the closures per site (own feedback, same
- * calls) only 1.08x.
+ * Why a second tier rather than cloned closures (own feedback per site, the same calls): see
+ * docs/architecture.md.
  */
 import v8 from "node:v8";
 import type { CelValue } from "./values.ts";
@@ -23,10 +22,9 @@ import type { CelValue } from "./values.ts";
 /**
  * V8 optimizes no function with more than 60 KB of bytecode (`--max-optimized-bytecode-size`), and
  * a generated function passes that at about eight Pod Security rules joined by `&&` in one
- * expression: it then runs unoptimized, 14.5 us a review against 2.4 us for eight rules, 47.5
- * against 5.7 us for twenty. The limit is raised once per process, for every function; Node's own
- * are far below either limit. TurboFan then spends about 0.65 s on a twenty-rule expression, on its
- * background thread, once.
+ * expression: it then runs unoptimized, several times slower. The limit is raised once per process,
+ * for every function; Node's own are far below either limit. TurboFan then compiles such an
+ * expression once, on its background thread.
  */
 v8.setFlagsFromString("--max-optimized-bytecode-size=524288");
 
@@ -93,7 +91,7 @@ export class Gen {
    * variable) or while a loop is on one element (its variable). Returns the local that keeps its
    * value once read, when the first writing read the path more than once; the reader fills it (it
    * starts undefined, which no value is) and takes it when filled. A megamorphic property read is
-   * about 8 ns, and Pod Security rules read `c.?securityContext.?...` and `object.spec` over and over.
+   * not free, and Pod Security rules read `c.?securityContext.?...` and `object.spec` over and over.
    */
   pathCache(path: string): string | undefined {
     this.pathReads.set(path, (this.pathReads.get(path) ?? 0) + 1);

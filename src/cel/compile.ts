@@ -288,7 +288,7 @@ function generate(
     root.emit(first);
     // Written again: with locals for the slots when the code calls no closure (the only other reader
     // of its slots), so V8 keeps loop variables in registers instead of storing each into the
-    // frame's array (the 20 benchmark rules' review: 9.69 to 9.50 us); and with the paths the first
+    // frame's array; and with the paths the first
     // writing read more than once kept in locals (Gen.pathCache).
     const localSlots = !first.callsClosures;
     const g = new Gen(localSlots, first.pathReadCounts);
@@ -326,7 +326,7 @@ interface Compiled {
    * element, is a JSON map, never a map the evaluator built nor an instance of a value class. Its
    * fields are then read after a test of its type alone. Once a site has seen many shapes of
    * object, as a server's do, the `constructor` test emitIsJsonMap makes is a lookup in V8's
-   * shared cache; leaving it out took the 20 benchmark rules to 0.83x their time.
+   * shared cache, a cost worth avoiding on every read.
    */
   readonly plain?: boolean;
   /**
@@ -408,8 +408,7 @@ function emitHasConstructor(v: string, ctor: string): string {
 /**
  * Whether a JSON map (one {@link emitIsJsonMap} accepts) has the member `field`, in generated code:
  * a read, since a member holding undefined is absent (values.ts plainGet). Once a site has seen
- * many shapes of object, as a server's do, a read of a missing member costs about 10 ns and `in`
- * about 22. Names Object.prototype has (constructor, toString...) go through hasOwn.
+ * many shapes of object, as a server's do, a read of a missing member is cheaper than `in`. Names Object.prototype has (constructor, toString...) go through hasOwn.
  */
 function emitJsonHas(v: string, field: string): string {
   const key = JSON.stringify(field);
@@ -922,8 +921,8 @@ function emitDispatch(
  * A string concatenation's operand sizes in code points, as code, when one of them is known without
  * counting: a literal's, or a concatenation's, counted as it was made. The cost function counted
  * both operands every time, and for `'containers[' + c.name + ']'` that was four counts, one of a
- * cons string (`'containers[' + c.name`) that had to be flattened to be counted: about 150 ns of
- * the 175 a path cost. Now it counts `c.name` alone. `exact` says whether the sum is also the
+ * cons string (`'containers[' + c.name`) that had to be flattened to be counted. Now it counts
+ * `c.name` alone. `exact` says whether the sum is also the
  * result's size: it is not when the left operand ends in a high surrogate and the right begins with
  * a low one (they make one code point), so one operand must be a literal that rules that out at
  * its end.

@@ -4,9 +4,8 @@
  * deadline check on every 16th expression, the per-call cost limit, and an error caught for each.
  *
  * Run one by one, each validation cost the engine a call through its program's `run`, a call of its
- * own generated function (megamorphic: one site calls every program) and that function's setup;
- * the 20 benchmark rules as one expression reviewed in 8.6 us against 9.9 as 20 validations. Written
- * as one function, the validations also keep the policy's shared values in one frame.
+ * own generated function (megamorphic: one site calls every program) and that function's setup
+ * (docs/benchmarks.md has the figures). Written as one function, the validations also keep the policy's shared values in one frame.
  *
  * The engine (engine/evaluate.ts) reads the outcomes exactly as it reads the loop's: a value, or a
  * failure it words itself. Every validation runs before any messageExpression, as in Kubernetes.
@@ -70,9 +69,8 @@ interface GeneratedChunk {
 
 /**
  * Generated code past roughly this many characters goes into a new function. V8 optimizes none
- * over `--max-optimized-bytecode-size` (codegen.ts raises it to 512 KB), and a smaller function is
- * compiled sooner and no slower: the 20 benchmark rules (180,000 characters) as five functions
- * reviewed in 7.40 us, as one in 7.52, as twenty (one a validation) in 7.55.
+ * over `--max-optimized-bytecode-size` (codegen.ts raises it), and a smaller function is compiled
+ * sooner and runs no slower than one large function or one function per validation.
  */
 const CHUNK_CHARS = 40_000;
 
@@ -190,7 +188,7 @@ const SEQUENCE_CACHE_LIMIT = 5_000;
  * The sequence of these programs, shared by every policy that runs the same ones: compiled programs
  * are shared by source (cel/index.ts), so a policy set loaded again (a reload, or the same policy in
  * another set) finds its sequences generated and optimized already instead of writing them anew and
- * waiting for TurboFan, which takes 0.1-0.3 s a function on its background thread.
+ * waiting for TurboFan to optimize them again on its background thread.
  */
 export function sequenceOf(programs: readonly Program[], limit: number): ProgramSequence {
   let key = `${limit}`;

@@ -146,8 +146,8 @@ function addListElement(marks: OptionalMarks, frame: Frame): void {
 
 /**
  * @bufbuild/cel's parser on its own. The package's entry point builds the protobuf registries of
- * its evaluator and of the CEL spec as it loads, about 120 ms (an eighth of `serve`'s cold start),
- * and the parser is all we use of it: it stands alone in the package's parse.js, loaded in 5 ms.
+ * its evaluator and of the CEL spec as it loads, a large part of `serve`'s cold start, and the
+ * parser is all we use of it: it stands alone in the package's parse.js, which loads quickly.
  * The package's exports map has no subpath for it, so it is required by file, beside the main
  * entry; package-lock.json pins the version. Should the file move, the entry point still serves.
  */

@@ -138,8 +138,8 @@ function requestResourceAttributes(r: AdmissionRequest): ResourceCheck["attrs"] 
  * The request's variables as CEL sees them, for one review. `object` and `oldObject` are the JSON
  * as it came (the evaluator converts what it reads, values.ts fromJson). The others are built when
  * the first policy that reads them is evaluated (CompiledPolicy.needs), then shared by the rest.
- * Most policies read only `object`: building every variable for them, and a memo for policies that
- * share nothing, was half a microsecond of a 20-rule review (10.25 against 9.68 us).
+ * Most policies read only `object`, so nothing else is built for them, and no memo for policies that
+ * share nothing (see docs/benchmarks.md).
  */
 export class PreparedRequest {
   private requestV: CelValue | undefined;
@@ -279,7 +279,7 @@ function runExpr(ev: Evaluation, expr: CompiledExpression, act: Activation): Cel
     );
   const st = ev.state;
   if (st.cost >= ev.budgetEnd) return new ExprFailure(BUDGET_MESSAGE, "cost");
-  // A clock read costs 60-100 ns here, as much as a short expression; expressions without loops
+  // A clock read costs as much as a short expression; expressions without loops
   // cannot run long, so the deadline is checked at a policy's first expression (against the clock
   // read when the policy started) and every 16th after it, and loops check it themselves
   // (EvalState.tick).
@@ -370,8 +370,8 @@ class LazyVariables implements VariableResolver {
   get(name: string, index: number): CelValue {
     // The compiler's index is the position in policy.variables: compilePolicy gives every
     // expression an environment listing the variables in that order (the parser keeps their names
-    // unique). Comparing the names as well cost 40 ns a read: the policy's names are not V8's
-    // internalised strings, the compiled literals are.
+    // unique). The names are not compared as well: the policy's names are not V8's internalised
+    // strings, the compiled literals are, so a comparison would not be a pointer test.
     const i = index >= 0 && index < this.outcomes.length ? index : this.policy.variableIndex.get(name);
     if (i === undefined) throw new CelErrorLike(`no such variable: ${name}`);
     let hit = this.outcomes[i];
@@ -720,8 +720,8 @@ function matchConditions(
 
 /**
  * The variables of one policy evaluation. A class with the getter on its prototype: an object
- * literal spread from the prepared values with a getter of its own cost 1.5 us per policy, which
- * the webhook paid several times per review.
+ * literal spread from the prepared values with a getter of its own is rebuilt per policy, which
+ * the webhook would pay several times per review.
  */
 class PolicyActivation implements Activation {
   /**

@@ -274,7 +274,7 @@ function parentOf(doc: unknown, path: readonly string[]): unknown {
 /**
  * A shallow copy of a map, for a member to be set (`reshaped` false) or added or deleted (true).
  * V8 (Node 20) adds or deletes a member of a `{...spread}` copy slowly, building a new hidden class
- * each time (~0.5 µs), while `Object.assign({}, map)` gives a copy that takes new members quickly
+ * each time, while `Object.assign({}, map)` gives a copy that takes new members quickly
  * (and a spread copy is the quicker one to set an existing member in). Object.assign sets members
  * as assignments do, so a map with an own `__proto__` member (JSON.parse makes those) is spread.
  */

@@ -4,11 +4,9 @@
  * request's TLS, HTTP and JSON parsing and its reply's encoding and encryption.
  *
  * Why: a review is a few microseconds of the engine's code and data, and each of those phases pushes
- * them out of the CPU caches. Served one at a time, the Pod Security set's review cost the server
- * about 61 us of CPU against 23 us for the same review run twice in a row. Batched, the reviews
- * of a turn share warm caches, and so do the parsing before them and the replies after them.
- * Measured in a served A/B (TLS, Pod Security set, metrics and logging on, one process): 210 -> 144
- * us of CPU per request at 10 connections, 213 -> 128 us at 50.
+ * them out of the CPU caches: served one at a time, a review costs the server several times what the
+ * same review costs run twice in a row. Batched, the reviews of a turn share warm caches, and so do
+ * the parsing before them and the replies after them (docs/benchmarks.md has the served A/B).
  *
  * What it costs: a request that arrives alone waits for the rest of its turn's I/O (none), so it
  * is reviewed in the same turn as before. In a busy turn a review waits for the ones queued before

@@ -2,8 +2,8 @@
  * Where `serve`'s request log goes: stdout, written in batches.
  *
  * pino's default destination makes one write(2) per line. Measured in-process on the webhook's
- * route, that write and sonic-boom's bookkeeping around it cost about three times what pino spends
- * building the line, and made logging 7–8% of a review's CPU. Here info and debug lines wait in
+ * route, that write and sonic-boom's bookkeeping around it cost several times what pino spends
+ * building the line. Here info and debug lines wait in
  * memory and go out together: when 16 KiB have gathered, at least once a second, and when the
  * process exits or the server is released. They wait as UTF-8 bytes in one buffer, not as strings:
  * a held string lives through the young generation's collections (each is copied, then promoted)
