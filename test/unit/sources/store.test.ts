@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type TestContext, test } from "node:test";
 import {
+  DEFAULT_SETTLE_MS,
   PolicyStore,
   type PolicyStoreOptions,
   type ReloadOutcome,
@@ -406,4 +407,13 @@ void test("watching: a truncate-then-rewrite never serves the empty file, and a 
   await unlink(file);
   await until("the removal to be applied", () => names(store).join() === "other");
   assert.deepEqual(reported.slice(before).map(status), ["held", "applied"]);
+});
+
+void test("README and serve --help state the settle time the store uses", async () => {
+  const { readFile } = await import("node:fs/promises");
+  const { help } = await import("../../../src/adapters/cli/commands/serve.ts");
+  const readme = await readFile(new URL("../../../README.md", import.meta.url), "utf8");
+  const stated = `${DEFAULT_SETTLE_MS / 1000} s apart`;
+  assert.ok(readme.includes(stated), `README must say "${stated}"`);
+  assert.ok(help.includes(stated), `serve --help must say "${stated}"`);
 });
