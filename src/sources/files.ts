@@ -3,7 +3,8 @@
  * directories; directories are walked recursively in sorted order so the same tree always yields the
  * same set and the same diagnostics, whatever order the filesystem lists entries in.
  */
-import { readdir, readFile, realpath, stat } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { lstat, readdir, readFile, realpath, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { Diagnostic } from "../errors.ts";
 import { checkReferences, mergePolicySets, parsePolicyText } from "../policy/parse.ts";
@@ -61,6 +62,25 @@ async function mapBounded<T, R>(
 
 type Stat = Awaited<ReturnType<typeof stat>>;
 
+/**
+ * What a directory entry is, following symlinks; undefined for a symlink to nothing. A ConfigMap
+ * volume has those for a moment at each update: kubelet links a new key's file to `..data/<key>`
+ * before `..data` points at the directory that holds it, and unlinks a removed key only after
+ * (kubernetes pkg/volume/util/atomic_writer.go, Write steps 6, 9 and 10). A link to nothing is
+ * not a file, so it is not read, rather than failing the whole load.
+ */
+async function entryInfo(path: string): Promise<Stat | Diagnostic | undefined> {
+  try {
+    return await stat(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") {
+      const link = await lstat(path).catch(() => undefined);
+      if (link?.isSymbolicLink()) return undefined;
+    }
+    return ioDiagnostic(path, error);
+  }
+}
+
 /** Lists the policy files under a directory, depth first in sorted order, skipping hidden entries. */
 async function walk(
   dir: string,
@@ -81,16 +101,12 @@ async function walk(
     return;
   }
   // The entries are looked at together; what they hold is still taken in sorted order below.
-  const infos = await mapBounded(names, IO_CONCURRENCY, (name) =>
-    stat(join(dir, name)).then(
-      (info): Stat | Diagnostic => info,
-      (error: unknown) => ioDiagnostic(join(dir, name), error),
-    ),
-  );
+  const infos = await mapBounded(names, IO_CONCURRENCY, (name) => entryInfo(join(dir, name)));
   for (let i = 0; i < names.length; i++) {
     const name = names[i] as string;
     const path = join(dir, name);
-    const info = infos[i] as Stat | Diagnostic;
+    const info = infos[i] as Stat | Diagnostic | undefined;
+    if (info === undefined) continue;
     if (!("isDirectory" in info)) {
       diagnostics.push(info);
       continue;
@@ -102,16 +118,32 @@ async function walk(
   }
 }
 
-type Read = { readonly real: string; readonly text: string } | { readonly error: Diagnostic };
+type Read = { readonly real: string; readonly bytes: Buffer } | { readonly error: Diagnostic };
+
+/** One policy file as read: its text, or why it could not be read. What is parsed is what was hashed. */
+export type PolicyFileRead =
+  | { readonly file: string; readonly text: string }
+  | { readonly file: string; readonly error: Diagnostic };
+
+/** What the policy paths held at one moment: each file once, in load order, and a hash of it all. */
+export interface PolicyFilesRead {
+  readonly entries: readonly PolicyFileRead[];
+  /** Paths and directories that could not be listed. */
+  readonly diagnostics: readonly Diagnostic[];
+  /**
+   * A content hash over the files' names and bytes (and what could not be read), in load order. Two
+   * reads with the same fingerprint parse to the same set; a file changed after it was read gives
+   * another fingerprint, whatever its size and times say.
+   */
+  readonly fingerprint: string;
+}
 
 /**
  * Reads every policy file under the given paths (files are read whatever their name; directories
- * contribute their `.yaml`, `.yml` and `.json` files except `*.test.yaml` and `fixtures/`), merges what they hold,
- * and checks bindings against the merged policies.
+ * contribute their `.yaml`, `.yml` and `.json` files except `*.test.yaml` and `fixtures/`) without
+ * parsing them. The same file reached twice (named and inside a named directory) is read once.
  */
-export async function loadPolicyPaths(
-  paths: readonly string[],
-): Promise<{ set: PolicySet; diagnostics: Diagnostic[]; files: string[] }> {
+export async function readPolicyFiles(paths: readonly string[]): Promise<PolicyFilesRead> {
   const diagnostics: Diagnostic[] = [];
   const candidates: string[] = [];
   const visitedDirs = new Set<string>();
@@ -127,36 +159,82 @@ export async function loadPolicyPaths(
     else candidates.push(path);
   }
 
-  // Read concurrently, then parsed one by one in the candidates' order, so diagnostics and the
-  // merged set do not depend on which read finished first.
+  // Read concurrently, then taken one by one in the candidates' order, so diagnostics, the
+  // fingerprint and the merged set do not depend on which read finished first.
   const reads = await mapBounded(candidates, IO_CONCURRENCY, async (file): Promise<Read> => {
     try {
-      const [real, text] = await Promise.all([realpath(file), readFile(file, "utf8")]);
-      return { real, text };
+      const [real, bytes] = await Promise.all([realpath(file), readFile(file)]);
+      return { real, bytes };
     } catch (error) {
       return { error: ioDiagnostic(file, error) };
     }
   });
-  const files: string[] = [];
+  const hash = createHash("sha256");
+  for (const d of diagnostics) hash.update(`!${d.message}\n`);
+  const entries: PolicyFileRead[] = [];
   const seenFiles = new Set<string>();
-  const sets: PolicySet[] = [];
   for (let i = 0; i < candidates.length; i++) {
     const file = candidates[i] as string;
     const read = reads[i] as Read;
     if ("error" in read) {
-      diagnostics.push(read.error);
+      entries.push({ file, error: read.error });
+      hash.update(`!${read.error.message}\n`);
       continue;
     }
-    // The same file reached twice (named and inside a named directory) must not define everything twice.
     if (seenFiles.has(read.real)) continue;
     seenFiles.add(read.real);
-    const text = read.text;
-    files.push(file);
-    const parsed = parsePolicyText(text, file);
+    hash.update(`${file}\0${read.bytes.length}\0`).update(read.bytes).update("\n");
+    entries.push({ file, text: read.bytes.toString("utf8") });
+  }
+  return { entries, diagnostics, fingerprint: hash.digest("hex") };
+}
+
+/** The fingerprint of what the paths hold now (readPolicyFiles without keeping the text). */
+export async function fingerprintPolicyFiles(paths: readonly string[]): Promise<string> {
+  return (await readPolicyFiles(paths)).fingerprint;
+}
+
+export interface LoadHooks {
+  /**
+   * Called once every file has been read and before any is parsed. A seam for tests that change a
+   * file between the read and the end of a load; nothing else has a reason to wait there.
+   */
+  readonly afterRead?: (files: readonly string[]) => Promise<void> | void;
+}
+
+export interface LoadedPolicyFiles {
+  readonly set: PolicySet;
+  readonly diagnostics: Diagnostic[];
+  /** The files read, in load order. */
+  readonly files: string[];
+  /** readPolicyFiles' fingerprint of the bytes this set was parsed from. */
+  readonly fingerprint: string;
+}
+
+/**
+ * Reads every policy file under the given paths (see readPolicyFiles), parses and merges what they
+ * hold, and checks bindings against the merged policies.
+ */
+export async function loadPolicyPaths(
+  paths: readonly string[],
+  hooks: LoadHooks = {},
+): Promise<LoadedPolicyFiles> {
+  const read = await readPolicyFiles(paths);
+  const files: string[] = [];
+  for (const entry of read.entries) if ("text" in entry) files.push(entry.file);
+  await hooks.afterRead?.(files);
+  const diagnostics = [...read.diagnostics];
+  const sets: PolicySet[] = [];
+  for (const entry of read.entries) {
+    if ("error" in entry) {
+      diagnostics.push(entry.error);
+      continue;
+    }
+    const parsed = parsePolicyText(entry.text, entry.file);
     sets.push(parsed.set);
     diagnostics.push(...parsed.diagnostics);
   }
   const set = mergePolicySets(sets);
   diagnostics.push(...checkReferences(set));
-  return { set, diagnostics, files };
+  return { set, diagnostics, files, fingerprint: read.fingerprint };
 }

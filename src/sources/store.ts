@@ -1,13 +1,32 @@
 /**
  * The live policy set of a server: loads and compiles the policy paths, then watches them. A
- * changed set is compiled to the side and swapped whole; a set whose files do not parse is
- * rejected and the last good one keeps serving. Expressions that fail to compile do not block a
- * reload: Kubernetes loads such a policy too and lets failurePolicy decide its requests.
+ * changed set is compiled to the side and swapped whole. Expressions that fail to compile do not
+ * block a reload: Kubernetes loads such a policy too and lets failurePolicy decide its requests.
+ *
+ * What a reload must never do is fail open. So:
+ * - What was loaded is known by the bytes read (files.ts fingerprints them as it reads), never by a
+ *   later look at the files: a write that lands while a load runs is a difference, and a load whose
+ *   files changed under it is run again.
+ * - A set whose files do not parse is rejected; the last good one keeps serving.
+ * - A set that would remove an object the serving set holds (a policy, binding, param or Namespace:
+ *   a file emptied, truncated, deleted, a document taken out) is held back until the files read the
+ *   same twice, `settleMs` apart. Editors and `kubectl cp` truncate a file and then write it, so the
+ *   first read of a change can be half of it; a removal meant on purpose still reads the same a
+ *   moment later and is applied then.
+ * - Reloads never run at once, and one asked for during a reload runs after it.
  */
-import { stat, watch } from "node:fs";
+import { watch } from "node:fs";
 import { type CompiledPolicySet, type CompileOptions, compilePolicySet } from "../compile/policy.ts";
 import type { Diagnostic } from "../errors.ts";
-import { loadPolicyPaths } from "./files.ts";
+import { fingerprintPolicyFiles, type LoadHooks, loadPolicyPaths } from "./files.ts";
+import {
+  compareInventories,
+  type Inventory,
+  type InventoryChanges,
+  type InventoryEntry,
+  inventoryOf,
+} from "./inventory.ts";
+import { serialized } from "./serial.ts";
 
 export interface PolicySnapshot {
   readonly set: CompiledPolicySet;
@@ -15,58 +34,115 @@ export interface PolicySnapshot {
   /** Parse and compile problems of this set (compile errors included: those policies still load). */
   readonly diagnostics: readonly Diagnostic[];
   readonly loadedAt: Date;
+  /** Every object the files define, by kind and name. */
+  readonly inventory: Inventory;
+  /** The fingerprint of the bytes this set was parsed from (see files.ts). */
+  readonly fingerprint: string;
 }
 
 export type LoadOutcome =
-  | { readonly ok: true; readonly snapshot: PolicySnapshot; readonly changed: boolean }
-  | { readonly ok: false; readonly diagnostics: readonly Diagnostic[]; readonly files: readonly string[] };
+  | { readonly ok: true; readonly snapshot: PolicySnapshot }
+  | {
+      readonly ok: false;
+      readonly diagnostics: readonly Diagnostic[];
+      readonly files: readonly string[];
+      readonly fingerprint: string;
+    };
 
 /** Loads and compiles once. A set is rejected only when a file cannot be read or parsed. */
 export async function loadSnapshot(
   paths: readonly string[],
   options: CompileOptions = {},
+  hooks: LoadHooks = {},
 ): Promise<LoadOutcome> {
-  const loaded = await loadPolicyPaths([...paths]);
+  const loaded = await loadPolicyPaths([...paths], hooks);
   const fatal = loaded.diagnostics.filter((d) => d.severity === "error");
-  if (fatal.length > 0) return { ok: false, diagnostics: loaded.diagnostics, files: loaded.files };
+  if (fatal.length > 0)
+    return {
+      ok: false,
+      diagnostics: loaded.diagnostics,
+      files: loaded.files,
+      fingerprint: loaded.fingerprint,
+    };
   const set = compilePolicySet(loaded.set, options);
   return {
     ok: true,
-    changed: true,
     snapshot: {
       set,
       files: loaded.files,
       diagnostics: [...loaded.diagnostics, ...set.diagnostics],
       loadedAt: new Date(),
+      inventory: inventoryOf(loaded.set),
+      fingerprint: loaded.fingerprint,
     },
   };
 }
+
+/** What a reload did. Every outcome but `unchanged` is reported to `onReload`, once. */
+export type ReloadOutcome =
+  /** The new set serves now. */
+  | { readonly status: "applied"; readonly snapshot: PolicySnapshot; readonly changes: InventoryChanges }
+  /** The files do not parse; the last good set keeps serving. */
+  | {
+      readonly status: "rejected";
+      readonly diagnostics: readonly Diagnostic[];
+      readonly files: readonly string[];
+    }
+  /**
+   * The files would remove objects the serving set holds; it keeps serving until the files read the
+   * same again `settleMs` later. `reported` is false when this is the same held content seen again.
+   */
+  | {
+      readonly status: "held";
+      readonly removed: readonly InventoryEntry[];
+      readonly files: readonly string[];
+      readonly settleMs: number;
+      readonly reported: boolean;
+    }
+  /** The files hold what is serving already. */
+  | { readonly status: "unchanged" };
+
+export type ReportedOutcome = Exclude<ReloadOutcome, { readonly status: "unchanged" }>;
+
+/** How long a removal must read the same before it is applied, by default. */
+export const DEFAULT_SETTLE_MS = 1000;
+/**
+ * Loads in one reload when the files keep changing under each: past this the reload settles for the
+ * last one, and the next look at the files (a watch event or the poll) starts another.
+ */
+const MAX_LOADS_PER_RELOAD = 5;
+/** fs.watch reports each write of a save separately; wait for them to stop. */
+const WATCH_DEBOUNCE_MS = 150;
 
 export interface PolicyStoreOptions {
   readonly compile?: CompileOptions;
   /** How often files are checked for changes besides fs.watch events (ConfigMap volumes swap symlinks). */
   readonly pollMs?: number;
-  readonly onReload?: (outcome: LoadOutcome) => void;
-}
-
-async function fingerprint(files: readonly string[]): Promise<string> {
-  const parts = await Promise.all(
-    files.map(
-      (f) =>
-        new Promise<string>((resolve) => {
-          stat(f, (err, st) => resolve(err ? `${f}:missing` : `${f}:${st.size}:${st.mtimeMs}:${st.ino}`));
-        }),
-    ),
-  );
-  return parts.join("|");
+  /** A reload that removes objects waits until the files have read the same for this long. */
+  readonly settleMs?: number;
+  /** Called for every reload outcome but `unchanged`. */
+  readonly onReload?: (outcome: ReportedOutcome) => void;
+  /** Passed to the loader; tests use it to change files in the middle of a load. */
+  readonly loadHooks?: LoadHooks;
+  /** A monotonic clock in milliseconds; performance.now() unless a test passes its own. */
+  readonly now?: () => number;
 }
 
 export class PolicyStore {
   private snapshot: PolicySnapshot;
-  private print = "";
-  private timer: NodeJS.Timeout | undefined;
+  /** Whether the last reported outcome was a set applied (or the first load): then no news is no news. */
+  private serving = true;
+  /** The fingerprint of the files the last load read, good or bad: the watcher compares against it. */
+  private seen: string;
+  /** Files that would remove objects, first read at `since`. */
+  private held: { readonly fingerprint: string; readonly since: number } | undefined;
+  private settleTimer: NodeJS.Timeout | undefined;
+  private pollTimer: NodeJS.Timeout | undefined;
   private watchers: { close(): void }[] = [];
-  private reloading: Promise<LoadOutcome> | undefined;
+  private watching = false;
+  private readonly settleMs: number;
+  private readonly now: () => number;
+  private readonly reloadSerially: () => Promise<ReloadOutcome>;
 
   private constructor(
     private readonly paths: readonly string[],
@@ -74,6 +150,10 @@ export class PolicyStore {
     private readonly options: PolicyStoreOptions,
   ) {
     this.snapshot = first;
+    this.seen = first.fingerprint;
+    this.settleMs = options.settleMs ?? DEFAULT_SETTLE_MS;
+    this.now = options.now ?? (() => performance.now());
+    this.reloadSerially = serialized(() => this.load());
   }
 
   /** Loads the paths; fails (with the diagnostics) when the first load is not usable. */
@@ -83,44 +163,93 @@ export class PolicyStore {
   ): Promise<{ store: PolicyStore } | { diagnostics: readonly Diagnostic[] }> {
     const first = await loadSnapshot(paths, options.compile);
     if (!first.ok) return { diagnostics: first.diagnostics };
-    const store = new PolicyStore(paths, first.snapshot, options);
-    store.print = await fingerprint(first.snapshot.files);
-    return { store };
+    return { store: new PolicyStore(paths, first.snapshot, options) };
   }
 
   current(): PolicySnapshot {
     return this.snapshot;
   }
 
-  /** Loads again now; swaps only a usable set. Concurrent calls share one load. */
-  reload(): Promise<LoadOutcome> {
-    this.reloading ??= (async () => {
-      try {
-        const outcome = await loadSnapshot(this.paths, this.options.compile);
-        // Remember what was loaded, good or bad: a rejected set is not retried until its files change.
-        this.print = await fingerprint(outcome.ok ? outcome.snapshot.files : outcome.files);
-        if (outcome.ok) this.snapshot = outcome.snapshot;
-        this.options.onReload?.(outcome);
-        return outcome;
-      } finally {
-        this.reloading = undefined;
+  /**
+   * Loads again and swaps in a usable set (see the module comment for when a set is held back).
+   * Reloads never overlap: one asked for while another runs starts when it ends, and every call
+   * made during the same run shares that one.
+   */
+  reload(): Promise<ReloadOutcome> {
+    return this.reloadSerially();
+  }
+
+  private async load(): Promise<ReloadOutcome> {
+    const load = () => loadSnapshot(this.paths, this.options.compile, this.options.loadHooks);
+    let loaded = await load();
+    // Did the files change while they were being loaded? Then what was loaded is already old.
+    for (let i = 1; i < MAX_LOADS_PER_RELOAD; i++) {
+      if ((await fingerprintPolicyFiles(this.paths)) === fingerprintOf(loaded)) break;
+      loaded = await load();
+    }
+    const outcome = this.decide(loaded);
+    if (outcome.status !== "unchanged" && !(outcome.status === "held" && !outcome.reported))
+      this.options.onReload?.(outcome);
+    return outcome;
+  }
+
+  private decide(loaded: LoadOutcome): ReloadOutcome {
+    this.seen = fingerprintOf(loaded);
+    if (!loaded.ok) {
+      this.held = undefined;
+      this.serving = false;
+      return { status: "rejected", diagnostics: loaded.diagnostics, files: loaded.files };
+    }
+    const next = loaded.snapshot;
+    if (this.serving && next.fingerprint === this.snapshot.fingerprint) {
+      this.held = undefined;
+      return { status: "unchanged" };
+    }
+    const changes = compareInventories(this.snapshot.inventory, next.inventory);
+    if (changes.removed.length > 0) {
+      const now = this.now();
+      const held = this.held;
+      const settled = held?.fingerprint === next.fingerprint && now - held.since >= this.settleMs;
+      if (!settled) {
+        const fresh = held?.fingerprint !== next.fingerprint;
+        if (fresh) this.held = { fingerprint: next.fingerprint, since: now };
+        this.serving = false;
+        this.settleAfter(this.settleMs - (now - (this.held?.since ?? now)));
+        return {
+          status: "held",
+          removed: changes.removed,
+          files: next.files,
+          settleMs: this.settleMs,
+          reported: fresh,
+        };
       }
-    })();
-    return this.reloading;
+    }
+    this.held = undefined;
+    this.serving = true;
+    this.snapshot = next;
+    return { status: "applied", snapshot: next, changes };
+  }
+
+  /** Looks at held-back files again once they may have settled; only while watching. */
+  private settleAfter(ms: number): void {
+    if (!this.watching) return;
+    clearTimeout(this.settleTimer);
+    this.settleTimer = setTimeout(() => void this.reload().catch(() => undefined), Math.max(0, ms));
+    this.settleTimer.unref();
   }
 
   /** Reloads when files change: fs.watch for promptness, polling for what it misses. */
   watch(): void {
-    const poll = this.options.pollMs ?? 2000;
-    const check = async () => {
-      const files = await loadPolicyPaths([...this.paths]).then((l) => l.files);
-      const now = await fingerprint(files);
-      if (now !== this.print) await this.reload();
-    };
+    if (this.watching) return;
+    this.watching = true;
+    const check = serialized(async () => {
+      if ((await fingerprintPolicyFiles(this.paths)) !== this.seen) await this.reload();
+    });
+    const look = () => void check().catch(() => undefined);
     let debounce: NodeJS.Timeout | undefined;
     const soon = () => {
       clearTimeout(debounce);
-      debounce = setTimeout(() => void check().catch(() => undefined), 150);
+      debounce = setTimeout(look, WATCH_DEBOUNCE_MS);
     };
     for (const p of this.paths) {
       try {
@@ -131,14 +260,20 @@ export class PolicyStore {
         // Recursive watching is not available everywhere; polling covers it.
       }
     }
-    this.timer = setInterval(() => void check().catch(() => undefined), poll);
-    this.timer.unref();
+    this.pollTimer = setInterval(look, this.options.pollMs ?? 2000);
+    this.pollTimer.unref();
     this.watchers.push({ close: () => clearTimeout(debounce) });
   }
 
   close(): void {
-    clearInterval(this.timer);
+    this.watching = false;
+    clearInterval(this.pollTimer);
+    clearTimeout(this.settleTimer);
     for (const w of this.watchers) w.close();
     this.watchers = [];
   }
+}
+
+function fingerprintOf(loaded: LoadOutcome): string {
+  return loaded.ok ? loaded.snapshot.fingerprint : loaded.fingerprint;
 }

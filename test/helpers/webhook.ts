@@ -57,6 +57,26 @@ export async function startTestWebhook(
   return { webhook, port: Number(new URL(webhook.url).port), ca, logs };
 }
 
+/**
+ * A log stream for `startWebhook({ logLevel, logStream })` that keeps the JSON lines it is given, as
+ * they would reach stdout.
+ */
+export class CapturedLog {
+  readonly lines: string[] = [];
+  write(line: string): boolean {
+    for (const l of line.split("\n")) if (l !== "") this.lines.push(l);
+    return true;
+  }
+  /** Every line, parsed. */
+  entries(): Record<string, unknown>[] {
+    return this.lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+  }
+  /** The policy reload lines (`"event": "policy-reload"`). */
+  reloads(): Record<string, unknown>[] {
+    return this.entries().filter((e) => e.event === "policy-reload");
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Reviews
 

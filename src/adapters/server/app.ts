@@ -15,7 +15,9 @@ import type { PolicySnapshot } from "../../sources/store.ts";
 import { PolicyStore } from "../../sources/store.ts";
 import { BatchedLogSink } from "./log-sink.ts";
 import { createWebhookMetrics, type WebhookMetrics } from "./metrics.ts";
-import type { LogLevel } from "./review-log.ts";
+import { reportReload } from "./reload-report.ts";
+import type { LogLevel, LogStream } from "./review-log.ts";
+import { type ServerLog, serverLog } from "./server-log.ts";
 import { buildMetricsServer, buildServer, type WebhookServer } from "./server.ts";
 import { certificateExpiry, generateSelfSignedCertificate, loadTlsMaterial } from "./tls.ts";
 
@@ -32,7 +34,11 @@ export interface ServeOptions {
   readonly celExtras?: CelExtras;
   /** pino level, or false for no request logs (tests). */
   readonly logLevel: LogLevel | false;
+  /** Where the JSON log (reviews, reloads) goes; stdout, in batches, by default. */
+  readonly logStream?: LogStream;
   readonly pollMs?: number;
+  /** How long a reload that removes policies waits for the files to read the same again (store.ts). */
+  readonly settleMs?: number;
 }
 
 export interface RunningWebhook {
@@ -84,9 +90,14 @@ function selectorKeys(sel: LabelSelector | undefined): string[] {
   return [...Object.keys(sel.matchLabels), ...sel.matchExpressions.map((e) => e.key)];
 }
 
-/** Lines to log about a snapshot: its problems and the policies loaded without a binding. */
+/** Lines to log about a snapshot: its problems, then snapshotNotes. */
 export function describeSnapshot(s: PolicySnapshot): string[] {
-  const lines = s.diagnostics.map((d: Diagnostic) => formatDiagnostic(d));
+  return [...s.diagnostics.map((d: Diagnostic) => formatDiagnostic(d)), ...snapshotNotes(s)];
+}
+
+/** The policies loaded without a binding, and namespace selectors serve cannot follow. */
+export function snapshotNotes(s: PolicySnapshot): string[] {
+  const lines: string[] = [];
   for (const p of s.set.unbound)
     lines.push(`${p.kind} '${p.name}' is loaded and checked but not enforced: no binding refers to it`);
   const knownNamespaces = s.set.resources.some((r) => r.kind === "Namespace");
@@ -136,22 +147,20 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
   const registry = new Registry();
   const metrics = createWebhookMetrics(registry);
   metrics.setCertificateExpiry(certificateExpiry(tls.cert));
+  // Set once the log exists; reloads are reported only after the store starts watching.
+  let reloadLog: ServerLog = serverLog(false);
   const opened = await PolicyStore.open(options.policies, {
     ...(options.celExtras ? { compile: { extras: options.celExtras } } : {}),
     ...(options.pollMs ? { pollMs: options.pollMs } : {}),
+    ...(options.settleMs !== undefined ? { settleMs: options.settleMs } : {}),
+    // Reloads are reported as JSON lines in the log (reload-report.ts), not on stderr.
     onReload: (outcome) => {
-      metrics.recordReload(outcome.ok);
-      if (outcome.ok) {
+      if (outcome.status === "applied") {
         admitter = admitterFor(outcome.snapshot.set);
         reportSnapshot(metrics, outcome.snapshot);
-        log(
-          `policies reloaded: ${outcome.snapshot.set.policies.length} policies, ${outcome.snapshot.set.bindings.length} bindings`,
-        );
-        for (const line of describeSnapshot(outcome.snapshot)) log(line);
-      } else {
-        log("policy reload rejected; the last good policies keep serving:");
-        for (const d of outcome.diagnostics) log(formatDiagnostic(d));
       }
+      const notes = outcome.status === "applied" ? snapshotNotes(outcome.snapshot) : [];
+      reportReload(outcome, metrics, reloadLog, notes);
     },
   });
   if (!("store" in opened)) {
@@ -165,11 +174,15 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
   const store = opened.store;
   const first = store.current();
   let admitter: Admitter = admitterFor(first.set);
-  metrics.recordReload(true, first.loadedAt);
+  metrics.recordReload("success", first.loadedAt);
   reportSnapshot(metrics, first);
   for (const line of describeSnapshot(first)) log(line);
+  const sink =
+    options.logLevel !== false && options.logStream === undefined ? new BatchedLogSink() : undefined;
+  const stream = options.logStream ?? sink;
   const logging =
-    options.logLevel === false ? undefined : { level: options.logLevel, stream: new BatchedLogSink() };
+    options.logLevel === false || stream === undefined ? undefined : { level: options.logLevel, stream };
+  reloadLog = serverLog(logging ?? false);
   const server = await buildServer({
     admitter: () => admitter,
     tls,
@@ -198,7 +211,7 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
     store.close();
     certWatcher?.close();
     await metricsServer.close();
-    logging?.stream.close();
+    sink?.close();
   };
   const stop = async () => {
     await server.drain();

@@ -14,6 +14,13 @@ import { CountedDurations } from "./review-stats.ts";
  */
 export type ReviewOutcome = "allowed" | "denied" | "error" | "patched" | "invalid";
 
+/**
+ * How a policy reload ended: the new set serves (`success`), its files do not parse (`failure`), or
+ * it would remove policies the serving set holds and waits for the files to settle (`held_back`).
+ * In the last two the previous set keeps serving.
+ */
+export type ReloadResult = "success" | "failure" | "held_back";
+
 export interface PoliciesLoaded {
   readonly kind: "ValidatingAdmissionPolicy" | "MutatingAdmissionPolicy";
   /** Whether the policy takes effect (has a binding) rather than being loaded but inert. */
@@ -35,8 +42,12 @@ export interface WebhookMetrics {
     decision?: AdmissionDecision,
   ): void;
   recordPolicyResults(results: readonly PolicyResult[]): void;
-  /** A policy (re)load attempt; the compile-error gauge and loaded counts are set separately. */
-  recordReload(success: boolean, at?: Date): void;
+  /**
+   * A policy (re)load attempt; the compile-error gauge and loaded counts are set separately. A
+   * held-back reload is counted as suspect, not as a success or a failure, and the last-success
+   * gauge reads 0 until a set is applied.
+   */
+  recordReload(result: ReloadResult, at?: Date): void;
   setCompileErrors(count: number): void;
   setPoliciesLoaded(entries: readonly PoliciesLoaded[]): void;
   setCertificateExpiry(notAfter: Date): void;
@@ -91,8 +102,13 @@ export function createWebhookMetrics(registry: Registry): WebhookMetrics {
   });
   const reloads = new Counter({
     name: "celgate_policy_reloads_total",
-    help: "Policy reload attempts, by result (success, failure).",
+    help: "Policy reloads applied (success) or rejected because a file does not parse (failure).",
     labelNames: ["result"] as const,
+    registers,
+  });
+  const suspectReloads = new Counter({
+    name: "celgate_policy_reload_suspect_total",
+    help: "Policy reloads held back because they would remove policies, bindings or params the serving set holds; applied only once the files read the same twice, some time apart.",
     registers,
   });
   const lastReload = new Gauge({
@@ -102,7 +118,7 @@ export function createWebhookMetrics(registry: Registry): WebhookMetrics {
   });
   const lastReloadSuccess = new Gauge({
     name: "celgate_policy_last_reload_success",
-    help: "1 if the last policy reload succeeded, 0 if the previous policies are still in use.",
+    help: "1 if the last policy reload was applied, 0 if it was rejected or held back and the previous policies are still in use.",
     registers,
   });
   const loaded = new Gauge({
@@ -129,10 +145,11 @@ export function createWebhookMetrics(registry: Registry): WebhookMetrics {
     recordPolicyResults(results) {
       for (const r of results) policies.record(r.policy, r.binding ?? "", r.outcome, r.durationMs / 1000);
     },
-    recordReload(success, at = new Date()) {
-      reloads.inc({ result: success ? "success" : "failure" });
+    recordReload(result, at = new Date()) {
+      if (result === "held_back") suspectReloads.inc();
+      else reloads.inc({ result });
       lastReload.set(at.getTime() / 1000);
-      lastReloadSuccess.set(success ? 1 : 0);
+      lastReloadSuccess.set(result === "success" ? 1 : 0);
     },
     setCompileErrors(count) {
       compileErrors.set(count);

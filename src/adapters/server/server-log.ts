@@ -1,6 +1,6 @@
 /**
  * The server's log for everything but the review line (review-log.ts): failed requests, certificate
- * reloads, draining, the debug trace. A pino logger of our own, not fastify's.
+ * and policy reloads, draining, the debug trace. A pino logger of our own, not fastify's.
  *
  * Handing fastify a logger costs every request, whether or not it logs anything: fastify then adds
  * a `finish` and an `error` listener to every response and removes them again, and validates the
@@ -14,7 +14,7 @@
 import { type Logger, pino } from "pino";
 import type { ServerLogging } from "./review-log.ts";
 
-export type ServerLog = Pick<Logger, "info" | "error" | "debug">;
+export type ServerLog = Pick<Logger, "info" | "warn" | "error" | "debug">;
 
 /** A logger at the configured level on the configured stream, or one that writes nothing. */
 export function serverLog(logging: ServerLogging | false): ServerLog {

@@ -130,8 +130,8 @@ void test("the metrics endpoint reports reviews, policy evaluations and process 
 void test("reload, compile-error and loaded-policy gauges", async () => {
   const registry = new Registry();
   const metrics = createWebhookMetrics(registry);
-  metrics.recordReload(true, new Date(1_700_000_000_000));
-  metrics.recordReload(false, new Date(1_700_000_100_000));
+  metrics.recordReload("success", new Date(1_700_000_000_000));
+  metrics.recordReload("failure", new Date(1_700_000_100_000));
   metrics.setCompileErrors(3);
   metrics.setPoliciesLoaded([
     { kind: "ValidatingAdmissionPolicy", enforced: true, count: 4 },
@@ -150,6 +150,30 @@ void test("reload, compile-error and loaded-policy gauges", async () => {
     ['celgate_policies_loaded{kind="ValidatingAdmissionPolicy",enforced="true"}', 0],
   ];
   for (const [series, value] of cases) assert.equal(sample(text, series), value, series);
+});
+
+void test("a held-back reload is counted as suspect, never as a success, and the last-success gauge reads 0", async () => {
+  const registry = new Registry();
+  const metrics = createWebhookMetrics(registry);
+  metrics.recordReload("success", new Date(1_700_000_000_000));
+  let text = await registry.metrics();
+  assert.equal(sample(text, "celgate_policy_reload_suspect_total"), 0);
+  metrics.recordReload("held_back", new Date(1_700_000_200_000));
+  text = await registry.metrics();
+  const held: [string, number | undefined][] = [
+    ["celgate_policy_reload_suspect_total", 1],
+    ['celgate_policy_reloads_total{result="success"}', 1],
+    ['celgate_policy_reloads_total{result="failure"}', undefined],
+    ["celgate_policy_last_reload_timestamp_seconds", 1_700_000_200],
+    ["celgate_policy_last_reload_success", 0],
+  ];
+  for (const [series, value] of held) assert.equal(sample(text, series), value, series);
+  // Applied once the files have settled: success again.
+  metrics.recordReload("success", new Date(1_700_000_201_000));
+  text = await registry.metrics();
+  assert.equal(sample(text, 'celgate_policy_reloads_total{result="success"}'), 2);
+  assert.equal(sample(text, "celgate_policy_last_reload_success"), 1);
+  assert.equal(sample(text, "celgate_policy_reload_suspect_total"), 1);
 });
 
 void test("metrics live on the registry passed in, so two can coexist", () => {

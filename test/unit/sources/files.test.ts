@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, stat, symlink, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import type { Diagnostic } from "../../../src/errors.ts";
-import { loadPolicyPaths } from "../../../src/sources/files.ts";
+import { fingerprintPolicyFiles, loadPolicyPaths } from "../../../src/sources/files.ts";
 
 const FIXTURES = fileURLToPath(new URL("../../fixtures/policies", import.meta.url));
 
@@ -225,4 +225,71 @@ test("more files than are read at once: files, policies and diagnostics still co
     diagnostics.map((d) => d.location?.file),
     sorted.filter((n) => Number(n.slice(1, 4)) % 7 === 0).map((n) => join(many, n)),
   );
+});
+
+test("the fingerprint is of the bytes parsed, not of the file after the load (issue 28 item 1)", async () => {
+  const fdir = await mkdtemp(join(tmpdir(), "celgate-print-"));
+  try {
+    const file = join(fdir, "p.yaml");
+    await writeFile(file, POLICY);
+    const before = await fingerprintPolicyFiles([fdir]);
+    const loaded = await loadPolicyPaths([fdir], {
+      afterRead: () => writeFile(file, POLICY.replace("p.example.com", "q.example.com")),
+    });
+    assert.deepEqual(
+      loaded.set.policies.map((p) => p.name),
+      ["p.example.com"],
+    );
+    assert.equal(loaded.fingerprint, before, "the fingerprint must describe what was parsed");
+    assert.notEqual(await fingerprintPolicyFiles([fdir]), loaded.fingerprint);
+  } finally {
+    await rm(fdir, { recursive: true, force: true });
+  }
+});
+
+test("the fingerprint sees a change that keeps the file's size and times", async () => {
+  const fdir = await mkdtemp(join(tmpdir(), "celgate-print-"));
+  try {
+    const file = join(fdir, "p.yaml");
+    await writeFile(file, POLICY);
+    const { atime, mtime } = await stat(file);
+    const before = await fingerprintPolicyFiles([fdir]);
+    // Same length, same times: what a size/mtime fingerprint cannot tell apart.
+    await writeFile(file, POLICY.replace("p.example.com", "q.example.com"));
+    await utimes(file, atime, mtime);
+    assert.notEqual(await fingerprintPolicyFiles([fdir]), before);
+    // Unchanged bytes, new times: the same fingerprint.
+    await writeFile(file, POLICY);
+    assert.equal(await fingerprintPolicyFiles([fdir]), before);
+    // A file added, or a path that cannot be read, changes it.
+    await writeFile(join(fdir, "q.yaml"), "");
+    const added = await fingerprintPolicyFiles([fdir]);
+    assert.notEqual(added, before);
+    assert.notEqual(await fingerprintPolicyFiles([fdir, join(fdir, "missing.yaml")]), added);
+  } finally {
+    await rm(fdir, { recursive: true, force: true });
+  }
+});
+
+test("a symlink to nothing inside a directory is no file: skipped, not an error (ConfigMap volume updates)", async () => {
+  // kubernetes pkg/volume/util/atomic_writer.go links a new key to ..data/<key> before ..data holds
+  // it, and unlinks a removed key only after the swap: for a moment the link leads nowhere.
+  const fdir = await mkdtemp(join(tmpdir(), "celgate-dangling-"));
+  try {
+    await writeFile(join(fdir, "p.yaml"), POLICY);
+    const before = await fingerprintPolicyFiles([fdir]);
+    await symlink(join("..data", "new.yaml"), join(fdir, "new.yaml"));
+    const loaded = await loadPolicyPaths([fdir]);
+    assert.deepEqual(loaded.diagnostics, []);
+    assert.deepEqual(loaded.files, [join(fdir, "p.yaml")]);
+    assert.equal(loaded.fingerprint, before);
+    // Named on its own, the same link is a path that cannot be read.
+    const named = await loadPolicyPaths([join(fdir, "new.yaml")]);
+    assert.deepEqual(
+      named.diagnostics.map((d) => d.code),
+      ["PE_IO"],
+    );
+  } finally {
+    await rm(fdir, { recursive: true, force: true });
+  }
 });

@@ -32,6 +32,11 @@ Routes: POST /validate, /mutate and the split paths /validate/fail, /validate/ig
 /mutate/fail, /mutate/ignore that evaluate only the policies with that failurePolicy;
 GET /healthz, /readyz. Policies without a binding are loaded and checked, not enforced.
 
+Policy reloads never fail open: a file that does not parse keeps the last good policies, and a
+reload that would remove a policy, binding or param (a file emptied, truncated or deleted) waits
+until the files read the same twice, 1 s apart. Each reload is one JSON line in the log
+("event":"policy-reload"), a rejected one with every problem as \`celgate check\` prints it.
+
 Exit status: 0 after a clean shutdown, 2 bad options, unreadable certificates or policy files.
 `;
 

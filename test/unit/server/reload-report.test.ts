@@ -1,0 +1,223 @@
+/**
+ * What serve logs and counts for a policy reload (issue 29 item 9): one JSON line per outcome, in
+ * pino's format, carrying each problem as `celgate check` prints it. The outcomes come from a real
+ * PolicyStore over real files.
+ */
+import assert from "node:assert/strict";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type TestContext, test } from "node:test";
+import { Registry } from "prom-client";
+import { createWebhookMetrics } from "../../../src/adapters/server/metrics.ts";
+import { RELOAD_EVENT, reportReload } from "../../../src/adapters/server/reload-report.ts";
+import { serverLog } from "../../../src/adapters/server/server-log.ts";
+import { PolicyStore, type ReportedOutcome } from "../../../src/sources/store.ts";
+import { cli } from "../cli/fake-io.ts";
+
+const POLICY = (name: string, limit: number) => `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: ${name}
+spec:
+  matchConstraints:
+    resourceRules:
+    - apiGroups: ["apps"]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["deployments"]
+  validations:
+  - expression: "object.spec.replicas <= ${limit}"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: ${name}
+spec:
+  policyName: ${name}
+  validationActions: [Deny]
+`;
+
+/** A field value that does not parse, and a CEL syntax error (with its caret line) that compiles to an error. */
+const BROKEN = `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: cap
+spec:
+  failurePolicy: Sometimes
+  matchConstraints:
+    resourceRules:
+    - apiGroups: ["apps"]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["deployments"]
+  validations:
+  - expression: "object.spec.replicas <="
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: cap
+spec:
+  policyName: cap
+  validationActions: [Deny]
+`;
+
+interface Setup {
+  readonly dir: string;
+  readonly file: string;
+  readonly store: PolicyStore;
+  readonly outcomes: ReportedOutcome[];
+  readonly lines: string[];
+  readonly registry: Registry;
+  /** Reloads, then reports what the store reported, as serve does. */
+  reload(): Promise<void>;
+}
+
+async function setup(t: TestContext): Promise<Setup> {
+  const dir = await mkdtemp(join(tmpdir(), "celgate-reload-report-"));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, "cap.yaml");
+  await writeFile(file, POLICY("cap", 5));
+  const registry = new Registry();
+  const metrics = createWebhookMetrics(registry);
+  const lines: string[] = [];
+  const log = serverLog({ level: "info", stream: { write: (l: string) => void lines.push(l) } });
+  const outcomes: ReportedOutcome[] = [];
+  let clock = 0;
+  const opened = await PolicyStore.open([dir], {
+    settleMs: 1000,
+    now: () => clock,
+    onReload: (o) => {
+      outcomes.push(o);
+      reportReload(o, metrics, log, o.status === "applied" ? ["a note"] : []);
+    },
+  });
+  if (!("store" in opened)) throw new Error("open failed");
+  const { store } = opened;
+  return {
+    dir,
+    file,
+    store,
+    outcomes,
+    lines,
+    registry,
+    reload: async () => {
+      clock += 1;
+      await store.reload();
+    },
+  };
+}
+
+function parse(line: string): Record<string, unknown> {
+  assert.ok(
+    line.endsWith("\n") && !line.slice(0, -1).includes("\n"),
+    `not one line: ${JSON.stringify(line)}`,
+  );
+  return JSON.parse(line) as Record<string, unknown>;
+}
+
+async function sample(registry: Registry, name: string, labels = ""): Promise<number | undefined> {
+  const text = await registry.metrics();
+  const line = text.split("\n").find((l) => l.startsWith(`${name}${labels} `));
+  return line === undefined ? undefined : Number(line.split(" ")[1]);
+}
+
+void test("a file that does not parse: one error line with check's file:line:col text, code and field path", async (t) => {
+  const s = await setup(t);
+  await writeFile(s.file, BROKEN);
+  await s.reload();
+  assert.equal(s.lines.length, 1);
+  const line = parse(s.lines[0] as string);
+  assert.equal(line.level, 50);
+  assert.equal(line.event, RELOAD_EVENT);
+  assert.equal(line.result, "failure");
+  assert.deepEqual(line.files, [s.file]);
+  assert.equal(line.msg, "policy reload rejected (2 errors); the last good policies keep serving");
+  const diagnostics = line.diagnostics as Record<string, unknown>[];
+  assert.deepEqual(
+    diagnostics.map((d) => [d.code, d.severity, d.path, d.file, d.line, d.column]),
+    [
+      ["PE_FIELD_VALUE", "error", "spec.failurePolicy", s.file, 6, 18],
+      ["PE_UNKNOWN_POLICY", "error", "spec.policyName", s.file, 21, 15],
+    ],
+  );
+  // Exactly what `celgate check` prints for the same file, problem by problem.
+  const check = await cli(["check", s.file]);
+  assert.equal(check.code, 1);
+  assert.ok(
+    check.stdout.startsWith(diagnostics.map((d) => `${d.text as string}\n`).join("")),
+    `check printed:\n${check.stdout}`,
+  );
+  assert.equal(
+    diagnostics[0]?.text,
+    `${s.file}:6:18: error: spec.failurePolicy: must be one of "Fail", "Ignore"; got "Sometimes" [PE_FIELD_VALUE]`,
+  );
+  assert.equal(await sample(s.registry, "celgate_policy_reloads_total", '{result="failure"}'), 1);
+  assert.equal(await sample(s.registry, "celgate_policy_last_reload_success"), 0);
+});
+
+void test("a compile error does not block a reload; it is on the success line as check prints it", async (t) => {
+  const s = await setup(t);
+  await writeFile(s.file, BROKEN.replace("Sometimes", "Fail"));
+  await s.reload();
+  const line = parse(s.lines[0] as string);
+  assert.equal(line.result, "success");
+  const diagnostics = line.diagnostics as Record<string, unknown>[];
+  assert.deepEqual(
+    diagnostics.map((d) => [d.code, d.path]),
+    [["PE_CEL_PARSE", "spec.validations[0].expression"]],
+  );
+  const check = await cli(["check", s.file]);
+  assert.ok(check.stdout.startsWith(`${diagnostics[0]?.text as string}\n`), check.stdout);
+  assert.match(diagnostics[0]?.text as string, /\n \| object\.spec\.replicas <=\n/);
+});
+
+void test("a held-back reload: one warning naming what it would remove and where, counted as suspect", async (t) => {
+  const s = await setup(t);
+  await writeFile(s.file, "");
+  await s.reload();
+  assert.equal(s.lines.length, 1);
+  const line = parse(s.lines[0] as string);
+  assert.equal(line.level, 40);
+  assert.equal(line.event, RELOAD_EVENT);
+  assert.equal(line.result, "held_back");
+  assert.deepEqual(line.removed, ["ValidatingAdmissionPolicy/cap", "ValidatingAdmissionPolicyBinding/cap"]);
+  assert.deepEqual(line.files, [s.file]);
+  assert.equal(line.settleMs, 1000);
+  assert.equal(
+    line.msg,
+    "policy reload held back: it would remove ValidatingAdmissionPolicy/cap, ValidatingAdmissionPolicyBinding/cap; the last good policies keep serving until the files read the same twice 1000 ms apart",
+  );
+  assert.equal(await sample(s.registry, "celgate_policy_reload_suspect_total"), 1);
+  assert.equal(await sample(s.registry, "celgate_policy_reloads_total", '{result="success"}'), undefined);
+  assert.equal(await sample(s.registry, "celgate_policy_last_reload_success"), 0);
+});
+
+void test("an applied reload: one info line with the counts and what was added, removed and changed", async (t) => {
+  const s = await setup(t);
+  await writeFile(s.file, POLICY("cap", 3));
+  await writeFile(join(s.dir, "more.yaml"), POLICY("more", 1));
+  await s.reload();
+  const line = parse(s.lines[0] as string);
+  assert.equal(line.level, 30);
+  const { time, pid, hostname, ...rest } = line;
+  assert.equal(typeof time, "number");
+  assert.equal(pid, process.pid);
+  assert.equal(typeof hostname, "string");
+  assert.deepEqual(rest, {
+    level: 30,
+    event: RELOAD_EVENT,
+    result: "success",
+    policies: 2,
+    bindings: 2,
+    added: ["ValidatingAdmissionPolicy/more", "ValidatingAdmissionPolicyBinding/more"],
+    removed: [],
+    changed: ["ValidatingAdmissionPolicy/cap"],
+    diagnostics: [],
+    notes: ["a note"],
+    msg: "policies reloaded: 2 policies, 2 bindings; 2 added, 0 removed, 1 changed",
+  });
+  assert.equal(await sample(s.registry, "celgate_policy_reloads_total", '{result="success"}'), 1);
+  assert.equal(await sample(s.registry, "celgate_policy_last_reload_success"), 1);
+});
