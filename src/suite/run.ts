@@ -9,7 +9,13 @@
  * something other than what the test says.
  */
 import { parseAllDocuments } from "yaml";
-import { buildRequest, type ResourceRef, resourceRef } from "../engine/request.ts";
+import {
+  buildRequest,
+  type DefaultedField,
+  defaultedFields,
+  type ResourceRef,
+  resourceRef,
+} from "../engine/request.ts";
 import type { CelExtras } from "../cel/index.ts";
 import { type AuthorizerCheck, tableAuthorizer } from "../cel/library/authz-table.ts";
 import { compileRegex } from "../cel/regex.ts";
@@ -78,8 +84,10 @@ export interface CaseResult {
   readonly passed: boolean;
   readonly mismatches: readonly Mismatch[];
   readonly actual: CaseActual;
-  /** The object as the case gave it (for DELETE, the object being deleted). */
+  /** The object as admission received it (for DELETE, the object being deleted): namespaced and defaulted. */
   readonly original: unknown;
+  /** What the API server's defaulting changed, paths from `object.`/`oldObject.`. */
+  readonly defaulted: readonly DefaultedField[];
   /** Every policy's result, mutations first, with explain traces. */
   readonly results: readonly PolicyResult[];
   readonly authorizerChecks: readonly AuthorizerCheck[];
@@ -100,6 +108,7 @@ interface PreparedCase {
   readonly resource: ResourceRef;
   readonly request: AdmissionRequest;
   readonly original: unknown;
+  readonly defaulted: readonly DefaultedField[];
   readonly namespaceObject?: { readonly name: string; readonly object: JsonObject };
 }
 
@@ -265,7 +274,7 @@ function prepareCase(
   const nsName = nsObject && isObject(nsObject.metadata) ? String(nsObject.metadata.name) : undefined;
   // The case's own namespace wins over the object's; the namespaceObject's and the defaults' only fill in.
   const defaultNamespace = nsName ?? c.defaultNamespace;
-  let request = buildRequest(
+  const built = buildRequest(
     {
       ...ref.value,
       namespace: c.namespace ?? ref.value.namespace,
@@ -280,8 +289,14 @@ function prepareCase(
       ...(defaultNamespace !== undefined ? { defaultNamespace } : {}),
       // Deterministic, so traces that show the request are the same on every run.
       uid: `00000000-0000-4000-8000-${String(index + 1).padStart(12, "0")}`,
+      defaults: c.defaulting ?? true,
     },
   );
+  if (!built.ok) {
+    diagnostics.push(suiteError(suite, c.object.path, built.error));
+    return undefined;
+  }
+  let request = built.value.request;
   if (c.kind) request = { ...request, kind: c.kind, requestKind: c.kind };
   if (c.resource) request = { ...request, resource: c.resource, requestResource: c.resource };
   if (c.dryRun !== undefined) request = { ...request, dryRun: c.dryRun };
@@ -310,7 +325,8 @@ function prepareCase(
     spec: c,
     resource: { ...ref.value, namespace: request.namespace, name: request.name },
     request,
-    original: object,
+    original: request.operation === "DELETE" ? request.oldObject : request.object,
+    defaulted: defaultedFields(built.value.defaulted),
     ...(nsObject && nsName !== undefined ? { namespaceObject: { name: nsName, object: nsObject } } : {}),
   };
 }
@@ -470,6 +486,7 @@ function runCase(loaded: Loaded, rules: Suite["authorizer"], pc: PreparedCase): 
     mismatches,
     actual,
     original: pc.original,
+    defaulted: pc.defaulted,
     results,
     authorizerChecks: checks,
     durationMs: performance.now() - started,
