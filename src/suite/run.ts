@@ -46,6 +46,8 @@ export const DEFAULT_USER: UserInfo = { username: "celgate", groups: ["system:au
 
 export interface RunOptions {
   readonly extras?: CelExtras;
+  /** Whether cases that do not say (`defaulting`) get the API server's defaults (default true). */
+  readonly defaults?: boolean;
 }
 
 /** What the policies decided about a case, in the terms of `expect`. */
@@ -250,7 +252,8 @@ async function load(
     const object = await objectOf(c.object);
     const oldObject = c.oldObject ? await objectOf(c.oldObject) : undefined;
     if (!object || (c.oldObject && !oldObject)) continue;
-    const prepared = prepareCase(suite, c, index, object, oldObject, diagnostics);
+    const defaults = c.defaulting ?? options.defaults ?? true;
+    const prepared = prepareCase(suite, c, index, object, oldObject, defaults, diagnostics);
     if (prepared) cases.push(prepared);
   }
   if (hasErrors(diagnostics)) return { diagnostics };
@@ -263,6 +266,7 @@ function prepareCase(
   index: number,
   object: JsonObject,
   oldObject: JsonObject | undefined,
+  defaults: boolean,
   diagnostics: Diagnostic[],
 ): PreparedCase | undefined {
   const ref = resourceRef(object, c.object.path);
@@ -289,7 +293,7 @@ function prepareCase(
       ...(defaultNamespace !== undefined ? { defaultNamespace } : {}),
       // Deterministic, so traces that show the request are the same on every run.
       uid: `00000000-0000-4000-8000-${String(index + 1).padStart(12, "0")}`,
-      defaults: c.defaulting ?? true,
+      defaults,
     },
   );
   if (!built.ok) {
