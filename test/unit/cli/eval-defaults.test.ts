@@ -41,6 +41,16 @@ kind: Deployment
 metadata: {name: web, namespace: prod}
 spec: {replicas: 3}
 `,
+    "label-policy.yaml": `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: label.example.com}
+spec:
+  matchConstraints:
+    resourceRules:
+      - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [namespaces]}
+  validations:
+    - expression: "object.metadata.labels['kubernetes.io/metadata.name'] != 'example'"
+`,
     "role.yaml":
       "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: reader, namespace: team-a}\nrules: []\n",
     "names-policy.yaml": `apiVersion: admissionregistration.k8s.io/v1
@@ -132,6 +142,15 @@ test("--explain lists the defaulted fields and says which failed expression name
   assert.doesNotMatch(plain.stdout, /defaults set/);
   const raw = await cli(["eval", "-p", MIN_REPLICAS, "-r", path("web.yaml"), "--explain", "--no-defaults"]);
   assert.doesNotMatch(raw.stdout, /defaults set|defaulted/);
+});
+
+test("--explain's hint finds a defaulted map key named in quotes", async () => {
+  const r = await cli(["eval", "-p", path("label-policy.yaml"), "-r", path("example.yaml"), "--explain"]);
+  assert.equal(r.code, 1);
+  assert.match(
+    r.stdout,
+    /^ {6}names a field the API server defaulted: object\.metadata\.labels\["kubernetes\.io\/metadata\.name"\] = "example"$/m,
+  );
 });
 
 test("the object carries the request's namespace; a cluster-scoped object's own is cleared (create.go, meta.go)", async () => {
