@@ -1,10 +1,22 @@
 /**
  * Turning resource files into the admission requests the API server would send for them, for dry
- * runs: kind and resource from apiVersion/kind, namespace from the object, the operation from flags.
+ * runs: kind and resource from apiVersion/kind, namespace from the object, the operation from flags,
+ * and the objects as the API server hands them to admission: with the request's namespace and with
+ * the defaults it applies when it decodes them.
  */
 import type { AdmissionRequest, UserInfo } from "./types.ts";
+import { applyDefaults, type DefaultedField } from "../kube/defaults/index.ts";
+import {
+  expectedObjectNamespace,
+  isClusterScopedKind,
+  isNamespaceKind,
+  resourceForKind,
+  splitApiVersion,
+} from "../kube/kinds.ts";
 import type { Operation } from "../policy/types.ts";
 import { err, ok, type Result } from "../result.ts";
+
+export type { DefaultedField };
 
 /** Which object a result is about, as reports name it. */
 export interface ResourceRef {
@@ -19,65 +31,6 @@ function isJsonObject(v: unknown): v is Record<string, unknown> {
 }
 
 type JsonObject = Record<string, unknown>;
-
-/** Kinds whose plural is not the regular English one. */
-const IRREGULAR_PLURALS: Readonly<Record<string, string>> = {
-  endpoints: "endpoints",
-};
-
-/**
- * The resource name for a kind: lower case, plural by the usual English rules (`Pod` → `pods`,
- * `Ingress` → `ingresses`, `NetworkPolicy` → `networkpolicies`, `Gateway` → `gateways`).
- * Without discovery this is a guess, but it is the guess that matches the built-in API.
- */
-export function resourceForKind(kind: string): string {
-  const k = kind.toLowerCase();
-  const irregular = IRREGULAR_PLURALS[k];
-  if (irregular) return irregular;
-  if (/[^aeiou]y$/.test(k)) return `${k.slice(0, -1)}ies`;
-  if (/(s|x|z|ch|sh)$/.test(k)) return `${k}es`;
-  return `${k}s`;
-}
-
-/**
- * Kinds that live outside namespaces. Other kinds without `metadata.namespace` go to `default`, as
- * kubectl would send them.
- */
-const CLUSTER_SCOPED_KINDS: ReadonlySet<string> = new Set([
-  "APIService",
-  "CertificateSigningRequest",
-  "ClusterRole",
-  "ClusterRoleBinding",
-  "CSIDriver",
-  "CSINode",
-  "CustomResourceDefinition",
-  "IngressClass",
-  "MutatingAdmissionPolicy",
-  "MutatingAdmissionPolicyBinding",
-  "MutatingWebhookConfiguration",
-  "Namespace",
-  "Node",
-  "PersistentVolume",
-  "PriorityClass",
-  "RuntimeClass",
-  "StorageClass",
-  "ValidatingAdmissionPolicy",
-  "ValidatingAdmissionPolicyBinding",
-  "ValidatingWebhookConfiguration",
-  "VolumeAttachment",
-]);
-
-export function isClusterScopedKind(kind: string): boolean {
-  return CLUSTER_SCOPED_KINDS.has(kind);
-}
-
-/** `apps/v1` → group `apps`, version `v1`; `v1` → the core group. */
-export function splitApiVersion(apiVersion: string): { group: string; version: string } {
-  const slash = apiVersion.indexOf("/");
-  return slash < 0
-    ? { group: "", version: apiVersion }
-    : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
-}
 
 function metadata(o: JsonObject): JsonObject {
   return isJsonObject(o.metadata) ? o.metadata : {};
@@ -122,6 +75,30 @@ export interface RequestOptions {
   /** The namespace to use when the object names none (from `--namespace-object`). */
   readonly defaultNamespace?: string;
   readonly uid: string;
+  /**
+   * Whether to apply the API server's defaults to the objects, as it does when it decodes them
+   * (default true). Off shows a policy the manifest as written.
+   */
+  readonly defaults?: boolean;
+}
+
+/** What the API server's defaulting changed in each object of a request. */
+export interface Defaulted {
+  readonly object: readonly DefaultedField[];
+  readonly oldObject: readonly DefaultedField[];
+}
+
+/** Every field defaulting changed, with its path from `object.` or `oldObject.`, as reports show them. */
+export function defaultedFields(d: Defaulted): DefaultedField[] {
+  const from = (root: string, fields: readonly DefaultedField[]) =>
+    fields.map((f) => ({ ...f, path: f.path.startsWith("[") ? `${root}${f.path}` : `${root}.${f.path}` }));
+  return [...from("object", d.object), ...from("oldObject", d.oldObject)];
+}
+
+/** A request built for a dry run, and what defaulting changed in its objects. */
+export interface BuiltRequest {
+  readonly request: AdmissionRequest;
+  readonly defaulted: Defaulted;
 }
 
 /** The options object the API server puts in a request for each operation. */
@@ -132,22 +109,88 @@ const OPTIONS_KIND: Readonly<Record<Operation, string | undefined>> = {
   CONNECT: undefined,
 };
 
-/** Builds the AdmissionRequest the API server would send for this object and operation. */
-export function buildRequest(ref: ResourceRef, o: RequestOptions): AdmissionRequest {
+/**
+ * The request's namespace. The API server takes it from the URL: a cluster-scoped resource's URL
+ * names none, whatever its object says; /api/v1/namespaces/NAME names the namespace itself, but a
+ * Namespace is created by POST to /api/v1/namespaces. A namespaced object that names none goes
+ * where kubectl would send it: the given default namespace, else `default`.
+ */
+function requestNamespace(ref: ResourceRef, o: RequestOptions): string {
+  if (isNamespaceKind(ref)) return o.operation === "CREATE" ? "" : ref.name;
+  if (isClusterScopedKind(ref.kind)) return "";
+  return ref.namespace || (o.defaultNamespace ?? "default");
+}
+
+function objectNamespace(object: JsonObject): string {
+  return str(metadata(object).namespace);
+}
+
+/**
+ * An object as admission receives it: with the namespace the API server puts on it and, unless
+ * turned off, its defaults. A copy; the given object is left as it is.
+ *
+ * The namespace is EnsureObjectNamespaceMatchesRequestNamespace's (staging/src/k8s.io/apiserver/pkg/
+ * registry/rest/meta.go), which create.go and update.go (endpoints/handlers) call on the decoded body
+ * before admission: an object without a namespace gets the expected one, an object of a
+ * cluster-scoped resource (or a Namespace) loses its own, and an object naming another namespace is
+ * rejected with 400 BadRequest, so admission never sees it: offline, that is an input error. A stored
+ * object (UPDATE's and DELETE's oldObject) always carries the namespace it is stored under.
+ */
+function admittedObject(
+  given: JsonObject,
+  expected: string,
+  defaults: boolean,
+  what: string,
+): Result<{ object: JsonObject; defaulted: DefaultedField[] }, string> {
+  const own = objectNamespace(given);
+  if (own !== "" && expected !== "" && own !== expected)
+    return err(
+      `${what} names namespace '${own}' but the request is for namespace '${expected}': the API server rejects this before admission (400 BadRequest: the namespace of the provided object does not match the namespace sent on the request)`,
+    );
+  const object = structuredClone(given);
+  if (own !== expected) {
+    if (expected === "") delete (object.metadata as JsonObject).namespace;
+    else object.metadata = { ...metadata(object), namespace: expected };
+  }
+  return ok({ object, defaulted: defaults ? applyDefaults(object) : [] });
+}
+
+/**
+ * Builds the AdmissionRequest the API server would send for this object and operation: the objects
+ * carry the request's namespace and the API server's defaults (CREATE: `object`; UPDATE: both;
+ * DELETE: the stored object, `oldObject`). CONNECT's object is the connect options (PodExecOptions
+ * and the like), which have neither, and is passed as given. Fails only when an object names a
+ * namespace other than the request's.
+ */
+export function buildRequest(ref: ResourceRef, o: RequestOptions): Result<BuiltRequest, string> {
   const { group, version } = splitApiVersion(ref.apiVersion);
   const kind = { group, version, kind: ref.kind };
   const resource = { group, version, resource: resourceForKind(ref.kind) };
-  // The API server takes a request's namespace from its URL: /api/v1/namespaces/NAME names itself,
-  // but a Namespace is created by POST to /api/v1/namespaces, which names none.
-  const namespace =
-    ref.kind === "Namespace"
-      ? o.operation === "CREATE"
-        ? ""
-        : ref.name
-      : ref.namespace || (isClusterScopedKind(ref.kind) ? "" : (o.defaultNamespace ?? "default"));
-  const optionsKind = OPTIONS_KIND[o.operation];
+  const namespace = requestNamespace(ref, o);
+  const expected = expectedObjectNamespace(namespace, resource);
+  const defaults = o.defaults ?? true;
   const isDelete = o.operation === "DELETE";
-  return {
+  let object: JsonObject | null = isDelete ? null : o.object;
+  let oldObject: JsonObject | null = isDelete ? o.object : (o.oldObject ?? null);
+  let defaulted: Defaulted = { object: [], oldObject: [] };
+  if (o.operation !== "CONNECT") {
+    const fresh = object ? admittedObject(object, expected, defaults, "the object") : undefined;
+    if (fresh && !fresh.ok) return fresh;
+    const stored = oldObject
+      ? admittedObject(
+          oldObject,
+          expected,
+          defaults,
+          isDelete ? "the object being deleted" : "the old object",
+        )
+      : undefined;
+    if (stored && !stored.ok) return stored;
+    object = fresh?.value.object ?? object;
+    oldObject = stored?.value.object ?? oldObject;
+    defaulted = { object: fresh?.value.defaulted ?? [], oldObject: stored?.value.defaulted ?? [] };
+  }
+  const optionsKind = OPTIONS_KIND[o.operation];
+  const request: AdmissionRequest = {
     uid: o.uid,
     kind,
     resource,
@@ -158,11 +201,12 @@ export function buildRequest(ref: ResourceRef, o: RequestOptions): AdmissionRequ
     namespace,
     operation: o.operation,
     userInfo: o.userInfo,
-    object: isDelete ? null : o.object,
-    oldObject: isDelete ? o.object : (o.oldObject ?? null),
+    object,
+    oldObject,
     dryRun: false,
     options: optionsKind ? { apiVersion: "meta.k8s.io/v1", kind: optionsKind } : null,
   };
+  return ok({ request, defaulted });
 }
 
 /** The documents of a resource file, with `kind: List` expanded into its items. */

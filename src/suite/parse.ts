@@ -54,6 +54,7 @@ const CASE_FIELDS = [
   "userInfo",
   "namespaceObject",
   "dryRun",
+  "defaulting",
   "expect",
 ];
 const GROUP_FIELDS = ["group", "defaults", "cases"];
@@ -96,6 +97,7 @@ interface Fields {
   userInfo?: At<UserInfo>;
   namespaceObject?: At<JsonObject>;
   dryRun?: At<boolean>;
+  defaulting?: At<boolean>;
   expect?: ExpectFields;
 }
 
@@ -514,6 +516,10 @@ function fields(r: Reader, obj: JsonObject, path: string): Fields {
     const b = r.bool(obj.dryRun, at("dryRun"));
     if (b !== undefined) out.dryRun = { value: b, path: at("dryRun") };
   }
+  if (obj.defaulting !== undefined) {
+    const b = r.bool(obj.defaulting, at("defaulting"));
+    if (b !== undefined) out.defaulting = { value: b, path: at("defaulting") };
+  }
   if (obj.expect !== undefined) {
     const e = expectations(r, obj.expect, at("expect"));
     if (e) out.expect = e;
@@ -692,6 +698,7 @@ function resolveCase(r: Reader, name: string, path: string, own: Fields, m: Fiel
     ...(m.userInfo ? { userInfo: m.userInfo.value } : {}),
     ...(m.namespaceObject ? { namespaceObject: m.namespaceObject } : {}),
     ...(m.dryRun ? { dryRun: m.dryRun.value } : {}),
+    ...(m.defaulting ? { defaulting: m.defaulting.value } : {}),
     expect: values as Expectations,
     expectPaths,
   };

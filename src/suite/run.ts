@@ -9,7 +9,13 @@
  * something other than what the test says.
  */
 import { parseAllDocuments } from "yaml";
-import { buildRequest, type ResourceRef, resourceRef } from "../engine/request.ts";
+import {
+  buildRequest,
+  type DefaultedField,
+  defaultedFields,
+  type ResourceRef,
+  resourceRef,
+} from "../engine/request.ts";
 import type { CelExtras } from "../cel/index.ts";
 import { type AuthorizerCheck, tableAuthorizer } from "../cel/library/authz-table.ts";
 import { compileRegex } from "../cel/regex.ts";
@@ -40,6 +46,8 @@ export const DEFAULT_USER: UserInfo = { username: "celgate", groups: ["system:au
 
 export interface RunOptions {
   readonly extras?: CelExtras;
+  /** Whether cases that do not say (`defaulting`) get the API server's defaults (default true). */
+  readonly defaults?: boolean;
 }
 
 /** What the policies decided about a case, in the terms of `expect`. */
@@ -78,8 +86,10 @@ export interface CaseResult {
   readonly passed: boolean;
   readonly mismatches: readonly Mismatch[];
   readonly actual: CaseActual;
-  /** The object as the case gave it (for DELETE, the object being deleted). */
+  /** The object as admission received it (for DELETE, the object being deleted): namespaced and defaulted. */
   readonly original: unknown;
+  /** What the API server's defaulting changed, paths from `object.`/`oldObject.`. */
+  readonly defaulted: readonly DefaultedField[];
   /** Every policy's result, mutations first, with explain traces. */
   readonly results: readonly PolicyResult[];
   readonly authorizerChecks: readonly AuthorizerCheck[];
@@ -100,6 +110,7 @@ interface PreparedCase {
   readonly resource: ResourceRef;
   readonly request: AdmissionRequest;
   readonly original: unknown;
+  readonly defaulted: readonly DefaultedField[];
   readonly namespaceObject?: { readonly name: string; readonly object: JsonObject };
 }
 
@@ -241,7 +252,8 @@ async function load(
     const object = await objectOf(c.object);
     const oldObject = c.oldObject ? await objectOf(c.oldObject) : undefined;
     if (!object || (c.oldObject && !oldObject)) continue;
-    const prepared = prepareCase(suite, c, index, object, oldObject, diagnostics);
+    const defaults = c.defaulting ?? options.defaults ?? true;
+    const prepared = prepareCase(suite, c, index, object, oldObject, defaults, diagnostics);
     if (prepared) cases.push(prepared);
   }
   if (hasErrors(diagnostics)) return { diagnostics };
@@ -254,6 +266,7 @@ function prepareCase(
   index: number,
   object: JsonObject,
   oldObject: JsonObject | undefined,
+  defaults: boolean,
   diagnostics: Diagnostic[],
 ): PreparedCase | undefined {
   const ref = resourceRef(object, c.object.path);
@@ -265,7 +278,7 @@ function prepareCase(
   const nsName = nsObject && isObject(nsObject.metadata) ? String(nsObject.metadata.name) : undefined;
   // The case's own namespace wins over the object's; the namespaceObject's and the defaults' only fill in.
   const defaultNamespace = nsName ?? c.defaultNamespace;
-  let request = buildRequest(
+  const built = buildRequest(
     {
       ...ref.value,
       namespace: c.namespace ?? ref.value.namespace,
@@ -280,8 +293,14 @@ function prepareCase(
       ...(defaultNamespace !== undefined ? { defaultNamespace } : {}),
       // Deterministic, so traces that show the request are the same on every run.
       uid: `00000000-0000-4000-8000-${String(index + 1).padStart(12, "0")}`,
+      defaults,
     },
   );
+  if (!built.ok) {
+    diagnostics.push(suiteError(suite, c.object.path, built.error));
+    return undefined;
+  }
+  let request = built.value.request;
   if (c.kind) request = { ...request, kind: c.kind, requestKind: c.kind };
   if (c.resource) request = { ...request, resource: c.resource, requestResource: c.resource };
   if (c.dryRun !== undefined) request = { ...request, dryRun: c.dryRun };
@@ -310,7 +329,8 @@ function prepareCase(
     spec: c,
     resource: { ...ref.value, namespace: request.namespace, name: request.name },
     request,
-    original: object,
+    original: request.operation === "DELETE" ? request.oldObject : request.object,
+    defaulted: defaultedFields(built.value.defaulted),
     ...(nsObject && nsName !== undefined ? { namespaceObject: { name: nsName, object: nsObject } } : {}),
   };
 }
@@ -470,6 +490,7 @@ function runCase(loaded: Loaded, rules: Suite["authorizer"], pc: PreparedCase): 
     mismatches,
     actual,
     original: pc.original,
+    defaulted: pc.defaulted,
     results,
     authorizerChecks: checks,
     durationMs: performance.now() - started,

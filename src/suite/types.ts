@@ -83,13 +83,15 @@ export interface SuiteCase {
   readonly resource?: GroupVersionResource;
   readonly kind?: GroupVersionKind;
   readonly requestName?: string;
-  /** The case's own namespace: wins over the object's metadata.namespace. */
+  /** The case's own namespace: the request's; an object naming another is an input error, as in the API server. */
   readonly namespace?: string;
   /** A namespace from defaults: used only when the object names none. */
   readonly defaultNamespace?: string;
   readonly userInfo?: UserInfo;
   readonly namespaceObject?: At<JsonObject>;
   readonly dryRun?: boolean;
+  /** false: the objects are evaluated as written, without the API server's defaults. */
+  readonly defaulting?: boolean;
   readonly expect: Expectations;
   /** Where each expectation was written, for reports. */
   readonly expectPaths: Readonly<Partial<Record<ExpectKey, string>>>;

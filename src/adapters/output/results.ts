@@ -10,9 +10,9 @@ import { plural } from "./diagnostics.ts";
 import { lineDiff } from "./diff.ts";
 
 /** Which object a result is about. */
-import type { ResourceRef } from "../../engine/request.ts";
+import type { DefaultedField, ResourceRef } from "../../engine/request.ts";
 
-export type { ResourceRef };
+export type { DefaultedField, ResourceRef };
 
 /** Everything the policies said about one resource: mutations first, then validations. */
 export interface ResourceEvaluation {
@@ -24,6 +24,8 @@ export interface ResourceEvaluation {
   /** The first denial, as the API server would report it. */
   readonly denial?: string;
   readonly warnings: readonly string[];
+  /** What the API server's defaulting changed, paths from `object.`/`oldObject.` (shown with explain). */
+  readonly defaulted?: readonly DefaultedField[];
 }
 
 export interface ResultEntry {
@@ -52,6 +54,8 @@ export interface ResultEntry {
   readonly errorKind?: string;
   /** With --explain. */
   readonly trace?: readonly TraceStep[];
+  /** With --explain: the fields the API server's defaulting set in the resource's objects. */
+  readonly defaulted?: readonly DefaultedField[];
 }
 
 export const UNBOUND_BINDING_NOTE = "no binding: evaluated as if bound with validationActions [Deny]";
@@ -112,6 +116,7 @@ export function resultEntries(ev: ResourceEvaluation, options: { explain?: boole
       ...(r.outcome === "error" && r.reason !== undefined ? { error: r.reason } : {}),
       ...(r.outcome === "error" && r.errorKind !== undefined ? { errorKind: r.errorKind } : {}),
       ...(options.explain ? { trace: r.trace } : {}),
+      ...(options.explain && ev.defaulted?.length ? { defaulted: ev.defaulted } : {}),
     };
   });
 }
@@ -178,12 +183,41 @@ function compact(v: unknown): string {
   return s === undefined ? "undefined" : s;
 }
 
-function traceLines(steps: readonly TraceStep[]): string[] {
+/** `object.spec.replicas = 1`, `object.spec.sessionAffinityConfig removed`. */
+function defaultedLine(f: DefaultedField): string {
+  return f.removed ? `${f.path} removed` : `${f.path} = ${compact(f.value)}`;
+}
+
+/** The field a defaulted path ends in: `imagePullPolicy`, `kubernetes.io/metadata.name`. */
+function lastField(path: string): string {
+  const m = /(?:\.([A-Za-z_$][\w$]*)|\["((?:[^"\\]|\\.)*)"\])(?:\[\d+\])*$/.exec(path);
+  return m?.[1] ?? m?.[2] ?? path;
+}
+
+/**
+ * The defaulted fields a failed or erring expression names (as `.field`, `?.field` or a quoted map
+ * key): a hint that the decision read a value the manifest did not set.
+ */
+function defaultedNamed(expression: string, defaulted: readonly DefaultedField[]): DefaultedField[] {
+  return defaulted.filter((f) => {
+    const name = lastField(f.path);
+    const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    return new RegExp(`(?:\\.|\\?\\.)${escaped}(?![\\w$])|['"]${escaped}['"]`).test(expression);
+  });
+}
+
+function traceLines(steps: readonly TraceStep[], defaulted: readonly DefaultedField[] = []): string[] {
   return steps.flatMap((s) => {
     const name = /^\d+$/.test(s.name) ? `[${s.name}]` : s.name ? ` '${s.name}'` : "";
     const result = s.error !== undefined ? `error: ${s.error}` : compact(s.value);
     const head = `${s.stage}${name}: ${s.expression.trim().replace(/\s*\n\s*/g, " ")} → ${result} (cost ${s.cost})`;
-    return [head, ...(s.because ?? []).map((b) => `  because ${b}`)];
+    const decisive = s.error !== undefined || s.value === false;
+    const reads = decisive ? defaultedNamed(s.expression, defaulted) : [];
+    return [
+      head,
+      ...(s.because ?? []).map((b) => `  because ${b}`),
+      ...reads.map((f) => `  names a field the API server defaulted: ${defaultedLine(f)}`),
+    ];
   });
 }
 
@@ -225,7 +259,7 @@ export function formatResultsTable(
       const extra = [
         ...extraViolations(e).map((v) => `[${v.action}] ${v.message}`),
         ...mutationLines(e, before),
-        ...(e.trace ? traceLines(e.trace) : []),
+        ...(e.trace ? traceLines(e.trace, e.defaulted) : []),
       ];
       if (e.patched !== undefined) before = e.patched;
       rows.push({
@@ -261,6 +295,10 @@ export function formatResultsTable(
   if (anyUnbound) out.push(`* ${UNBOUND_BINDING_NOTE}`);
   out.push("");
   for (const ev of evs) {
+    if (options.explain && ev.defaulted?.length) {
+      out.push(`${resourceLabel(ev.resource)}: the API server's defaults set:`);
+      for (const f of ev.defaulted) out.push(`    ${defaultedLine(f)}`);
+    }
     for (const w of ev.warnings) out.push(`Warning: ${resourceLabel(ev.resource)}: ${w}`);
     if (!ev.allowed) out.push(`${resourceLabel(ev.resource)}: denied: ${ev.denial ?? "denied"}`);
   }

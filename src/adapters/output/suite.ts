@@ -47,6 +47,7 @@ function evaluation(c: CaseResult): ResourceEvaluation {
     allowed: c.actual.allowed,
     ...(c.actual.status ? { denial: c.actual.status.message } : {}),
     warnings: c.actual.warnings,
+    defaulted: c.defaulted,
   };
 }
 

@@ -50,6 +50,8 @@ export interface SessionOptions {
   /** Relative file names are resolved against this directory. */
   readonly cwd: string;
   readonly extras?: CelExtras;
+  /** Apply the API server's defaults to objects loaded from files (default true). */
+  readonly defaults?: boolean;
 }
 
 type JsonObject = Record<string, unknown>;
@@ -198,10 +200,12 @@ export class ReplSession {
   private last: LastExpression | LastPolicy | undefined;
   readonly extras: CelExtras;
   readonly cwd: string;
+  private readonly defaults: boolean;
 
   constructor(options: SessionOptions) {
     this.cwd = options.cwd;
     this.extras = options.extras ?? {};
+    this.defaults = options.defaults ?? true;
   }
 
   /** Runs one complete input: a `:command` or a CEL expression. Never throws. */
@@ -326,17 +330,27 @@ export class ReplSession {
 
   /** The admission request the context describes, as the API server would send it; absent without an object. */
   admissionRequest(): AdmissionRequest | undefined {
+    const built = this.builtRequest();
+    return built?.ok ? built.value : undefined;
+  }
+
+  /**
+   * The request from the loaded files: a loaded request as it is (the API server built it), else one
+   * built from the objects with the request's namespace and the API server's defaults in them; an
+   * error when an object names another namespace than the request's.
+   */
+  private builtRequest(): Result<AdmissionRequest, string> | undefined {
     const object = this.object?.value;
     const oldObject = this.oldObject?.value;
     if (this.request) {
       const r = this.request.value;
-      return {
+      return ok({
         ...r,
         object: isJsonObject(object) ? object : null,
         oldObject: isJsonObject(oldObject) ? oldObject : null,
         ...(this.operation ? { operation: this.operation } : {}),
         ...(this.user ? { userInfo: this.user } : {}),
-      };
+      });
     }
     const subject = isJsonObject(object) ? object : isJsonObject(oldObject) ? oldObject : undefined;
     if (!subject) return undefined;
@@ -350,7 +364,7 @@ export class ReplSession {
           ? "CREATE"
           : "DELETE");
     const nsName = this.namespaceName();
-    return buildRequest(ref.value, {
+    const built = buildRequest(ref.value, {
       operation,
       // DELETE sends the stored object as oldObject; buildRequest takes it as `object`.
       object: operation === "DELETE" ? (isJsonObject(oldObject) ? oldObject : subject) : subject,
@@ -358,7 +372,9 @@ export class ReplSession {
       userInfo: this.user ?? DEFAULT_USER,
       ...(nsName ? { defaultNamespace: nsName } : {}),
       uid: "celgate-repl",
+      defaults: this.defaults,
     });
+    return built.ok ? ok(built.value.request) : built;
   }
 
   private namespaceName(): string | undefined {
@@ -454,6 +470,8 @@ export class ReplSession {
   }
 
   private evaluate(source: string): ReplReply {
+    const built = this.builtRequest();
+    if (built && !built.ok) return failure(built.error);
     const last = this.run(source);
     this.last = last;
     return { text: renderExpressionOutcome(last.outcome).trimEnd(), error: !last.outcome.ok };
@@ -499,7 +517,9 @@ export class ReplSession {
   async policy(path: string): Promise<ReplReply> {
     const target = path === "" ? this.policyPath : path;
     if (target === undefined) return failure("usage: :policy PATH (a policy file or a directory of them)");
-    const request = this.admissionRequest();
+    const built = this.builtRequest();
+    if (built && !built.ok) return failure(built.error);
+    const request = built?.value;
     if (!request)
       return failure(
         "no request to evaluate: load a Kubernetes object with :object FILE or a request with :request FILE",

@@ -437,7 +437,7 @@ async function policyCases(d: Differ): Promise<PolicyCase[]> {
       const nsMeta = nsObject?.metadata as { name?: unknown } | undefined;
       const nsName = typeof nsMeta?.name === "string" ? nsMeta.name : undefined;
       const defaultNamespace = nsName ?? sc.defaultNamespace;
-      let request = buildRequest(
+      const built = buildRequest(
         {
           ...ref.value,
           namespace: sc.namespace ?? ref.value.namespace,
@@ -451,8 +451,11 @@ async function policyCases(d: Differ): Promise<PolicyCase[]> {
           userInfo: sc.userInfo ?? DEFAULT_USER,
           ...(defaultNamespace !== undefined ? { defaultNamespace } : {}),
           uid: "00000000-0000-4000-8000-000000000001",
+          defaults: sc.defaulting ?? true,
         },
       );
+      assert.ok(built.ok, `${file} ${sc.name}: ${built.ok ? "" : built.error}`);
+      let request = built.value.request;
       if (sc.kind) request = { ...request, kind: sc.kind, requestKind: sc.kind };
       if (sc.resource) request = { ...request, resource: sc.resource, requestResource: sc.resource };
       const ctx: EngineContext = {

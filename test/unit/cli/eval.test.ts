@@ -211,8 +211,10 @@ test("mutations run first and validations see the mutated object", async () => {
   const [m, v] = j.entries;
   assert.equal(m?.policyKind, "MutatingAdmissionPolicy");
   assert.deepEqual(m?.patch, [{ op: "add", path: "/metadata/labels", value: { team: "platform" } }]);
+  // The object was admitted in the default namespace (create.go sets it before admission).
   assert.deepEqual((m?.patched as { metadata?: unknown } | undefined)?.metadata, {
     name: "web",
+    namespace: "default",
     labels: { team: "platform" },
   });
   assert.equal(v?.policy, "require-team.example.com");

@@ -1,34 +1,56 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { buildRequest, expandLists, resourceForKind, resourceRef } from "../../../src/engine/request.ts";
-
-test("resource names: lower-case English plurals of the kind", () => {
-  const cases: [string, string][] = [
-    ["Pod", "pods"],
-    ["Deployment", "deployments"],
-    ["Ingress", "ingresses"],
-    ["IngressClass", "ingressclasses"],
-    ["NetworkPolicy", "networkpolicies"],
-    ["Endpoints", "endpoints"],
-    ["EndpointSlice", "endpointslices"],
-    ["Gateway", "gateways"],
-    ["Mesh", "meshes"],
-    ["Box", "boxes"],
-    ["ConfigMap", "configmaps"],
-  ];
-  for (const [kind, resource] of cases) assert.equal(resourceForKind(kind), resource, kind);
-});
+import {
+  type BuiltRequest,
+  buildRequest,
+  defaultedFields,
+  expandLists,
+  type RequestOptions,
+  resourceRef,
+} from "../../../src/engine/request.ts";
 
 const userInfo = { username: "u", groups: ["g"] };
 
-function request(object: Record<string, unknown>, extra: Partial<Parameters<typeof buildRequest>[1]> = {}) {
+/** The value at a path of keys and indices; undefined where the path ends early. */
+function at(v: unknown, ...path: (string | number)[]): unknown {
+  return path.reduce<unknown>(
+    (o, k) => (o !== null && typeof o === "object" ? (o as Record<string | number, unknown>)[k] : undefined),
+    v,
+  );
+}
+
+function built(object: Record<string, unknown>, extra: Partial<RequestOptions> = {}): BuiltRequest {
   const ref = resourceRef(object, "test");
   assert.ok(ref.ok);
-  return buildRequest(ref.value, { operation: "CREATE", object, userInfo, uid: "u-1", ...extra });
+  const r = buildRequest(ref.value, { operation: "CREATE", object, userInfo, uid: "u-1", ...extra });
+  assert.ok(r.ok, r.ok ? "" : r.error);
+  return r.value;
+}
+
+const request = (object: Record<string, unknown>, extra: Partial<RequestOptions> = {}) =>
+  built(object, extra).request;
+
+/** The request without the API server's defaults, to look at one thing at a time. */
+const raw = (object: Record<string, unknown>, extra: Partial<RequestOptions> = {}) =>
+  request(object, { defaults: false, ...extra });
+
+function failure(
+  object: Record<string, unknown>,
+  extra: Partial<RequestOptions>,
+  ref?: { namespace: string },
+) {
+  const r0 = resourceRef(object, "test");
+  assert.ok(r0.ok);
+  const r = buildRequest(
+    { ...r0.value, ...ref },
+    { operation: "CREATE", object, userInfo, uid: "u-1", ...extra },
+  );
+  assert.equal(r.ok, false);
+  return r.ok ? "" : r.error;
 }
 
 test("kind, resource and namespace come from the object", () => {
-  const r = request({
+  const r = raw({
     apiVersion: "networking.k8s.io/v1",
     kind: "Ingress",
     metadata: { name: "i", namespace: "web" },
@@ -41,7 +63,7 @@ test("kind, resource and namespace come from the object", () => {
 });
 
 test("namespace: default for namespaced kinds, none for cluster-scoped ones, the namespace object's otherwise", () => {
-  const cases: [Record<string, unknown>, Partial<Parameters<typeof buildRequest>[1]>, string][] = [
+  const cases: [Record<string, unknown>, Partial<RequestOptions>, string][] = [
     [{ apiVersion: "v1", kind: "Pod", metadata: { name: "p" } }, {}, "default"],
     [{ apiVersion: "v1", kind: "Pod", metadata: { name: "p" } }, { defaultNamespace: "prod" }, "prod"],
     [
@@ -50,27 +72,151 @@ test("namespace: default for namespaced kinds, none for cluster-scoped ones, the
       "x",
     ],
     [{ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "c" } }, {}, ""],
+    // A cluster-scoped resource's URL names no namespace, whatever its object says.
+    [
+      {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRole",
+        metadata: { name: "c", namespace: "x" },
+      },
+      {},
+      "",
+    ],
     [{ apiVersion: "v1", kind: "Namespace", metadata: { name: "n" } }, {}, ""],
     [{ apiVersion: "v1", kind: "Namespace", metadata: { name: "n" } }, { operation: "DELETE" }, "n"],
   ];
-  for (const [object, extra, namespace] of cases) assert.equal(request(object, extra).namespace, namespace);
+  for (const [object, extra, namespace] of cases) assert.equal(raw(object, extra).namespace, namespace);
 });
 
 test("DELETE: the object is the oldObject and there is no object", () => {
-  const object = { apiVersion: "v1", kind: "Pod", metadata: { name: "p" } };
-  const r = request(object, { operation: "DELETE" });
+  const object = { apiVersion: "v1", kind: "Pod", metadata: { name: "p", namespace: "default" } };
+  const r = raw(object, { operation: "DELETE" });
   assert.equal(r.object, null);
   assert.deepEqual(r.oldObject, object);
   assert.deepEqual(r.options, { apiVersion: "meta.k8s.io/v1", kind: "DeleteOptions" });
 });
 
 test("subresource and old object", () => {
-  const object = { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "d" } };
+  const object = { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "d", namespace: "default" } };
   const old = { ...object, spec: {} };
-  const r = request(object, { operation: "UPDATE", oldObject: old, subResource: "scale" });
+  const r = raw(object, { operation: "UPDATE", oldObject: old, subResource: "scale" });
   assert.equal(r.subResource, "scale");
   assert.equal(r.requestSubResource, "scale");
   assert.deepEqual(r.oldObject, old);
+});
+
+// ---- The object's namespace: EnsureObjectNamespaceMatchesRequestNamespace ----------------------
+// staging/src/k8s.io/apiserver/pkg/registry/rest/meta.go, called by endpoints/handlers/create.go and
+// update.go with rest.ExpectedNamespaceForResource before admission.
+
+test("create.go: an object without a namespace gets the request's before admission; the input is left alone", () => {
+  const object = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c" } };
+  const r = raw(object);
+  assert.deepEqual(r.object, {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: "c", namespace: "default" },
+  });
+  assert.deepEqual(object, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c" } });
+  const inProd = raw(object, { defaultNamespace: "prod" });
+  assert.equal(at(inProd.object, "metadata", "namespace"), "prod");
+  // No metadata at all: SetNamespace makes it.
+  const bare = raw({ apiVersion: "v1", kind: "ConfigMap" });
+  assert.deepEqual(bare.object?.metadata, { namespace: "default" });
+});
+
+test("meta.go: a cluster-scoped object's namespace is cleared", () => {
+  const r = raw({
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRole",
+    metadata: { name: "c", namespace: "team-a" },
+  });
+  assert.deepEqual(r.object?.metadata, { name: "c" });
+});
+
+test("ExpectedNamespaceForResource: a Namespace's object carries no namespace, though its UPDATE request names it", () => {
+  const ns = { apiVersion: "v1", kind: "Namespace", metadata: { name: "n", namespace: "n" } };
+  const update = raw(ns, {
+    operation: "UPDATE",
+    oldObject: { apiVersion: "v1", kind: "Namespace", metadata: { name: "n" } },
+  });
+  assert.equal(update.namespace, "n");
+  assert.deepEqual(update.object?.metadata, { name: "n" });
+  assert.deepEqual(update.oldObject?.metadata, { name: "n" });
+});
+
+test("update.go: UPDATE puts the namespace on the object and on the stored oldObject", () => {
+  const r = raw(
+    { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c" } },
+    {
+      operation: "UPDATE",
+      oldObject: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c" } },
+      defaultNamespace: "prod",
+    },
+  );
+  assert.equal(at(r.object, "metadata", "namespace"), "prod");
+  assert.equal(at(r.oldObject, "metadata", "namespace"), "prod");
+});
+
+test("DELETE: the stored object carries its namespace; CONNECT's options object is passed as given", () => {
+  const del = raw({ apiVersion: "v1", kind: "Pod", metadata: { name: "p" } }, { operation: "DELETE" });
+  assert.equal(at(del.oldObject, "metadata", "namespace"), "default");
+  const options = { apiVersion: "v1", kind: "PodExecOptions", command: ["sh"] };
+  const connect = request(options, { operation: "CONNECT" });
+  assert.deepEqual(connect.object, options);
+  assert.equal(connect.namespace, "default");
+});
+
+test("meta.go: an object naming another namespace than the request's is an input error, as the API server's 400", () => {
+  const pod = { apiVersion: "v1", kind: "Pod", metadata: { name: "p", namespace: "team-b" } };
+  const message = failure(pod, {}, { namespace: "team-a" });
+  assert.match(message, /^the object names namespace 'team-b' but the request is for namespace 'team-a'/);
+  assert.match(
+    message,
+    /400 BadRequest: the namespace of the provided object does not match the namespace sent on the request/,
+  );
+  const old = failure(
+    { apiVersion: "v1", kind: "Pod", metadata: { name: "p", namespace: "team-a" } },
+    { operation: "UPDATE", oldObject: pod },
+  );
+  assert.match(old, /^the old object names namespace 'team-b' but the request is for namespace 'team-a'/);
+  const deleted = failure(pod, { operation: "DELETE" }, { namespace: "team-a" });
+  assert.match(deleted, /^the object being deleted names namespace 'team-b'/);
+});
+
+// ---- Defaulting before admission ---------------------------------------------------------------
+
+test("the API server's defaults are applied to object and oldObject, and listed; off leaves the manifests as written", () => {
+  const deployment = (replicas?: number) => ({
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: "d", namespace: "default" },
+    spec: {
+      ...(replicas === undefined ? {} : { replicas }),
+      template: { spec: { containers: [{ name: "a", image: "nginx:1.27" }] } },
+    },
+  });
+  const b = built(deployment(), { operation: "UPDATE", oldObject: deployment(3) });
+  const spec = b.request.object?.spec as Record<string, unknown>;
+  assert.equal(spec.replicas, 1); // SetDefaults_Deployment
+  assert.equal(at(b.request.oldObject, "spec", "replicas"), 3);
+  assert.deepEqual(
+    b.defaulted.object.find((f) => f.path === "spec.replicas"),
+    { path: "spec.replicas", value: 1 },
+  );
+  assert.ok(b.defaulted.oldObject.some((f) => f.path === "spec.revisionHistoryLimit"));
+  const fields = defaultedFields(b.defaulted);
+  assert.ok(fields.some((f) => f.path === "object.spec.replicas"));
+  assert.ok(fields.some((f) => f.path === "oldObject.spec.template.spec.containers[0].imagePullPolicy"));
+
+  const off = built(deployment(), { defaults: false });
+  assert.equal(at(off.request.object, "spec", "replicas"), undefined);
+  assert.deepEqual(off.defaulted, { object: [], oldObject: [] });
+});
+
+test("Lists expand into their items", () => {
+  assert.deepEqual(expandLists({ kind: "List", items: [1, 2] }), [1, 2]);
+  assert.deepEqual(expandLists({ kind: "Pod" }), [{ kind: "Pod" }]);
 });
 
 test("resourceRef rejects what is not a Kubernetes object", () => {
@@ -85,9 +231,4 @@ test("resourceRef rejects what is not a Kubernetes object", () => {
     assert.equal(r.ok, false);
     if (!r.ok) assert.match(r.error, message);
   }
-});
-
-test("Lists expand into their items", () => {
-  assert.deepEqual(expandLists({ kind: "List", items: [1, 2] }), [1, 2]);
-  assert.deepEqual(expandLists({ kind: "Pod" }), [{ kind: "Pod" }]);
 });

@@ -376,17 +376,39 @@ cases:
   - name: namespaceObject fills in before defaults
     object: { apiVersion: v1, kind: Pod, metadata: { name: p, labels: { team: platform } } }
     namespaceObject: { apiVersion: v1, kind: Namespace, metadata: { name: nso } }
-  - name: the case's namespace wins over the object's
+  - name: the case's namespace names an object without one
     namespace: forced
-    object: { apiVersion: v1, kind: Pod, metadata: { name: p, namespace: mine, labels: { team: platform } } }
+    object: { apiVersion: v1, kind: Pod, metadata: { name: p, labels: { team: platform } } }
   - name: cluster-scoped objects have no namespace
-    object: { apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRole, metadata: { name: r } }
+    object: { apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRole, metadata: { name: r, namespace: mine } }
 `);
   assert.deepEqual(located(s), []);
   assert.deepEqual(
     s.cases.map((c) => c.resource.namespace),
     ["mine", "fallback", "nso", "forced", ""],
   );
+  // The object is admitted in the request's namespace (EnsureObjectNamespaceMatchesRequestNamespace,
+  // apiserver registry/rest/meta.go); a cluster-scoped object loses the one it named.
+  assert.deepEqual(
+    s.cases.map((c) => (c.actual.patched as { metadata: { namespace?: string } }).metadata.namespace),
+    ["mine", "fallback", "nso", "forced", undefined],
+  );
+});
+
+test("a case whose namespace differs from its object's is an input error, as the API server's 400 BadRequest", async () => {
+  const s = await runText(`apiVersion: celgate.dev/v1alpha1
+kind: PolicyTest
+policies: [${POLICY}]
+cases:
+  - name: the object says another namespace
+    namespace: forced
+    object: { apiVersion: v1, kind: Pod, metadata: { name: p, namespace: mine, labels: { team: platform } } }
+    expect: { allowed: true }
+`);
+  assert.equal(s.broken, true);
+  assert.deepEqual(located(s), [
+    "7:13 cases[0].object: the object names namespace 'mine' but the request is for namespace 'forced': the API server rejects this before admission (400 BadRequest: the namespace of the provided object does not match the namespace sent on the request)",
+  ]);
 });
 
 test("runSuite runs a parsed suite with the given reader", async () => {

@@ -23,7 +23,13 @@ import { HELP_OPTION, parseCommandArgs, splitList, usageError, userPath } from "
 import { isJsonObject, parseDocuments, readDocuments, readSingleDocument } from "../data.ts";
 import { parseExtras } from "../expression.ts";
 import { type CliIO, EXIT_OK, EXIT_OUTCOME, EXIT_USAGE } from "../io.ts";
-import { buildRequest, expandLists, type ResourceRef, resourceRef } from "../../../engine/request.ts";
+import {
+  buildRequest,
+  defaultedFields,
+  expandLists,
+  type ResourceRef,
+  resourceRef,
+} from "../../../engine/request.ts";
 
 export const name = "eval";
 export const summary = "dry-run policies against resource files";
@@ -52,14 +58,19 @@ Options:
   --cel-extras LIST          compile with non-Kubernetes CEL features: bind, math, base64 (or all)
   -o, --output FORMAT        table (default), json or yaml
   --explain                  show every matchCondition, variable, validation and mutation with
-                             its value
+                             its value, and the fields the API server's defaults set
+  --no-defaults              evaluate the manifests as written, without the defaults the API
+                             server applies before admission
   -h, --help                 show this help
 
 Policies that no binding refers to are evaluated as if bound with validationActions [Deny];
 the output says so (binding '(none)*' in the table, "binding": null in JSON and YAML).
 Resources without metadata.namespace go to the default namespace, unless their kind is
-cluster-scoped (Namespace, ClusterRole, ...). Namespaces come from the policy paths,
---params and --namespace-object.
+cluster-scoped (Namespace, ClusterRole, ...), and get that namespace in metadata.namespace, as
+the API server sets it before admission. Built-in kinds (Pod, Deployment, Service, Namespace,
+Job, ...) get the defaults the API server applies (Kubernetes 1.36): imagePullPolicy, replicas,
+the kubernetes.io/metadata.name label, ... Namespaces come from the policy paths, --params and
+--namespace-object.
 
 Exit status: 0 nothing denied and no evaluation errors, 1 a denial or an evaluation error,
 2 bad options or input (policy files with errors are reported and nothing is evaluated).
@@ -80,6 +91,7 @@ const OPTIONS = {
     "cel-extras": { type: "string" },
     output: { type: "string", short: "o", default: "table" },
     explain: { type: "boolean" },
+    "no-defaults": { type: "boolean" },
   },
   allowPositionals: false,
 } as const;
@@ -244,9 +256,10 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
       ? { ...base, namespace: (n) => (n === nsName ? namespaceObject : base.namespace(n)) }
       : base;
 
-  const evaluations = resources.value.map((r, i) => {
+  const evaluations: ResourceEvaluation[] = [];
+  for (const [i, r] of resources.value.entries()) {
     const old = olds[i];
-    const request = buildRequest(r.ref, {
+    const built = buildRequest(r.ref, {
       operation,
       object: r.object,
       ...(old ? { oldObject: old.object } : {}),
@@ -254,11 +267,15 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
       userInfo,
       ...(nsName ? { defaultNamespace: nsName } : {}),
       uid: randomUUID(),
+      defaults: !values["no-defaults"],
     });
+    if (!built.ok) return fail(`${r.where}: ${built.error}`);
+    const { request } = built.value;
     // Name the resource by the namespace it was evaluated in (a Namespace is not inside one).
     const ref = { ...r.ref, namespace: r.ref.kind === "Namespace" ? "" : request.namespace };
-    return dryRun(set, request, ref, ctx, values.explain ?? false);
-  });
+    const defaulted = defaultedFields(built.value.defaulted);
+    evaluations.push({ ...dryRun(set, request, ref, ctx, values.explain ?? false), defaulted });
+  }
 
   const explain = { explain: values.explain ?? false };
   io.stdout(

@@ -21,9 +21,13 @@ Options:
   --params FILE            bind 'params'
   --namespace-object FILE  bind 'namespaceObject'
   --cel-extras LIST        enable non-Kubernetes CEL features: bind, math, base64 (or all)
+  --no-defaults            bind objects as written, without the defaults the API server applies
+                           before admission
   -h, --help               show this help
 
-Type a CEL expression to see its value and type ('3 (int)'); errors point at the expression
+Objects loaded from files are bound as admission sees them: in the request's namespace and, for
+built-in kinds, with the API server's defaults (Kubernetes 1.36); a loaded request is bound as it
+is. Type a CEL expression to see its value and type ('3 (int)'); errors point at the expression
 with a caret. An unfinished expression (open bracket or quote, trailing && or ||) continues on
 the next line. Commands start with ':' (:help lists them): :object FILE, :old FILE,
 :request FILE, :params FILE, :namespace FILE, :op UPDATE, :user alice --groups dev,ops,
@@ -49,6 +53,7 @@ const OPTIONS = {
     params: { type: "string" },
     "namespace-object": { type: "string" },
     "cel-extras": { type: "string" },
+    "no-defaults": { type: "boolean" },
   },
   allowPositionals: false,
 } as const;
@@ -74,7 +79,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     if (!e.ok) return usageError(io, { name, usage }, e.error);
     extras = e.value;
   }
-  const session = new ReplSession({ cwd: io.cwd, extras });
+  const session = new ReplSession({ cwd: io.cwd, extras, defaults: !values["no-defaults"] });
   for (const [flag, command] of PRELOAD) {
     const file = values[flag];
     if (file === undefined) continue;

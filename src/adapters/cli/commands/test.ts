@@ -26,7 +26,12 @@ Options:
   --junit FILE          also write a JUnit XML report to FILE
   --cel-extras LIST     compile with non-Kubernetes CEL features: bind, math, base64 (or all)
   --ascii               PASS/FAIL instead of ✓/✗
+  --no-defaults         evaluate the objects of cases that do not set 'defaulting' as written,
+                        without the defaults the API server applies before admission
   -h, --help            show this help
+
+Objects are evaluated as admission sees them: in the request's namespace and, for built-in kinds,
+with the API server's defaults (Kubernetes 1.36), unless a case says 'defaulting: false'.
 
 The text report ends with 'N passed, M failed'. A failed case shows each expectation that did not
 hold (expected and actual; a line diff for patched and patch), then every policy's result with the
@@ -43,6 +48,7 @@ const OPTIONS = {
     junit: { type: "string" },
     "cel-extras": { type: "string" },
     ascii: { type: "boolean" },
+    "no-defaults": { type: "boolean" },
   },
   allowPositionals: true,
 } as const;
@@ -78,7 +84,8 @@ export async function runWith(args: readonly string[], io: CliIO, reader: SuiteR
   }
 
   const suites: SuiteResult[] = [];
-  for (const file of found.files) suites.push(await runSuiteFile(file, reader, { extras }));
+  for (const file of found.files)
+    suites.push(await runSuiteFile(file, reader, { extras, defaults: !values["no-defaults"] }));
 
   const diagnostics = suites.flatMap((s) => s.diagnostics);
   if (diagnostics.length > 0) io.stderr(formatDiagnostics(diagnostics));
