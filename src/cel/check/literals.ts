@@ -89,7 +89,7 @@ class Scanner {
       if (/\s/.test(c)) this.i++;
       else if (c === "/" && src[this.i + 1] === "/")
         while (this.i < src.length && src[this.i] !== "\n") this.i++;
-      else if (this.stringStart()) this.string();
+      else if (this.stringStart() !== undefined) this.string();
       else if (isDigit(c) || (c === "." && isDigit(src[this.i + 1]))) this.number();
       else if (isIdentStart(c)) this.ident();
       else if (c === "`") {
