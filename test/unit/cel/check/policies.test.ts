@@ -55,14 +55,14 @@ function checkPolicy(file: string, p: ParsedPolicy): { where: string; messages: 
   p.variables.forEach((v) => {
     variables.push([v.name, run({ where: `variables.${v.name}`, source: v.expression })]);
   });
-  p.matchConditions.forEach((m) => run({ where: `matchConditions.${m.name}`, source: m.expression }));
+  for (const m of p.matchConditions) run({ where: `matchConditions.${m.name}`, source: m.expression });
   if (p.kind === "ValidatingAdmissionPolicy") {
     p.validations.forEach((v, i) => {
       run({ where: `validations[${i}].expression`, source: v.expression });
       if (v.messageExpression)
         run({ where: `validations[${i}].messageExpression`, source: v.messageExpression });
     });
-    p.auditAnnotations.forEach((a) => run({ where: `auditAnnotations.${a.key}`, source: a.valueExpression }));
+    for (const a of p.auditAnnotations) run({ where: `auditAnnotations.${a.key}`, source: a.valueExpression });
   } else {
     p.mutations.forEach((m, i) => {
       const source = m.applyConfiguration?.expression ?? m.jsonPatch?.expression;
