@@ -62,7 +62,8 @@ function checkPolicy(file: string, p: ParsedPolicy): { where: string; messages: 
       if (v.messageExpression)
         run({ where: `validations[${i}].messageExpression`, source: v.messageExpression });
     });
-    for (const a of p.auditAnnotations) run({ where: `auditAnnotations.${a.key}`, source: a.valueExpression });
+    for (const a of p.auditAnnotations)
+      run({ where: `auditAnnotations.${a.key}`, source: a.valueExpression });
   } else {
     p.mutations.forEach((m, i) => {
       const source = m.applyConfiguration?.expression ?? m.jsonPatch?.expression;
