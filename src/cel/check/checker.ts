@@ -170,19 +170,23 @@ export class Checker implements Annotations {
     this.report(e.id, msg.undeclaredReference(e.name));
   }
 
-  /** The dotted name a chain of plain selections from an identifier spells, or undefined. */
+  /**
+   * The dotted name a chain of plain selections from an identifier spells, or undefined; also
+   * undefined when no declared name begins with its operand's name, as none could be its own.
+   */
   private qualifiedName(e: Expr): string | undefined {
-    const parts: string[] = [];
-    let x = e;
-    while (x.kind === "select") {
-      if (x.testOnly || x.optional) return undefined;
-      parts.push(x.field);
-      x = x.operand;
-    }
-    if (x.kind !== "ident") return undefined;
-    parts.push(x.name);
-    return parts.reverse().join(".");
+    if (e.kind === "ident") return e.name;
+    if (e.kind !== "select" || e.testOnly || e.optional) return undefined;
+    // Each select of a chain asks for its name as the chain is checked from the top: kept, so that
+    // a long chain costs its length, not its length squared.
+    if (this.qualified.has(e)) return this.qualified.get(e);
+    const base = this.qualifiedName(e.operand);
+    const name = base === undefined || !this.env.isNamespace(base) ? undefined : `${base}.${e.field}`;
+    this.qualified.set(e, name);
+    return name;
   }
+
+  private readonly qualified = new WeakMap<Expr, string | undefined>();
 
   // --- field selection -----------------------------------------------------------------------
 

@@ -52,6 +52,8 @@ export interface CheckEnvOptions {
   readonly messages?: readonly MessageType[];
   /** Message types found by name on demand (MutatingAdmissionPolicy's `Object.*`). */
   readonly resolveMessage?: (name: string) => MessageType | undefined;
+  /** For resolveMessage: whether a prefix may begin a name it resolves (`Object`, `Object.spec`). */
+  readonly resolvesUnder?: (prefix: string) => boolean;
   /** The Kubernetes release whose environment to check against (`1.34`); the latest by default. */
   readonly kubernetesVersion?: string;
   /** Libraries Kubernetes does not enable, which celgate offers on request. */
@@ -76,6 +78,11 @@ export interface CheckEnv {
   readonly typeNames: ReadonlyMap<string, CelType>;
   readonly functions: ReadonlyMap<string, FunctionDecl>;
   findMessage(name: string): MessageType | undefined;
+  /**
+   * Whether a dotted name (`authorizer`, `google.protobuf`, `optional`) begins some declared name:
+   * only then can a longer name spelled from it be declared, so only then is it looked up.
+   */
+  isNamespace(prefix: string): boolean;
   readonly crossTypeNumericComparisons: boolean;
   readonly validators: ReadonlySet<ValidatorName>;
   readonly extras: Required<CelExtrasFlags>;
@@ -142,6 +149,11 @@ export function createCheckEnv(options: CheckEnvOptions = {}): CheckEnv {
   for (const [name, t] of options.variables ?? []) variables.set(name, t);
   const messages = new Map((options.messages ?? []).map((m) => [m.name, m]));
   const resolve = options.resolveMessage;
+  const namespaces = new Set<string>();
+  for (const name of [...variables.keys(), ...typeNames.keys(), ...messages.keys(), ...functions.keys()]) {
+    for (let i = name.indexOf("."); i > 0; i = name.indexOf(".", i + 1)) namespaces.add(name.slice(0, i));
+  }
+  const under = options.resolvesUnder;
   const validators =
     options.validators ?? VALIDATORS.filter((v) => atLeast(version, v.kubernetes)).map((v) => v.name);
   return {
@@ -149,6 +161,7 @@ export function createCheckEnv(options: CheckEnvOptions = {}): CheckEnv {
     typeNames,
     functions,
     findMessage: (name) => messages.get(name) ?? resolve?.(name),
+    isNamespace: (prefix) => namespaces.has(prefix) || under?.(prefix) === true,
     crossTypeNumericComparisons: options.crossTypeNumericComparisons ?? atLeast(version, "1.28"),
     validators: new Set(validators),
     extras: {

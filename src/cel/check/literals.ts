@@ -26,10 +26,18 @@ const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 const UINT64_MAX = 2n ** 64n - 1n;
 
+// Character classes by comparison: the scanner looks at every character of the source once.
 const isDigit = (c: string | undefined): boolean => c !== undefined && c >= "0" && c <= "9";
-const isHex = (c: string | undefined): boolean => c !== undefined && /^[0-9a-fA-F]$/.test(c);
-const isIdentStart = (c: string | undefined): boolean => c !== undefined && /^[A-Za-z_]$/.test(c);
-const isIdentPart = (c: string | undefined): boolean => c !== undefined && /^[A-Za-z0-9_]$/.test(c);
+const isLetter = (c: string | undefined): boolean =>
+  c !== undefined && ((c >= "a" && c <= "z") || (c >= "A" && c <= "Z"));
+const isHex = (c: string | undefined): boolean =>
+  isDigit(c) || (c !== undefined && ((c >= "a" && c <= "f") || (c >= "A" && c <= "F")));
+const isIdentStart = (c: string | undefined): boolean => isLetter(c) || c === "_";
+const isIdentPart = (c: string | undefined): boolean => isIdentStart(c) || isDigit(c);
+const isSpace = (c: string): boolean => c === " " || c === "\t" || c === "\n" || c === "\r" || c === "\f";
+
+/** An exponent at a given index (sticky: matched in place, without slicing the source). */
+const EXPONENT = /[eE][+-]?\d+/y;
 
 const SIMPLE_ESCAPES = new Set(["a", "b", "f", "n", "r", "t", "v", '"', "'", "\\", "?", "`"]);
 
@@ -86,10 +94,10 @@ class Scanner {
     const src = this.src;
     while (this.i < src.length) {
       const c = src[this.i] as string;
-      if (/\s/.test(c)) this.i++;
+      if (isSpace(c)) this.i++;
       else if (c === "/" && src[this.i + 1] === "/")
         while (this.i < src.length && src[this.i] !== "\n") this.i++;
-      else if (this.stringStart() !== undefined) this.string();
+      else if ("'\"rRbB".includes(c) && this.stringStart() !== undefined) this.string();
       else if (isDigit(c) || (c === "." && isDigit(src[this.i + 1]))) this.number();
       else if (isIdentStart(c)) this.ident();
       else if (c === "`") {
@@ -172,7 +180,8 @@ class Scanner {
       j++;
       while (isDigit(src[j])) j++;
     }
-    const exp = /^[eE][+-]?\d+/.exec(src.slice(j));
+    EXPONENT.lastIndex = j;
+    const exp = EXPONENT.exec(src);
     if (exp) {
       float = true;
       j += exp[0].length;
