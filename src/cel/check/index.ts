@@ -23,6 +23,8 @@ export type { AdmissionCheckOptions } from "./admission.ts";
 export { admissionCheckEnv, variablesFieldType } from "./admission.ts";
 export type { CelExtrasFlags, CheckEnv, CheckEnvOptions, MessageType } from "./env.ts";
 export { createCheckEnv, messageType } from "./env.ts";
+export type { ExpressionKind } from "./result-types.ts";
+export { RESULT_TYPES, resultTypeIssue } from "./result-types.ts";
 export type { CelType, Kind } from "./types.ts";
 export * as celTypes from "./types.ts";
 export { formatType, typeString } from "./types.ts";

@@ -12,6 +12,7 @@ import {
   admissionCheckEnv,
   celTypes,
   formatType,
+  resultTypeIssue,
 } from "../../../../src/cel/check/index.ts";
 import { check } from "./helpers.ts";
 
@@ -339,4 +340,24 @@ test("extras: math, base64 and cel.bind only when asked for", () => {
   assert.equal(typeOf("base64.encode(b'x')", { extras: { base64: true } }), "string");
   assert.equal(typeOf("base64.decode('eA==')", { extras: { base64: true } }), "bytes");
   assert.equal(typeOf("cel.bind(x, 1, x + 1)"), "int");
+});
+
+test("result types: each kind of expression must have exactly its accessor's type (plugin/cel/compile.go)", () => {
+  const t = (src: string, mutation = false) => checked(src, { mutation }).type;
+  assert.equal(resultTypeIssue("validation", t("object.spec.replicas > 1")), undefined);
+  assert.equal(resultTypeIssue("validation", t("object.spec.paused")), "must evaluate to bool but got dyn");
+  assert.equal(resultTypeIssue("validation", t("1")), "must evaluate to bool but got int");
+  assert.equal(resultTypeIssue("messageExpression", t("'x' + string(1)")), undefined);
+  assert.equal(resultTypeIssue("auditAnnotation", t("null")), undefined);
+  assert.equal(
+    resultTypeIssue("auditAnnotation", t("1")),
+    "must evaluate to one of [string null_type] but got int",
+  );
+  assert.equal(resultTypeIssue("variable", t("object.spec")), undefined);
+  assert.equal(resultTypeIssue("applyConfiguration", t("Object{}", true)), undefined);
+  assert.equal(resultTypeIssue("jsonPatch", t("[JSONPatch{op: 'add'}]", true)), undefined);
+  assert.equal(
+    resultTypeIssue("jsonPatch", t("[]", true)),
+    "must evaluate to list(JSONPatch) but got list(dyn)",
+  );
 });

@@ -2,7 +2,8 @@
  * What the API server accepts must check clean: every expression of the bundled policies
  * (policies/*.yaml) and of the Kubernetes documentation examples (test/fixtures/engine, run by
  * test/unit/engine/docs-examples.test.ts), each in its policy's environment: params declared only
- * with a paramKind, variables typed in order, Object and JSONPatch for mutations.
+ * with a paramKind, variables typed in order, Object and JSONPatch for mutations; and each must have
+ * the type its field requires (result-types.ts).
  *
  * The few the checker refuses are listed with the rule that refuses them: they are faults of the
  * policies (the API server would refuse them too), reported rather than hidden. A policy that is
@@ -16,6 +17,8 @@ import {
   type AdmissionCheckOptions,
   admissionCheckEnv,
   type CelType,
+  type ExpressionKind,
+  resultTypeIssue,
 } from "../../../../src/cel/check/index.ts";
 import type { ParsedPolicy } from "../../../../src/policy/types.ts";
 import { parsePolicyText } from "../../../../src/policy/parse.ts";
@@ -36,6 +39,7 @@ const DOCS_FILES = files("test/fixtures/engine", (f) => f.endsWith(".yaml"));
 interface Expression {
   readonly where: string;
   readonly source: string;
+  readonly kind: ExpressionKind;
 }
 
 /** Each expression of a policy with its diagnostics, variables first (each visible to the later ones). */
@@ -49,25 +53,37 @@ function checkPolicy(file: string, p: ParsedPolicy): { where: string; messages: 
   const run = (e: Expression): CelType | undefined => {
     const { result } = check(e.source, admissionCheckEnv({ ...base, variables: [...variables] }));
     const messages = result.diagnostics.map((d) => d.message);
+    const wrongType = messages.length === 0 ? resultTypeIssue(e.kind, result.type) : undefined;
+    if (wrongType !== undefined) messages.push(wrongType);
     out.push({ where: `${file} ${p.name} ${e.where}`, messages });
     return messages.length === 0 ? result.type : undefined;
   };
   p.variables.forEach((v) => {
-    variables.push([v.name, run({ where: `variables.${v.name}`, source: v.expression })]);
+    variables.push([v.name, run({ where: `variables.${v.name}`, source: v.expression, kind: "variable" })]);
   });
-  for (const m of p.matchConditions) run({ where: `matchConditions.${m.name}`, source: m.expression });
+  for (const m of p.matchConditions)
+    run({ where: `matchConditions.${m.name}`, source: m.expression, kind: "matchCondition" });
   if (p.kind === "ValidatingAdmissionPolicy") {
     p.validations.forEach((v, i) => {
-      run({ where: `validations[${i}].expression`, source: v.expression });
+      run({ where: `validations[${i}].expression`, source: v.expression, kind: "validation" });
       if (v.messageExpression)
-        run({ where: `validations[${i}].messageExpression`, source: v.messageExpression });
+        run({
+          where: `validations[${i}].messageExpression`,
+          source: v.messageExpression,
+          kind: "messageExpression",
+        });
     });
     for (const a of p.auditAnnotations)
-      run({ where: `auditAnnotations.${a.key}`, source: a.valueExpression });
+      run({ where: `auditAnnotations.${a.key}`, source: a.valueExpression, kind: "auditAnnotation" });
   } else {
     p.mutations.forEach((m, i) => {
-      const source = m.applyConfiguration?.expression ?? m.jsonPatch?.expression;
-      if (source !== undefined) run({ where: `mutations[${i}]`, source });
+      if (m.applyConfiguration)
+        run({
+          where: `mutations[${i}]`,
+          source: m.applyConfiguration.expression,
+          kind: "applyConfiguration",
+        });
+      if (m.jsonPatch) run({ where: `mutations[${i}]`, source: m.jsonPatch.expression, kind: "jsonPatch" });
     });
   }
   return out;
