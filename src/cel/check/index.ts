@@ -20,6 +20,8 @@ import { checkProgram, runValidators } from "./validators.ts";
 import type { ValidatorName } from "./versions.ts";
 
 export type { AdmissionCheckOptions } from "./admission.ts";
+export type { DeclaredOverload, FunctionDecl, LibraryDecl, OverloadDecl } from "./decls/index.ts";
+export { ALL_DECLS, BUILTIN_OVERLOADS, OVERLOADS_BY_ID, RUNTIME_ALIASES } from "./decls/index.ts";
 export { admissionCheckEnv, variablesFieldType } from "./admission.ts";
 export type { CelExtrasFlags, CheckEnv, CheckEnvOptions, MessageType } from "./env.ts";
 export { createCheckEnv, messageType } from "./env.ts";

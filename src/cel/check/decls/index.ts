@@ -18,7 +18,7 @@ import {
   urlsDecls,
 } from "./kubernetes.ts";
 import { celListsDecls, kubernetesListsDecls } from "./lists.ts";
-import type { LibraryDecl } from "./model.ts";
+import type { LibraryDecl, OverloadDecl } from "./model.ts";
 import { optionalDecls } from "./optional.ts";
 import { setsDecls } from "./sets.ts";
 import { stdDecls } from "./std.ts";
@@ -130,3 +130,19 @@ export const BUILTIN_OVERLOADS: ReadonlySet<string> = new Set([
   "map_optindex_optional_value",
   "optional_map_optindex_optional_value",
 ]);
+
+export interface DeclaredOverload {
+  /** The function's declared name (`_+_`, `optional.of`, `cel.@mapInsert`). */
+  readonly function: string;
+  readonly library: string;
+  readonly overload: OverloadDecl;
+}
+
+/** Every typed overload by its id: the checker's side of the join with the runtime's tables. */
+export const OVERLOADS_BY_ID: ReadonlyMap<string, DeclaredOverload> = new Map(
+  ALL_DECLS.flatMap((lib) =>
+    lib.functions.flatMap((f) =>
+      f.overloads.map((o) => [o.id, { function: f.name, library: lib.name, overload: o }] as const),
+    ),
+  ),
+);

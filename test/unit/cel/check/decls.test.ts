@@ -10,6 +10,7 @@ import { test } from "node:test";
 import {
   ALL_DECLS,
   BUILTIN_OVERLOADS,
+  OVERLOADS_BY_ID,
   type OverloadDecl,
   RUNTIME_ALIASES,
 } from "../../../../src/cel/check/decls/index.ts";
@@ -106,4 +107,11 @@ test("decls: Kubernetes' lists library declares sum, min and max per element typ
       .flatMap((f) => f.overloads.map((o) => o.id)),
     ["list_int_sum_int", "list_uint_sum_uint", "list_double_sum_double", "list_duration_sum_duration"],
   );
+});
+
+test("decls: OVERLOADS_BY_ID finds each typed overload with its function and library", () => {
+  assert.equal(OVERLOADS_BY_ID.size, declared.size);
+  assert.equal(OVERLOADS_BY_ID.get("add_list")?.function, "_+_");
+  assert.equal(OVERLOADS_BY_ID.get("@mapInsert_map_map")?.function, "cel.@mapInsert");
+  assert.equal(OVERLOADS_BY_ID.get("quantity_sign")?.library, "kubernetes.quantity");
 });
