@@ -361,3 +361,41 @@ test("result types: each kind of expression must have exactly its accessor's typ
     "must evaluate to list(JSONPatch) but got list(dyn)",
   );
 });
+
+test("annotations: overloads, resolved function names and references for the planner", () => {
+  const annotate = (src: string, options: AdmissionCheckOptions = {}) => {
+    const { parsed, result } = check(src, admissionCheckEnv(options));
+    assert.deepEqual(result.diagnostics, [], src);
+    return { root: parsed.root, result };
+  };
+  const ns = annotate("optional.of(1)");
+  assert.equal(ns.result.functions.get(ns.root.id), "optional.of");
+  assert.deepEqual(ns.result.overloads.get(ns.root.id), ["optional_of"]);
+  // A call keeps every overload its argument types fit, for the run time to pick among.
+  const one = annotate("object.x + 1");
+  assert.deepEqual(one.result.overloads.get(one.root.id), ["add_int64"]);
+  assert.equal(formatType(one.result.type), "int");
+  const all = annotate("object.x + object.y");
+  assert.deepEqual(all.result.overloads.get(all.root.id), [
+    "add_bytes",
+    "add_double",
+    "add_duration_duration",
+    "add_duration_timestamp",
+    "add_timestamp_duration",
+    "add_int64",
+    "add_list",
+    "add_string",
+    "add_uint64",
+  ]);
+  assert.equal(formatType(all.result.type), "dyn");
+  const rr = annotate("authorizer.requestResource");
+  assert.equal(rr.result.references.get(rr.root.id), "authorizer.requestResource");
+  // map's step appends with `_+_` (add_list), as cel-go's `accu + [x]`.
+  const m = annotate("[1].map(x, x * 2)");
+  const comp = m.root as Extract<typeof m.root, { kind: "comprehension" }>;
+  assert.equal(m.result.functions.get(comp.loopStep.id), "_+_");
+  assert.deepEqual(m.result.overloads.get(comp.loopStep.id), ["add_list"]);
+  const g = annotate("math.greatest(1, 2)", { extras: { math: true } });
+  assert.equal(g.result.functions.get(g.root.id), "math.@max");
+  assert.deepEqual(g.result.overloads.get(g.root.id), ["math_@max_int_int"]);
+});
