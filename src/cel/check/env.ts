@@ -126,9 +126,15 @@ function libraryEnabled(lib: LibraryDecl, version: string, options: CheckEnvOpti
   return atLeast(version, lib.kubernetes);
 }
 
-export function createCheckEnv(options: CheckEnvOptions = {}): CheckEnv {
-  const version = options.kubernetesVersion ?? LATEST_KUBERNETES;
-  const libraries = options.libraries ?? ALL_DECLS.filter((l) => libraryEnabled(l, version, options));
+/** What an environment gets from its libraries: functions, library type names, their namespaces. */
+interface LibraryPart {
+  readonly libraries: readonly LibraryDecl[];
+  readonly functions: ReadonlyMap<string, FunctionDecl>;
+  readonly variables: ReadonlyMap<string, CelType>;
+  readonly typeNames: ReadonlyMap<string, CelType>;
+}
+
+function libraryPart(libraries: readonly LibraryDecl[]): LibraryPart {
   const functions = new Map<string, FunctionDecl>();
   const variables = new Map<string, CelType>(standardTypeNames());
   const typeNames = new Map<string, CelType>(registeredTypes());
@@ -146,6 +152,31 @@ export function createCheckEnv(options: CheckEnvOptions = {}): CheckEnv {
       if (extra?.declared) variables.set(name, typeOf(t));
     }
   }
+  return { libraries, functions, variables, typeNames };
+}
+
+/**
+ * Library parts by release and extras: a policy's expressions each get an environment of their own
+ * (the variables before them differ), all with the same libraries.
+ */
+const LIBRARY_PARTS = new Map<string, LibraryPart>();
+
+function librariesFor(options: CheckEnvOptions, version: string): LibraryPart {
+  if (options.libraries) return libraryPart(options.libraries);
+  const key = JSON.stringify([version, options.extras ?? {}, options.withLibraries ?? []]);
+  let part = LIBRARY_PARTS.get(key);
+  if (part === undefined) {
+    part = libraryPart(ALL_DECLS.filter((l) => libraryEnabled(l, version, options)));
+    LIBRARY_PARTS.set(key, part);
+  }
+  return part;
+}
+
+export function createCheckEnv(options: CheckEnvOptions = {}): CheckEnv {
+  const version = options.kubernetesVersion ?? LATEST_KUBERNETES;
+  const part = librariesFor(options, version);
+  const { libraries, functions, typeNames } = part;
+  const variables = new Map(part.variables);
   for (const [name, t] of options.variables ?? []) variables.set(name, t);
   const messages = new Map((options.messages ?? []).map((m) => [m.name, m]));
   const resolve = options.resolveMessage;
