@@ -132,6 +132,15 @@ interface LibraryPart {
   readonly functions: ReadonlyMap<string, FunctionDecl>;
   readonly variables: ReadonlyMap<string, CelType>;
   readonly typeNames: ReadonlyMap<string, CelType>;
+  /** The namespaces of the names above. */
+  readonly namespaces: ReadonlySet<string>;
+  readonly libraryNames: ReadonlySet<string>;
+}
+
+/** Adds every proper dotted prefix of each name (`a`, `a.b` of `a.b.c`). */
+function addNamespaces(names: Iterable<string>, out: Set<string>): void {
+  for (const name of names)
+    for (let i = name.indexOf("."); i > 0; i = name.indexOf(".", i + 1)) out.add(name.slice(0, i));
 }
 
 function libraryPart(libraries: readonly LibraryDecl[]): LibraryPart {
@@ -152,7 +161,16 @@ function libraryPart(libraries: readonly LibraryDecl[]): LibraryPart {
       if (extra?.declared) variables.set(name, typeOf(t));
     }
   }
-  return { libraries, functions, variables, typeNames };
+  const namespaces = new Set<string>();
+  addNamespaces([...functions.keys(), ...variables.keys(), ...typeNames.keys()], namespaces);
+  return {
+    libraries,
+    functions,
+    variables,
+    typeNames,
+    namespaces,
+    libraryNames: new Set(libraries.map((l) => l.name)),
+  };
 }
 
 /**
@@ -175,15 +193,14 @@ function librariesFor(options: CheckEnvOptions, version: string): LibraryPart {
 export function createCheckEnv(options: CheckEnvOptions = {}): CheckEnv {
   const version = options.kubernetesVersion ?? LATEST_KUBERNETES;
   const part = librariesFor(options, version);
-  const { libraries, functions, typeNames } = part;
+  const { functions, typeNames } = part;
   const variables = new Map(part.variables);
   for (const [name, t] of options.variables ?? []) variables.set(name, t);
   const messages = new Map((options.messages ?? []).map((m) => [m.name, m]));
   const resolve = options.resolveMessage;
-  const namespaces = new Set<string>();
-  for (const name of [...variables.keys(), ...typeNames.keys(), ...messages.keys(), ...functions.keys()]) {
-    for (let i = name.indexOf("."); i > 0; i = name.indexOf(".", i + 1)) namespaces.add(name.slice(0, i));
-  }
+  const namespaces = new Set(part.namespaces);
+  addNamespaces(options.variables === undefined ? [] : [...variables.keys()], namespaces);
+  addNamespaces(messages.keys(), namespaces);
   const under = options.resolvesUnder;
   const validators =
     options.validators ?? VALIDATORS.filter((v) => atLeast(version, v.kubernetes)).map((v) => v.name);
@@ -200,6 +217,6 @@ export function createCheckEnv(options: CheckEnvOptions = {}): CheckEnv {
       math: options.extras?.math ?? false,
       base64: options.extras?.base64 ?? false,
     },
-    libraries: new Set(libraries.map((l) => l.name)),
+    libraries: part.libraryNames,
   };
 }
