@@ -45,24 +45,17 @@ import {
   typeOf,
   typeParam,
   UINT,
+  wellKnownTypeName,
 } from "./types.ts";
 import { instantiate, isAssignable, isAssignableList, Mapping, mostGeneral, substitute } from "./unify.ts";
 import { checkMathMacro } from "./math-macros.ts";
+import { CROSS_TYPE_NUMERIC } from "./versions.ts";
 
 /** An issue found at a node. */
 export interface NodeIssue {
   readonly id: number;
   readonly message: string;
 }
-
-/** Overloads cel-go filters out unless CrossTypeNumericComparisons is on (checker/env.go). */
-const CROSS_TYPE_NUMERIC = new Set(
-  ["less", "less_equals", "greater", "greater_equals"].flatMap((op) =>
-    ["double_int64", "double_uint64", "int64_double", "int64_uint64", "uint64_double", "uint64_int64"].map(
-      (t) => `${op}_${t}`,
-    ),
-  ),
-);
 
 /** The checker's output, before the final substitution of type parameters. */
 export interface Annotations {
@@ -552,40 +545,6 @@ export class Checker implements Annotations {
     this.setType(e, substitute(this.mapping, this.typeOf(e.body), false));
   }
 }
-
-/** checker.go isWellKnownType / getWellKnownTypeName: the protobuf name a struct literal of it uses. */
-function wellKnownTypeName(t: CelType): string | undefined {
-  switch (t.kind) {
-    case "any":
-      return "google.protobuf.Any";
-    case "timestamp":
-      return "google.protobuf.Timestamp";
-    case "duration":
-      return "google.protobuf.Duration";
-    case "dyn":
-      return "google.protobuf.Value";
-    case "null":
-      return "google.protobuf.NullValue";
-    case "list":
-      return t.params[0]?.kind === "dyn" ? "google.protobuf.ListValue" : undefined;
-    case "map":
-      return t.params[0]?.kind === "string" && t.params[1]?.kind === "dyn"
-        ? "google.protobuf.Struct"
-        : undefined;
-    default:
-      if (!t.wrapper) return undefined;
-      return WRAPPER_NAMES[t.kind];
-  }
-}
-
-const WRAPPER_NAMES: Partial<Record<string, string>> = {
-  bool: "google.protobuf.BoolValue",
-  bytes: "google.protobuf.BytesValue",
-  double: "google.protobuf.DoubleValue",
-  int: "google.protobuf.Int64Value",
-  string: "google.protobuf.StringValue",
-  uint: "google.protobuf.UInt64Value",
-};
 
 function constType(v: unknown): CelType {
   switch (typeof v) {

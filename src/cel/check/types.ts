@@ -220,3 +220,37 @@ export function maybeUnwrapOptional(t: CelType): [CelType, boolean] {
   if (isOptionalType(t)) return [t.params[0] ?? DYN, true];
   return [t, false];
 }
+
+/** checker.go isWellKnownType / getWellKnownTypeName: the protobuf name a struct literal of it uses. */
+export function wellKnownTypeName(t: CelType): string | undefined {
+  switch (t.kind) {
+    case "any":
+      return "google.protobuf.Any";
+    case "timestamp":
+      return "google.protobuf.Timestamp";
+    case "duration":
+      return "google.protobuf.Duration";
+    case "dyn":
+      return "google.protobuf.Value";
+    case "null":
+      return "google.protobuf.NullValue";
+    case "list":
+      return t.params[0]?.kind === "dyn" ? "google.protobuf.ListValue" : undefined;
+    case "map":
+      return t.params[0]?.kind === "string" && t.params[1]?.kind === "dyn"
+        ? "google.protobuf.Struct"
+        : undefined;
+    default:
+      if (!t.wrapper) return undefined;
+      return WRAPPER_NAMES[t.kind];
+  }
+}
+
+const WRAPPER_NAMES: Partial<Record<string, string>> = {
+  bool: "google.protobuf.BoolValue",
+  bytes: "google.protobuf.BytesValue",
+  double: "google.protobuf.DoubleValue",
+  int: "google.protobuf.Int64Value",
+  string: "google.protobuf.StringValue",
+  uint: "google.protobuf.UInt64Value",
+};

@@ -81,3 +81,12 @@ export function atLeast(version: string, since: string): boolean {
   const [b1 = 0, b2 = 0] = since.split(".").map(Number);
   return a1 !== b1 ? a1 > b1 : a2 >= b2;
 }
+
+/** Overloads cel-go filters out unless CrossTypeNumericComparisons is on (checker/env.go). */
+export const CROSS_TYPE_NUMERIC: ReadonlySet<string> = new Set(
+  ["less", "less_equals", "greater", "greater_equals"].flatMap((op) =>
+    ["double_int64", "double_uint64", "int64_double", "int64_uint64", "uint64_double", "uint64_int64"].map(
+      (t) => `${op}_${t}`,
+    ),
+  ),
+);

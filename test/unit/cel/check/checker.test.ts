@@ -9,41 +9,16 @@
  * protobuf well-known type literals, enums, a container or a leading-dot name are left out, and
  * comprehensions are compared by type, not printed (our macros expand to a different tree).
  */
-import assert from "node:assert/strict";
-import { test } from "node:test";
-import { formatType } from "../../../../src/cel/check/index.ts";
 import {
-  assertSameText,
-  check,
+  type Case,
   DEFAULT_FUNCTIONS,
   DEFAULT_IDENTS,
-  debugString,
   fn,
   global,
   member,
-  messages,
-  rendered,
+  runCases,
   type TestEnvOptions,
-  testEnv,
 } from "./helpers.ts";
-
-interface Case {
-  readonly in: string;
-  readonly env?: TestEnvOptions;
-  /** FormatCELType of the expected outType. */
-  readonly type?: string;
-  /** The checked AST as cel-go prints it. */
-  readonly out?: string;
-  /** The errors as cel-go prints them, positions included. */
-  readonly err?: string;
-  /**
-   * Our parser (@bufbuild/cel through syntax.ts) places this node elsewhere than cel-go's: a call
-   * at its start instead of its `(`, a struct at its start instead of its `{`, a struct field at its
-   * name instead of its `:`, `in` after its left operand instead of on the operator. The messages
-   * are compared; the positions are syntax.ts's to fix.
-   */
-  readonly parserOffsets?: "call" | "struct" | "field" | "in";
-}
 
 const P3 = "google.expr.proto3.test.TestAllTypes";
 const P2 = "google.expr.proto2.test.TestAllTypes";
@@ -516,76 +491,6 @@ const CASES: readonly Case[] = [
     type: "bool",
     out: `_==_(type(testAllTypes~${P2}^testAllTypes.nestedgroup~${P2}.NestedGroup.nested_id~int)~type(int)^type, int~type(int)^int)~bool^equals`,
   },
-  // Optional syntax (parser.EnableOptionalSyntax and the optional library's declarations).
-  {
-    in: `a.?b`,
-    env: { optional: true, idents: { a: "map(string, string)" } },
-    type: "optional_type(string)",
-    out: `a~map(string, string)^a.b~optional_type(string)`,
-  },
-  {
-    in: `type(a.?b) == optional_type`,
-    env: { optional: true, idents: { a: "map(string, string)" } },
-    type: "bool",
-  },
-  {
-    in: `a.b`,
-    env: { idents: { a: "optional_type(map(string, string))" } },
-    type: "optional_type(string)",
-    out: `a~optional_type(map(string, string))^a.b~optional_type(string)`,
-  },
-  {
-    in: `a.dynamic`,
-    env: { idents: { a: "optional_type(dyn)" } },
-    type: "optional_type(dyn)",
-    out: `a~optional_type(dyn)^a.dynamic~optional_type(dyn)`,
-  },
-  {
-    in: `has(a.dynamic)`,
-    env: { idents: { a: "optional_type(dyn)" } },
-    type: "bool",
-    out: `a~optional_type(dyn)^a.dynamic~test-only~~bool`,
-  },
-  {
-    in: `has(a.?b.c)`,
-    env: { optional: true, idents: { a: "optional_type(map(string, dyn))" } },
-    type: "bool",
-  },
-  { in: `{?'key': {'a': 'b'}.?value}`, env: { optional: true }, type: "map(string, string)" },
-  { in: `{?'key': {'a': 'b'}.?value}.key`, env: { optional: true }, type: "string" },
-  {
-    in: `{?'nested': a.b}`,
-    env: { optional: true, idents: { a: "optional_type(map(string, string))" } },
-    type: "map(string, string)",
-  },
-  {
-    in: `{?'key': 'hi'}`,
-    env: { optional: true },
-    err: `ERROR: <input>:1:10: expected type 'optional_type(string)' but found 'string' | {?'key': 'hi'} | .........^`,
-  },
-  {
-    in: `[?a, ?b, 'world']`,
-    env: { optional: true, idents: { a: "optional_type(string)", b: "optional_type(string)" } },
-    type: "list(string)",
-    out: `[?a~optional_type(string)^a, ?b~optional_type(string)^b, "world"~string]~list(string)`,
-  },
-  {
-    in: `[?'value']`,
-    env: { optional: true },
-    err: `ERROR: <input>:1:3: expected type 'optional_type(string)' but found 'string' | [?'value'] | ..^`,
-  },
-  {
-    in: `TestAllTypes{?single_int32: {}.?i}`,
-    env: { optional: true, aliases: { TestAllTypes: P2 } },
-    type: "TestAllTypes",
-  },
-  {
-    in: `TestAllTypes{?single_int32: 1}`,
-    env: { optional: true, aliases: { TestAllTypes: P2 } },
-    err: `ERROR: <input>:1:29: expected type 'optional_type(int)' but found 'int'
-      | TestAllTypes{?single_int32: 1}
-      | ............................^`,
-  },
   { in: `undef`, err: `ERROR: <input>:1:1: undeclared reference to 'undef' (in container '') | undef | ^` },
   {
     in: `undef()`,
@@ -611,24 +516,4 @@ const CASES: readonly Case[] = [
   },
 ];
 
-for (const c of CASES) {
-  test(`cel-go checker_test.go: ${c.in.replace(/\s+/g, " ")}`, () => {
-    const { parsed, result } = check(c.in, testEnv(c.env));
-    if (c.err !== undefined) {
-      if (c.parserOffsets === undefined) assertSameText(rendered(c.in, result), c.err, "errors");
-      else
-        assert.deepEqual(
-          messages(result),
-          [...c.err.matchAll(/ERROR: <input>:\d+:\d+: ([^\n|]*)/g)].map((m) => (m[1] ?? "").trim()),
-        );
-      return;
-    }
-    assert.deepEqual(
-      result.diagnostics.map((d) => d.message),
-      [],
-      "no errors",
-    );
-    if (c.type !== undefined) assert.equal(formatType(result.type), c.type);
-    if (c.out !== undefined) assertSameText(debugString(parsed, result), c.out, "checked AST");
-  });
-}
+runCases("cel-go checker_test.go", CASES);

