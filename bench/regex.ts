@@ -19,7 +19,7 @@
  *   node dist-bench/bench/regex.js [--rounds 7] [--iterations 200]
  */
 import { spawnSync } from "node:child_process";
-import { compileRegex } from "../src/cel/regex.ts";
+import { compileRegex } from "../src/cel/regex/index.ts";
 import type { CelRegex } from "../src/cel/library/types.ts";
 import {
   fmtX,
