@@ -368,7 +368,9 @@ export class LazyDfa {
       }
       len = r >> 1;
       if (atBound || len === 0) return true;
-      [cur, other] = [other, cur];
+      const swap = cur;
+      cur = other;
+      other = swap;
       flags = flagsAfter(this.alphabet, cls);
       i += backwards ? -w : w;
       work += len + 1;
