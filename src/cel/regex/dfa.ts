@@ -28,7 +28,7 @@ const DEADLINE_EVERY = 1 << 14;
 /** What building a state weighs against DEADLINE_EVERY: it steps every thread of the state. */
 const NEW_STATE_WEIGHT = 64;
 /** The cache's budget in 32-bit words: transitions, threads and bookkeeping of every state. */
-export const CACHE_BUDGET = 1 << 19;
+const CACHE_BUDGET = 1 << 19;
 /** A cache larger than this after a search is emptied, so idle patterns hold little memory. */
 const KEPT_AFTER_SEARCH = 1 << 14;
 /** RE2's rule: a cache refilled in fewer than this many characters per state is thrashing. */
@@ -179,13 +179,17 @@ export class LazyDfa {
    */
   forward(text: string, pos: number, deadline?: DeadlineCheck): number {
     this.begin(pos);
-    this.state = this.startState(flagsBefore(pos > 0 ? text.charCodeAt(pos - 1) : -1));
-    while (!this.runForward(text, deadline)) {
-      this.leaveCache();
-      if (this.simulate(text, text.length, deadline)) break;
-      this.resume();
+    try {
+      this.state = this.startState(flagsBefore(pos > 0 ? text.charCodeAt(pos - 1) : -1));
+      while (!this.runForward(text, deadline)) {
+        this.leaveCache();
+        if (this.simulate(text, text.length, deadline)) break;
+        this.resume();
+      }
+      return this.last;
+    } finally {
+      this.settle();
     }
-    return this.finish();
   }
 
   /**
@@ -194,13 +198,17 @@ export class LazyDfa {
    */
   backward(text: string, end: number, limit: number, deadline?: DeadlineCheck): number {
     this.begin(end);
-    this.state = this.startState(flagsBefore(end < text.length ? text.charCodeAt(end) : -1));
-    while (!this.runBackward(text, limit, deadline)) {
-      this.leaveCache();
-      if (this.simulate(text, limit, deadline)) break;
-      this.resume();
+    try {
+      this.state = this.startState(flagsBefore(end < text.length ? text.charCodeAt(end) : -1));
+      while (!this.runBackward(text, limit, deadline)) {
+        this.leaveCache();
+        if (this.simulate(text, limit, deadline)) break;
+        this.resume();
+      }
+      return this.last;
+    } finally {
+      this.settle();
     }
-    return this.finish();
   }
 
   private begin(pos: number): void {
@@ -210,10 +218,9 @@ export class LazyDfa {
     this.last = -1;
   }
 
-  /** The search's result; a cache grown large is dropped so idle patterns hold little memory. */
-  private finish(): number {
+  /** After a search, ended or stopped by its deadline: a cache grown large is dropped, so idle patterns hold little memory. */
+  private settle(): void {
     if (this.cache.used > KEPT_AFTER_SEARCH) this.emptyCache(true);
-    return this.last;
   }
 
   /** The cache gave up in state `this.state`: its threads go on without it. */

@@ -26,6 +26,7 @@ import {
   PER_CALL_COST_LIMIT,
   run,
 } from "../../../src/cel/index.ts";
+import { V8_MAX_INPUT } from "../../../src/cel/regex/index.ts";
 
 /** cel-go's actualSize of a string: its code points. */
 function size(s: string): number {
@@ -74,8 +75,8 @@ const SUBJECTS: readonly string[] = [
   "my-app-1",
   "😀".repeat(9), // 9 code points, 18 UTF-16 units
   `x${"😀".repeat(20)}`,
-  "a".repeat(255),
-  "a".repeat(257), // past the texts V8 is given: the automata answer
+  "a".repeat(V8_MAX_INPUT), // the longest text V8 is given
+  "a".repeat(V8_MAX_INPUT + 1), // the automata answer
   "a".repeat(100_000),
 ];
 const PATTERNS: readonly string[] = ["a", "ab", "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "😀+", "(.*a){20}x", ""];
