@@ -1,7 +1,7 @@
 /**
  * Strings' sizes in Unicode code points, which CEL's `size()` and its cost model count, and whether
  * a string holds any UTF-16 surrogate (without one, its size is its length and V8's regular
- * expressions can answer for RE2: regex.ts).
+ * expressions can answer for RE2: regex/v8.ts).
  *
  * Each call scans its string. Remembering the last strings scanned was tried: an expression often
  * sizes one string several times (image-tag sizes `c.image` for contains, matches and endsWith), and

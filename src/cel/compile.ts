@@ -17,7 +17,7 @@ import { celEquals } from "./equality.ts";
 import type { CallContext, CelRegex, Overload, TypeTag } from "./library/types.ts";
 import { codePointLength, hasSurrogate } from "./code-points.ts";
 import { matchesCost, stringConcatCost } from "./library/std.ts";
-import { compileRegex } from "./regex.ts";
+import { compileRegex } from "./regex/index.ts";
 import type { SubexpressionIndex } from "./shared.ts";
 import {
   BuiltMap,
@@ -1494,10 +1494,10 @@ class Compiler {
         // points is the length, and the pattern's size is known already.
         if (hasSurrogate(s)) {
           st.addCost(priced ? 1 + matchesCost(codePointLength(s), patternSize) : 1);
-          return re.test(s);
+          return re.test(s, st);
         }
         st.addCost(priced ? 1 + matchesCost(s.length, patternSize) : 1);
-        return re.testWithoutSurrogates(s);
+        return re.testWithoutSurrogates(s, st);
       } catch (err) {
         return withPosition(err, id);
       }

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import type { CallContext, Library, Overload } from "../../src/cel/library/types.ts";
-import { compileRegex } from "../../src/cel/regex.ts";
+import { compileRegex } from "../../src/cel/regex/index.ts";
 import { CelError, type CelValue } from "../../src/cel/values.ts";
 
 export { evaluate } from "../../src/cel/index.ts";
@@ -25,6 +25,7 @@ export function stubContext(options: { readonly regex?: boolean } = {}): CallCon
           throw new Error("this library compiles no regular expressions");
         },
     addCost: () => {},
+    checkDeadline: () => {},
   };
 }
 

@@ -9,7 +9,7 @@
  */
 import { children, type Expr, type CallNode, type ListNode, type MapNode } from "../ast.ts";
 import { parseDuration, parseTimestamp, timestampFromSeconds } from "../library/time.ts";
-import { compileRegex } from "../regex.ts";
+import { validateRegex } from "../regex/index.ts";
 import { checkStringFormat } from "./format-validator.ts";
 import * as msg from "./messages.ts";
 import { type CelType, DYN, isEquivalentType } from "./types.ts";
@@ -101,13 +101,7 @@ function validTimestamp(v: unknown): boolean {
 }
 
 function validRegex(v: unknown): boolean {
-  if (typeof v !== "string") return false;
-  try {
-    compileRegex(v);
-    return true;
-  } catch {
-    return false;
-  }
+  return typeof v === "string" && validateRegex(v) === undefined;
 }
 
 /** The validators that look at one call's first argument (cel-go's formatValidator). */
@@ -172,11 +166,8 @@ export function checkProgram(ctx: ValidatorContext): void {
       if (e.kind !== "call" || !REGEX_FUNCTIONS.has(functionName(ctx, e))) return;
       const pattern = isMemberCall(ctx, e) ? e.args[0] : e.args[1];
       if (pattern?.kind !== "const" || typeof pattern.value !== "string") return;
-      try {
-        compileRegex(pattern.value);
-      } catch (err) {
-        ctx.report(pattern.id, (err as Error).message, "kubernetes.program.regex");
-      }
+      const problem = validateRegex(pattern.value);
+      if (problem !== undefined) ctx.report(pattern.id, problem, "kubernetes.program.regex");
     },
     () => false,
   );

@@ -25,14 +25,14 @@ function compile(ctx: CallContext, pattern: string): CelRegex {
 }
 
 function find(text: string, pattern: string, ctx: CallContext): string {
-  return compile(ctx, pattern).find(text) ?? "";
+  return compile(ctx, pattern).find(text, ctx) ?? "";
 }
 
 function findAll(text: string, pattern: string, limit: bigint, ctx: CallContext): CelList {
   // Go converts the limit to int; anything negative means no limit.
   const n =
     limit < 0n ? -1 : limit > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(limit);
-  return compile(ctx, pattern).findAll(text, n);
+  return compile(ctx, pattern).findAll(text, n, ctx);
 }
 
 function codePointCount(s: string): number {

@@ -454,13 +454,13 @@ export const stdLibrary: Library = {
       "matches",
       // cel-go prices only the member form by size; the global form costs 1.
       globalFn("matches", ["string", "string"], "bool", (s: string, pattern: string, ctx: CallContext) =>
-        ctx.regex(pattern).test(s),
+        ctx.regex(pattern).test(s, ctx),
       ),
       memberFn(
         "matches_string",
         ["string", "string"],
         "bool",
-        (s: string, pattern: string, ctx: CallContext) => ctx.regex(pattern).test(s),
+        (s: string, pattern: string, ctx: CallContext) => ctx.regex(pattern).test(s, ctx),
         (s: string, pattern: string) => matchesCost(codePointLength(s), codePointLength(pattern)),
       ),
     ),

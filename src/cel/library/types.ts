@@ -13,19 +13,28 @@ import type { CelValue } from "../values.ts";
  */
 export type TypeTag = string;
 
-/** A compiled regular expression with RE2 semantics (see regex.ts). */
+/** Lets work that may run long stop when the evaluation's deadline has passed. */
+export interface DeadlineCheck {
+  /** Throws the evaluation's timeout CelError once its deadline has passed. */
+  checkDeadline(): void;
+}
+
+/**
+ * A compiled regular expression with RE2 semantics (see regex/index.ts). Given a DeadlineCheck, a
+ * long match reads the deadline as it goes and stops with the timeout error.
+ */
 export interface CelRegex {
-  test(text: string): boolean;
+  test(text: string, deadline?: DeadlineCheck): boolean;
   /** `test` for a text the caller has found to hold no UTF-16 surrogate (code-points.ts hasSurrogate). */
-  testWithoutSurrogates(text: string): boolean;
+  testWithoutSurrogates(text: string, deadline?: DeadlineCheck): boolean;
   /** The first match, or undefined. */
-  find(text: string): string | undefined;
+  find(text: string, deadline?: DeadlineCheck): string | undefined;
   /** Up to `limit` matches (all when limit < 0). */
-  findAll(text: string, limit: number): string[];
+  findAll(text: string, limit: number, deadline?: DeadlineCheck): string[];
 }
 
 /** What an implementation may ask of the evaluation it runs in. */
-export interface CallContext {
+export interface CallContext extends DeadlineCheck {
   /** Compiles (and caches) a regular expression; throws a CelError for an invalid pattern. */
   regex(pattern: string): CelRegex;
   /** Adds cost for work proportional to the input (cel-go units); may throw when over the limit. */
