@@ -8,7 +8,8 @@ import type { CompiledPolicySet } from "../compile/policy.ts";
 import type { ResourceObject } from "../policy/types.ts";
 import { type EngineContext, mutate, validate } from "./evaluate.ts";
 import { paramLookup } from "./params.ts";
-import type { AdmissionDecision, AdmissionRequest, Admitter, ReviewOptions } from "./types.ts";
+import type { AdmissionDecision, Admitter, ReviewOptions } from "./types.ts";
+import type { AdmissionRequest } from "../request/types.ts";
 
 export interface ContextOptions {
   readonly authorizer?: AuthorizerBackend;

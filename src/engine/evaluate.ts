@@ -48,13 +48,13 @@ import { applyMutation } from "./mutate.ts";
 import { findParams, type ParamLookup } from "./params.ts";
 import type {
   AdmissionDecision,
-  AdmissionRequest,
   EvaluationErrorKind,
   JsonPatchOp,
   PolicyResult,
   TraceStep,
   Violation,
 } from "./types.ts";
+import type { AdmissionRequest } from "../request/types.ts";
 import { combine, NO_ANNOTATIONS, NO_MUTATION, NO_WARNINGS } from "./decision.ts";
 import { appendPatch } from "./patch.ts";
 

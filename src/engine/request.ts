@@ -2,7 +2,7 @@
  * Turning resource files into the admission requests the API server would send for them, for dry
  * runs: kind and resource from apiVersion/kind, namespace from the object, the operation from flags.
  */
-import type { AdmissionRequest, UserInfo } from "./types.ts";
+import type { AdmissionRequest, UserInfo } from "../request/types.ts";
 import type { Operation } from "../policy/types.ts";
 import { err, ok, type Result } from "../result.ts";
 

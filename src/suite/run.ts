@@ -17,7 +17,8 @@ import { type CompiledPolicySet, compilePolicySet } from "../compile/policy.ts";
 import { type EngineContext, mutate, validate } from "../engine/evaluate.ts";
 import { jsonEqual } from "../engine/mutate.ts";
 import { paramLookup } from "../engine/params.ts";
-import type { AdmissionRequest, JsonPatchOp, PolicyResult, UserInfo } from "../engine/types.ts";
+import type { JsonPatchOp, PolicyResult } from "../engine/types.ts";
+import { type AdmissionRequest, DEFAULT_USER } from "../request/types.ts";
 import type { Diagnostic, SourceLocation } from "../errors.ts";
 import type { ResourceObject } from "../policy/types.ts";
 import type { SuiteReader } from "../sources/suites.ts";
@@ -34,9 +35,6 @@ import {
 
 /** How long one case may take through all policies: the API server's longest webhook timeout. */
 const CASE_DEADLINE_MS = 30_000;
-
-/** The user of a case that names none, as `celgate eval` defaults it. */
-export const DEFAULT_USER: UserInfo = { username: "celgate", groups: ["system:authenticated"] };
 
 export interface RunOptions {
   readonly extras?: CelExtras;

@@ -4,7 +4,8 @@ import { stringify as stringifyYaml } from "yaml";
 import { compilePolicySet, type CompiledPolicySet } from "../../src/compile/policy.ts";
 import { type EngineContext, type EvaluateOptions, mutate, validate } from "../../src/engine/evaluate.ts";
 import { contextFromSet } from "../../src/engine/admitter.ts";
-import type { AdmissionDecision, AdmissionRequest } from "../../src/engine/types.ts";
+import type { AdmissionDecision } from "../../src/engine/types.ts";
+import type { AdmissionRequest } from "../../src/request/types.ts";
 import { checkReferences, parsePolicyText } from "../../src/policy/parse.ts";
 
 export function compileText(text: string): CompiledPolicySet {

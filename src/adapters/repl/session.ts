@@ -28,7 +28,7 @@ import { explainFalse, showValue } from "../../cel/index.ts";
 import { compilePolicySet } from "../../compile/policy.ts";
 import { type EngineContext, prepare } from "../../engine/evaluate.ts";
 import { paramLookup } from "../../engine/params.ts";
-import type { AdmissionRequest, UserInfo } from "../../engine/types.ts";
+import { type AdmissionRequest, DEFAULT_USER, OPERATIONS, type UserInfo } from "../../request/types.ts";
 import type { Operation, ResourceObject } from "../../policy/types.ts";
 import { err, ok, type Result } from "../../result.ts";
 import { loadPolicyPaths } from "../../sources/files.ts";
@@ -76,8 +76,6 @@ interface LastPolicy {
   readonly evaluation: ResourceEvaluation;
 }
 
-const OPERATIONS: readonly Operation[] = ["CREATE", "UPDATE", "DELETE", "CONNECT"];
-const DEFAULT_USER: UserInfo = { username: "celgate", groups: ["system:authenticated"] };
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** CEL's reserved words and the literals, which cannot name a variable. */
 const RESERVED: ReadonlySet<string> = new Set(

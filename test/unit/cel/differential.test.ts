@@ -26,7 +26,7 @@ import { buildRequest, resourceRef } from "../../../src/engine/request.ts";
 import type { ResourceObject } from "../../../src/policy/types.ts";
 import { loadPolicyPaths } from "../../../src/sources/files.ts";
 import { parseSuiteText } from "../../../src/suite/parse.ts";
-import { DEFAULT_USER } from "../../../src/suite/run.ts";
+import { DEFAULT_USER } from "../../../src/request/types.ts";
 import type { At, JsonObject, ObjectSource } from "../../../src/suite/types.ts";
 import {
   canonBuf,

@@ -11,7 +11,8 @@ import type { Activation } from "../../../src/cel/index.ts";
 import { type CodegenMode, setCodegenMode } from "../../../src/cel/codegen.ts";
 import type { CompiledValidatingPolicy } from "../../../src/compile/policy.ts";
 import { validate } from "../../../src/engine/evaluate.ts";
-import type { AdmissionDecision, AdmissionRequest } from "../../../src/engine/types.ts";
+import type { AdmissionDecision } from "../../../src/engine/types.ts";
+import type { AdmissionRequest } from "../../../src/request/types.ts";
 import {
   compileText,
   contextFor,

@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { compilePolicySet } from "../../../src/compile/policy.ts";
 import { validate } from "../../../src/engine/evaluate.ts";
-import type { AdmissionDecision, AdmissionRequest } from "../../../src/engine/types.ts";
+import type { AdmissionDecision } from "../../../src/engine/types.ts";
+import type { AdmissionRequest } from "../../../src/request/types.ts";
 import { checkReferences, parsePolicyText } from "../../../src/policy/parse.ts";
 import {
   contextFor,

@@ -8,7 +8,7 @@ import { type CompiledPolicySet, compilePolicySet } from "../../../compile/polic
 import type { Diagnostic } from "../../../errors.ts";
 import { contextFromResources } from "../../../engine/admitter.ts";
 import { type EngineContext, mutate, validate } from "../../../engine/evaluate.ts";
-import type { AdmissionRequest, UserInfo } from "../../../engine/types.ts";
+import { type AdmissionRequest, DEFAULT_USER, OPERATIONS, type UserInfo } from "../../../request/types.ts";
 import type { Operation } from "../../../policy/types.ts";
 import { err, ok, type Result } from "../../../result.ts";
 import { loadPolicyPaths } from "../../../sources/files.ts";
@@ -84,7 +84,6 @@ const OPTIONS = {
   allowPositionals: false,
 } as const;
 
-const OPERATIONS: readonly Operation[] = ["CREATE", "UPDATE", "DELETE", "CONNECT"];
 const OUTPUTS = ["table", "json", "yaml"] as const;
 type Output = (typeof OUTPUTS)[number];
 
@@ -196,8 +195,8 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     extras = e.value;
   }
   const userInfo: UserInfo = {
-    username: values.user ?? "celgate",
-    groups: values.groups !== undefined ? splitList(values.groups) : ["system:authenticated"],
+    username: values.user ?? DEFAULT_USER.username,
+    groups: values.groups !== undefined ? splitList(values.groups) : [...DEFAULT_USER.groups],
   };
 
   // Inputs first: a typo in a resource path should not wait for every policy to compile.
