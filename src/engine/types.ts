@@ -103,6 +103,22 @@ export interface AdmissionDecision {
   readonly cost: number;
 }
 
+/** How the engine evaluates a request's policies. */
+export interface EvaluateOptions {
+  readonly deadline: number;
+  /** Only policies with this failurePolicy (the webhook's split paths). */
+  readonly failurePolicy?: "Fail" | "Ignore";
+  /** Also evaluate policies that have no binding, as if bound with validationActions [Deny] (CLI). */
+  readonly includeUnbound?: boolean;
+  /** Record every step's value in the trace (CLI, REPL); the webhook leaves it off for speed. */
+  readonly explain?: boolean;
+  /**
+   * Record each expression in the results' traces (the default). The webhook turns it off unless
+   * explaining: nothing else reads the trace there, and a step costs an object per expression.
+   */
+  readonly trace?: boolean;
+}
+
 /** Which policies a review evaluates: the webhook's path decides. */
 export interface ReviewOptions {
   /** `validate` runs ValidatingAdmissionPolicies, `mutate` runs MutatingAdmissionPolicies. */

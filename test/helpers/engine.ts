@@ -2,8 +2,10 @@
 import { readFileSync } from "node:fs";
 import { stringify as stringifyYaml } from "yaml";
 import { compilePolicySet, type CompiledPolicySet } from "../../src/compile/policy.ts";
-import { type EngineContext, type EvaluateOptions, mutate, validate } from "../../src/engine/evaluate.ts";
-import { contextFromSet } from "../../src/engine/admitter.ts";
+import { contextFromSet, type EngineContext } from "../../src/engine/context.ts";
+import { mutate } from "../../src/engine/mutating.ts";
+import type { EvaluateOptions } from "../../src/engine/types.ts";
+import { validate } from "../../src/engine/validating.ts";
 import type { AdmissionDecision } from "../../src/engine/types.ts";
 import type { AdmissionRequest } from "../../src/request/types.ts";
 import { checkReferences, parsePolicyText } from "../../src/policy/parse.ts";

@@ -26,7 +26,8 @@ import {
 } from "../../cel/index.ts";
 import { explainFalse, showValue } from "../../cel/index.ts";
 import { compilePolicySet } from "../../compile/policy.ts";
-import { type EngineContext, prepare } from "../../engine/evaluate.ts";
+import type { EngineContext } from "../../engine/context.ts";
+import { prepare } from "../../engine/prepare.ts";
 import { paramLookup } from "../../engine/params.ts";
 import { type AdmissionRequest, DEFAULT_USER, OPERATIONS, type UserInfo } from "../../request/types.ts";
 import type { Operation, ResourceObject } from "../../policy/types.ts";

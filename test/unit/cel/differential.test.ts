@@ -20,7 +20,8 @@ import {
   type CompiledPolicy,
   compilePolicySet,
 } from "../../../src/compile/policy.ts";
-import { prepare, type EngineContext } from "../../../src/engine/evaluate.ts";
+import type { EngineContext } from "../../../src/engine/context.ts";
+import { prepare } from "../../../src/engine/prepare.ts";
 import { findParams, paramLookup } from "../../../src/engine/params.ts";
 import { buildRequest, resourceRef } from "../../../src/engine/request.ts";
 import type { ResourceObject } from "../../../src/policy/types.ts";

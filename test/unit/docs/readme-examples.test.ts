@@ -9,7 +9,7 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { startWebhook } from "../../../src/adapters/server/app.ts";
 import { FAR, compileText, contextFor, deploymentRequest } from "../../helpers/engine.ts";
-import { validate } from "../../../src/engine/evaluate.ts";
+import { validate } from "../../../src/engine/validating.ts";
 
 const readme = readFileSync(new URL("../../../README.md", import.meta.url), "utf8");
 

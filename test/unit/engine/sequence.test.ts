@@ -10,7 +10,7 @@ import { after, test } from "node:test";
 import type { Activation } from "../../../src/cel/index.ts";
 import { type CodegenMode, setCodegenMode } from "../../../src/cel/codegen.ts";
 import type { CompiledValidatingPolicy } from "../../../src/compile/policy.ts";
-import { validate } from "../../../src/engine/evaluate.ts";
+import { validate } from "../../../src/engine/validating.ts";
 import type { AdmissionDecision } from "../../../src/engine/types.ts";
 import type { AdmissionRequest } from "../../../src/request/types.ts";
 import {

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { compilePolicySet } from "../../../src/compile/policy.ts";
-import { validate } from "../../../src/engine/evaluate.ts";
+import { validate } from "../../../src/engine/validating.ts";
 import type { AdmissionDecision } from "../../../src/engine/types.ts";
 import type { AdmissionRequest } from "../../../src/request/types.ts";
 import { checkReferences, parsePolicyText } from "../../../src/policy/parse.ts";
