@@ -1,67 +1,42 @@
 /**
- * What `failurePolicy` makes of an error: under Fail a violation for each of the binding's
- * validation actions, under Ignore none (and a warning when the request's deadline cut the policy
- * short).
+ * The one place `failurePolicy` turns an error into a verdict. Every error of a policy evaluation
+ * comes here, whatever its kind: an expression that does not compile, fails, runs out of cost or
+ * past the request's deadline; a binding whose selector or params cannot be read. Under Fail the
+ * error becomes a violation for each of the binding's validation actions, which decision.ts then
+ * enforces like any other; under Ignore it adds none, and the request is admitted as far as this
+ * policy goes (kubernetes staging/src/k8s.io/apiserver/pkg/admission/plugin/policy/validating/
+ * validator.go maps an error to ActionDeny or ActionAdmit the same way).
  */
 import type { CompiledPolicy } from "../compile/policy.ts";
 import type { ValidationAction } from "../policy/types.ts";
 import { NO_ANNOTATIONS, NO_WARNINGS } from "./decision.ts";
 import type { Evaluation } from "./evaluate.ts";
-import { finish, NO_VIOLATIONS, type Subject, validationActions } from "./results.ts";
+import { finish, NO_VIOLATIONS, type ResultBase, type Subject, validationActions } from "./results.ts";
 import type { EvaluationErrorKind, PolicyResult, Violation } from "./types.ts";
 
 /**
- * Under failurePolicy Fail an error denies: one violation for each of the binding's actions, added
- * to `into` (a new list when there is none yet), which is returned.
+ * The violations an error adds: under Fail one for each of the binding's actions, added to `into`
+ * (a new list when there is none yet); under Ignore none, and `into` comes back as it was.
  */
-export function addErrorViolations(
+export function errorViolations(
   into: Violation[] | undefined,
+  policy: CompiledPolicy,
   actions: readonly ValidationAction[],
   message: string,
   expressionIndex: number,
-): Violation[] {
+): Violation[] | undefined {
+  if (policy.failurePolicy !== "Fail") return into;
   const out = into ?? [];
   for (const action of actions) out.push({ message, reason: "Invalid", code: 422, action, expressionIndex });
   return out;
 }
 
-/** The one place `failurePolicy` turns an error into a verdict. */
-export function errorResult(
-  base: Omit<
-    PolicyResult,
-    "outcome" | "violations" | "warnings" | "auditAnnotations" | "trace" | "cost" | "durationMs"
-  >,
-  subject: Subject,
-  kind: EvaluationErrorKind,
-  message: string,
-  ev: Evaluation,
-  started: number,
-  expressionIndex = -1,
-): PolicyResult {
-  const violations =
-    subject.policy.failurePolicy === "Fail"
-      ? addErrorViolations(undefined, validationActions(subject), message, expressionIndex)
-      : NO_VIOLATIONS;
-  return finish(
-    base,
-    {
-      outcome: "error",
-      errorKind: kind,
-      reason: message,
-      violations,
-      warnings: deadlineWarning(subject.policy, kind),
-      auditAnnotations: NO_ANNOTATIONS,
-    },
-    ev,
-    started,
-  );
-}
-
 /**
- * A policy cut short by the request's deadline under failurePolicy Ignore admits, as Kubernetes
- * would; unlike an ordinary error it says so, because the request was admitted unchecked.
+ * The warnings an error adds. A policy cut short by the request's deadline under failurePolicy
+ * Ignore admits, as Kubernetes would; unlike an ordinary error it says so, because the request was
+ * admitted unchecked.
  */
-export function deadlineWarning(
+export function errorWarnings(
   policy: CompiledPolicy,
   kind: EvaluationErrorKind | undefined,
 ): readonly string[] {
@@ -70,4 +45,32 @@ export function deadlineWarning(
         `${policy.kind} '${policy.name}' did not finish before the request's deadline and was ignored (failurePolicy Ignore)`,
       ]
     : NO_WARNINGS;
+}
+
+/** The result of a policy evaluation that an error ended before it reached a verdict of its own. */
+export function errorResult(
+  base: ResultBase,
+  subject: Subject,
+  kind: EvaluationErrorKind,
+  message: string,
+  ev: Evaluation,
+  started: number,
+  expressionIndex = -1,
+): PolicyResult {
+  const policy = subject.policy;
+  return finish(
+    base,
+    {
+      outcome: "error",
+      errorKind: kind,
+      reason: message,
+      violations:
+        errorViolations(undefined, policy, validationActions(subject), message, expressionIndex) ??
+        NO_VIOLATIONS,
+      warnings: errorWarnings(policy, kind),
+      auditAnnotations: NO_ANNOTATIONS,
+    },
+    ev,
+    started,
+  );
 }

@@ -31,10 +31,10 @@ import {
   thrownFailure,
   toOutcome,
 } from "./evaluate.ts";
-import { addErrorViolations, deadlineWarning } from "./failure-policy.ts";
+import { errorViolations, errorWarnings } from "./failure-policy.ts";
 import { gateOnMatchConditions } from "./match-conditions.ts";
-import { prepare } from "./prepare.ts";
-import { finish, NO_VIOLATIONS, type Subject, validationActions } from "./results.ts";
+import { type PreparedRequest, prepare } from "./prepare.ts";
+import { finish, NO_VIOLATIONS, type ResultBase, type Subject, validationActions } from "./results.ts";
 import { evaluateSubject, subjects } from "./subjects.ts";
 import type {
   AdmissionDecision,
@@ -150,69 +150,80 @@ export function validate(
     const subject = all[i] as Subject;
     const policy = subject.policy;
     if (policy.kind !== "ValidatingAdmissionPolicy") continue;
-    evaluateSubject(subject, request, ctx, mctx, options, results, (params, ev, started, base) => {
-      const act = validationActivation(prepared, policy, ev, params);
-      const gated = gateOnMatchConditions(subject, ev, started, base, act);
-      if (gated) return gated;
-      const actions = validationActions(subject);
-      let violations: Violation[] | undefined;
-      let errored: { kind: EvaluationErrorKind; message: string } | undefined;
-      // Every validation runs before any messageExpression, as in Kubernetes.
-      const outcomes = validationOutcomes(ev, policy, act);
-      if (outcomes !== undefined)
-        for (let i = 0; i < outcomes.length; i++) {
-          const r = outcomes[i];
-          if (r === undefined) break;
-          const v = policy.validations[i] as CompiledValidation;
-          if (r instanceof ExprFailure) {
-            errored ??= { kind: r.kind, message: r.message };
-            if (policy.failurePolicy === "Fail")
-              violations = addErrorViolations(violations, actions, r.message, v.index);
-          } else if (r !== true) {
-            const message = messageFor(ev, v, act);
-            violations ??= [];
-            for (const action of actions)
-              violations.push({
-                message,
-                reason: v.reason,
-                code: reasonCode(v.reason),
-                action,
-                expressionIndex: v.index,
-              });
-          }
-        }
-      let auditAnnotations: Record<string, string> | undefined;
-      for (const a of policy.auditAnnotations) {
-        const r = runStep(ev, "auditAnnotation", a.key, a.expression, act);
-        if (!r.ok) {
-          errored ??= { kind: r.kind, message: r.message };
-          if (policy.failurePolicy === "Fail")
-            violations = addErrorViolations(violations, actions, r.message, -1);
-          continue;
-        }
-        // Kubernetes trims the value and leaves an empty one out.
-        const value = typeof r.value === "string" ? r.value.trim() : "";
-        if (value !== "") {
-          auditAnnotations ??= {};
-          auditAnnotations[`${policy.name}/${a.key}`] = value.slice(0, MAX_AUDIT_VALUE_LENGTH);
-        }
-      }
-      const outcome = errored ? "error" : violations !== undefined ? "fail" : "pass";
-      return finish(
-        base,
-        {
-          outcome,
-          errorKind: errored?.kind,
-          reason: errored?.message,
-          validationActions: actions,
-          violations: violations ?? NO_VIOLATIONS,
-          warnings: deadlineWarning(policy, errored?.kind),
-          auditAnnotations: auditAnnotations ?? NO_ANNOTATIONS,
-        },
-        ev,
-        started,
-      );
-    });
+    evaluateSubject(subject, request, ctx, mctx, options, results, (params, ev, started, base) =>
+      validatePolicy(subject, policy, prepared, params, ev, started, base),
+    );
   }
   return combine(results, NO_MUTATION);
+}
+
+/** One validating policy's evaluation for one param: matchConditions, validations, audit annotations. */
+function validatePolicy(
+  subject: Subject,
+  policy: CompiledValidatingPolicy,
+  prepared: PreparedRequest,
+  params: CelValue,
+  ev: Evaluation,
+  started: number,
+  base: ResultBase,
+): PolicyResult {
+  const act = validationActivation(prepared, policy, ev, params);
+  const gated = gateOnMatchConditions(subject, ev, started, base, act);
+  if (gated) return gated;
+  const actions = validationActions(subject);
+  let violations: Violation[] | undefined;
+  let errored: { kind: EvaluationErrorKind; message: string } | undefined;
+  // Every validation runs before any messageExpression, as in Kubernetes.
+  const outcomes = validationOutcomes(ev, policy, act);
+  if (outcomes !== undefined)
+    for (let i = 0; i < outcomes.length; i++) {
+      const r = outcomes[i];
+      if (r === undefined) break;
+      const v = policy.validations[i] as CompiledValidation;
+      if (r instanceof ExprFailure) {
+        errored ??= { kind: r.kind, message: r.message };
+        violations = errorViolations(violations, policy, actions, r.message, v.index);
+      } else if (r !== true) {
+        const message = messageFor(ev, v, act);
+        violations ??= [];
+        for (const action of actions)
+          violations.push({
+            message,
+            reason: v.reason,
+            code: reasonCode(v.reason),
+            action,
+            expressionIndex: v.index,
+          });
+      }
+    }
+  let auditAnnotations: Record<string, string> | undefined;
+  for (const a of policy.auditAnnotations) {
+    const r = runStep(ev, "auditAnnotation", a.key, a.expression, act);
+    if (!r.ok) {
+      errored ??= { kind: r.kind, message: r.message };
+      violations = errorViolations(violations, policy, actions, r.message, -1);
+      continue;
+    }
+    // Kubernetes trims the value and leaves an empty one out.
+    const value = typeof r.value === "string" ? r.value.trim() : "";
+    if (value !== "") {
+      auditAnnotations ??= {};
+      auditAnnotations[`${policy.name}/${a.key}`] = value.slice(0, MAX_AUDIT_VALUE_LENGTH);
+    }
+  }
+  const outcome = errored ? "error" : violations !== undefined ? "fail" : "pass";
+  return finish(
+    base,
+    {
+      outcome,
+      errorKind: errored?.kind,
+      reason: errored?.message,
+      validationActions: actions,
+      violations: violations ?? NO_VIOLATIONS,
+      warnings: errorWarnings(policy, errored?.kind),
+      auditAnnotations: auditAnnotations ?? NO_ANNOTATIONS,
+    },
+    ev,
+    started,
+  );
 }
