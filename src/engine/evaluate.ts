@@ -36,7 +36,7 @@ export interface Evaluation {
 }
 
 const NO_STEPS: TraceStep[] = Object.freeze([]) as unknown as TraceStep[];
-/** Per-result lists that are empty in most results, shared rather than built for each (decision.ts). */
+
 /** A fresh evaluation: an empty trace, no cost spent, the whole budget ahead. */
 export function newEvaluation(options: EvaluateOptions, started: number): Evaluation {
   const recording = options.trace !== false || options.explain === true;

@@ -9,9 +9,16 @@
  */
 import type { CompiledPolicy } from "../compile/policy.ts";
 import type { ValidationAction } from "../policy/types.ts";
-import { NO_ANNOTATIONS, NO_WARNINGS } from "./decision.ts";
 import type { Evaluation } from "./evaluate.ts";
-import { finish, NO_VIOLATIONS, type ResultBase, type Subject, validationActions } from "./results.ts";
+import {
+  finish,
+  NO_ANNOTATIONS,
+  NO_VIOLATIONS,
+  NO_WARNINGS,
+  type ResultBase,
+  type Subject,
+  validationActions,
+} from "./results.ts";
 import type { EvaluationErrorKind, PolicyResult, Violation } from "./types.ts";
 
 /**

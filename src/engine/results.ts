@@ -8,9 +8,8 @@
 import { performance } from "node:perf_hooks";
 import type { CompiledBinding, CompiledPolicy } from "../compile/policy.ts";
 import type { ValidationAction } from "../policy/types.ts";
-import { NO_ANNOTATIONS, NO_WARNINGS } from "./decision.ts";
 import type { Evaluation } from "./evaluate.ts";
-import type { PolicyResult, Violation } from "./types.ts";
+import type { Admission, PolicyResult, Violation } from "./types.ts";
 
 export interface Subject {
   readonly policy: CompiledPolicy;
@@ -34,8 +33,16 @@ export function validationActions(s: Subject): readonly ValidationAction[] {
   return ["Deny"];
 }
 
-/** Per-result lists that are empty in most results, shared rather than built for each (decision.ts). */
+/**
+ * Empty lists and maps in results and decisions, shared rather than built for each: allocations on
+ * a review's path cost more than their size (they write fresh memory and bring scavenges closer).
+ */
 export const NO_VIOLATIONS: readonly Violation[] = Object.freeze([]);
+export const NO_WARNINGS: readonly string[] = Object.freeze([]);
+export const NO_ANNOTATIONS: Readonly<Record<string, string>> = Object.freeze({});
+
+/** What a phase finds when no policy can apply (it evaluates none). */
+export const NO_RESULTS: Admission = Object.freeze({ results: Object.freeze([]) });
 
 /**
  * What a policy's evaluation found: a result without the fields every result shares. An optional

@@ -13,7 +13,6 @@ export type {
   GroupVersionResource,
   UserInfo,
 } from "../request/types.ts";
-import type { AdmissionRequest } from "../request/types.ts";
 
 /** One JSON Patch operation (RFC 6902). */
 export interface JsonPatchOp {
@@ -88,7 +87,22 @@ export interface PolicyResult {
   readonly durationMs: number;
 }
 
-/** What the engine decided about one admission request. */
+/**
+ * What the engine found about one request: every policy's result, and what the mutations made of
+ * the object. It holds no verdict: decision.ts turns it into one, at the edge that answers.
+ */
+export interface Admission {
+  readonly results: readonly PolicyResult[];
+  /** From the original object to the mutated one; absent when nothing changed. */
+  readonly patch?: readonly JsonPatchOp[];
+  /** The object after all mutations; absent when nothing changed. */
+  readonly patchedObject?: unknown;
+}
+
+/**
+ * What a request's policies decided, as the API server would enforce their results (decision.ts):
+ * Deny denies, Warn warns, Audit annotates.
+ */
 export interface AdmissionDecision {
   readonly allowed: boolean;
   /** Present when denied: the HTTP code, reason and message as the API server would return them. */
@@ -105,6 +119,10 @@ export interface AdmissionDecision {
 
 /** How the engine evaluates a request's policies. */
 export interface EvaluateOptions {
+  /**
+   * When evaluation must stop and answer by failurePolicy, on the monotonic clock (`performance.now()`
+   * ms): a wall-clock deadline would move with every adjustment of the system time.
+   */
   readonly deadline: number;
   /** Only policies with this failurePolicy (the webhook's split paths). */
   readonly failurePolicy?: "Fail" | "Ignore";
@@ -119,24 +137,12 @@ export interface EvaluateOptions {
   readonly trace?: boolean;
 }
 
-/** Which policies a review evaluates: the webhook's path decides. */
-export interface ReviewOptions {
-  /** `validate` runs ValidatingAdmissionPolicies, `mutate` runs MutatingAdmissionPolicies. */
-  readonly phase: "validate" | "mutate";
-  /** Only policies with this failurePolicy (the split paths `/validate/fail` etc.); absent: all. */
-  readonly failurePolicy?: "Fail" | "Ignore";
+/** How `admit` runs: one phase or the whole chain, and how it evaluates. */
+export interface AdmitOptions extends EvaluateOptions {
   /**
-   * When evaluation must stop and answer by failurePolicy, on the monotonic clock (`performance.now()`
-   * ms): a wall-clock deadline would move with every adjustment of the system time.
+   * One phase, as the API server calls a mutating and a validating webhook separately: `mutate`
+   * runs the MutatingAdmissionPolicies, `validate` the ValidatingAdmissionPolicies. Absent: the
+   * whole chain, mutations first and validations on what they made.
    */
-  readonly deadline: number;
-  /** Record values and `because` reasons in the trace (costs time; the webhook asks at debug level). */
-  readonly explain?: boolean;
-  /** Record each expression in the results' traces (default true; explaining records regardless). */
-  readonly trace?: boolean;
-}
-
-/** What the webhook asks of the engine. Implementations never throw for bad policies or requests. */
-export interface Admitter {
-  review(request: AdmissionRequest, options: ReviewOptions): AdmissionDecision;
+  readonly phase?: "validate" | "mutate";
 }

@@ -19,7 +19,6 @@ import type {
 import { isAdmissionConfigurationResource } from "../match/index.ts";
 import type { AdmissionRequest } from "../request/types.ts";
 import { type EngineContext, matchContext } from "./context.ts";
-import { combine, NO_ANNOTATIONS, NO_MUTATION } from "./decision.ts";
 import {
   BUDGET_MESSAGE,
   deadlineFailure,
@@ -34,15 +33,17 @@ import {
 import { errorViolations, errorWarnings } from "./failure-policy.ts";
 import { gateOnMatchConditions } from "./match-conditions.ts";
 import { type PreparedRequest, prepare } from "./prepare.ts";
-import { finish, NO_VIOLATIONS, type ResultBase, type Subject, validationActions } from "./results.ts";
+import {
+  finish,
+  NO_ANNOTATIONS,
+  NO_RESULTS,
+  NO_VIOLATIONS,
+  type ResultBase,
+  type Subject,
+  validationActions,
+} from "./results.ts";
 import { evaluateSubject, subjects } from "./subjects.ts";
-import type {
-  AdmissionDecision,
-  EvaluateOptions,
-  EvaluationErrorKind,
-  PolicyResult,
-  Violation,
-} from "./types.ts";
+import type { Admission, EvaluateOptions, EvaluationErrorKind, PolicyResult, Violation } from "./types.ts";
 import { validationActivation } from "./variables.ts";
 
 const REASON_CODES: Record<string, number> = {
@@ -134,14 +135,14 @@ function validationOutcomes(
   return outcomes;
 }
 
-/** Evaluates the ValidatingAdmissionPolicies that apply to a request. */
+/** Evaluates the ValidatingAdmissionPolicies that apply to a request: each one's result, no verdict. */
 export function validate(
   set: CompiledPolicySet,
   request: AdmissionRequest,
   ctx: EngineContext,
   options: EvaluateOptions,
-): AdmissionDecision {
-  if (isAdmissionConfigurationResource(request)) return combine([], NO_MUTATION);
+): Admission {
+  if (isAdmissionConfigurationResource(request)) return NO_RESULTS;
   const prepared = prepare(request, ctx);
   const mctx = matchContext(ctx);
   const results: PolicyResult[] = [];
@@ -154,7 +155,7 @@ export function validate(
       validatePolicy(subject, policy, prepared, params, ev, started, base),
     );
   }
-  return combine(results, NO_MUTATION);
+  return { results };
 }
 
 /** One validating policy's evaluation for one param: matchConditions, validations, audit annotations. */

@@ -14,9 +14,9 @@ import type { CelExtras } from "../cel/index.ts";
 import { type AuthorizerCheck, tableAuthorizer } from "../cel/library/authz-table.ts";
 import { compileRegex } from "../cel/regex.ts";
 import { type CompiledPolicySet, compilePolicySet } from "../compile/policy.ts";
+import { admit, OFFLINE_DEADLINE_MS } from "../engine/admit.ts";
 import type { EngineContext } from "../engine/context.ts";
-import { mutate } from "../engine/mutating.ts";
-import { validate } from "../engine/validating.ts";
+import { decide } from "../engine/decision.ts";
 import { jsonEqual } from "../engine/mutate.ts";
 import { paramLookup } from "../engine/params.ts";
 import type { JsonPatchOp, PolicyResult } from "../engine/types.ts";
@@ -34,9 +34,6 @@ import {
   type Suite,
   type SuiteCase,
 } from "./types.ts";
-
-/** How long one case may take through all policies: the API server's longest webhook timeout. */
-const CASE_DEADLINE_MS = 30_000;
 
 export interface RunOptions {
   readonly extras?: CelExtras;
@@ -443,22 +440,19 @@ function runCase(loaded: Loaded, rules: Suite["authorizer"], pc: PreparedCase): 
     params: paramLookup(loaded.set.resources),
     authorizer: tableAuthorizer(rules, (c) => checks.push(c)),
   };
-  const options = { deadline: performance.now() + CASE_DEADLINE_MS, includeUnbound: true, explain: true };
+  const options = { deadline: performance.now() + OFFLINE_DEADLINE_MS, includeUnbound: true, explain: true };
   const request = pc.request;
-  const mutated = mutate(loaded.set, request, ctx, options);
-  const object = (mutated.patchedObject as AdmissionRequest["object"] | undefined) ?? request.object;
-  const validated = validate(loaded.set, { ...request, object }, ctx, options);
-  const results = [...mutated.results, ...validated.results];
-  const status = mutated.status ?? validated.status;
+  const decision = decide(admit(loaded.set, request, ctx, options));
+  const results = decision.results;
   const actual: CaseActual = {
-    allowed: mutated.allowed && validated.allowed,
-    ...(status ? { status } : {}),
-    warnings: unique([...mutated.warnings, ...validated.warnings]),
-    auditAnnotations: { ...mutated.auditAnnotations, ...validated.auditAnnotations },
+    allowed: decision.allowed,
+    ...(decision.status ? { status: decision.status } : {}),
+    warnings: decision.warnings,
+    auditAnnotations: decision.auditAnnotations,
     matched: unique(results.filter((r) => r.outcome !== "skip").map((r) => r.policy)),
     skipped: unique(results.filter((r) => r.outcome === "skip").map((r) => r.policy)),
-    patch: mutated.patch ?? [],
-    patched: request.operation === "DELETE" ? null : (mutated.patchedObject ?? request.object),
+    patch: decision.patch ?? [],
+    patched: request.operation === "DELETE" ? null : (decision.patchedObject ?? request.object),
   };
   const mismatches = compare(pc.spec, actual);
   return {

@@ -26,18 +26,19 @@ import {
 } from "../../cel/index.ts";
 import { explainFalse, showValue } from "../../cel/index.ts";
 import { compilePolicySet } from "../../compile/policy.ts";
+import { admit, OFFLINE_DEADLINE_MS } from "../../engine/admit.ts";
 import type { EngineContext } from "../../engine/context.ts";
+import { decide } from "../../engine/decision.ts";
 import { prepare } from "../../engine/prepare.ts";
 import { paramLookup } from "../../engine/params.ts";
 import { type AdmissionRequest, DEFAULT_USER, OPERATIONS, type UserInfo } from "../../request/types.ts";
 import type { Operation, ResourceObject } from "../../policy/types.ts";
 import { err, ok, type Result } from "../../result.ts";
 import { loadPolicyPaths } from "../../sources/files.ts";
-import { dryRun } from "../cli/commands/eval.ts";
 import { isJsonObject, parseDocuments } from "../cli/data.ts";
 import { buildRequest, resourceRef } from "../../engine/request.ts";
 import { errorCount, formatDiagnostics } from "../output/diagnostics.ts";
-import { formatResultsTable, type ResourceEvaluation } from "../output/results.ts";
+import { formatResultsTable, type ResourceEvaluation, resourceEvaluation } from "../output/results.ts";
 import { type ExpressionOutcome, renderExpressionOutcome, renderValue } from "../output/value.ts";
 
 /** What one input gave: text for the person (no trailing newline), whether it failed, whether to leave. */
@@ -517,13 +518,13 @@ export class ReplSession {
     const shown = ref.ok
       ? { ...ref.value, namespace: ref.value.kind === "Namespace" ? "" : request.namespace }
       : { apiVersion: "", kind: request.kind.kind, namespace: request.namespace, name: request.name };
-    const evaluation = dryRun(
-      { ...compiled, resources },
-      request,
-      shown,
-      this.engineContext(resources),
-      true,
-    );
+    const options = {
+      deadline: performance.now() + OFFLINE_DEADLINE_MS,
+      includeUnbound: true,
+      explain: true,
+    };
+    const admission = admit({ ...compiled, resources }, request, this.engineContext(resources), options);
+    const evaluation = resourceEvaluation(shown, request, decide(admission));
     this.last = { kind: "policy", evaluation };
     const table = formatResultsTable([evaluation]).trimEnd();
     return reply(report ? `${report}\n${table}` : table);

@@ -6,9 +6,8 @@
 import { readFile } from "node:fs/promises";
 import { Registry } from "prom-client";
 import type { CelExtras } from "../../cel/index.ts";
-import { createAdmitter } from "../../engine/admitter.ts";
+import { type Admitter, createAdmitter } from "./admitter.ts";
 import { contextFromSet } from "../../engine/context.ts";
-import type { Admitter } from "../../engine/types.ts";
 import { type Diagnostic, formatDiagnostic } from "../../errors.ts";
 import type { CompiledPolicySet } from "../../compile/policy.ts";
 import type { LabelSelector } from "../../policy/types.ts";

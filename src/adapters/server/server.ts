@@ -20,7 +20,8 @@ import Fastify, {
 import type { Registry } from "prom-client";
 import type { Result } from "../../result.ts";
 import { decodeAdmissionReview, encodeAdmissionReview } from "../admission/codec.ts";
-import type { AdmissionDecision, Admitter, ReviewOptions } from "../../engine/types.ts";
+import type { AdmissionDecision } from "../../engine/types.ts";
+import type { Admitter, ReviewOptions } from "./admitter.ts";
 import { createReviewBatcher } from "./batch.ts";
 import { deadlineFor, requestTimeoutMs } from "./deadline.ts";
 import {

@@ -9,6 +9,7 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { startWebhook } from "../../../src/adapters/server/app.ts";
 import { FAR, compileText, contextFor, deploymentRequest } from "../../helpers/engine.ts";
+import { decide } from "../../../src/engine/decision.ts";
 import { validate } from "../../../src/engine/validating.ts";
 
 const readme = readFileSync(new URL("../../../README.md", import.meta.url), "utf8");
@@ -28,13 +29,16 @@ void test("README's first policy compiles and denies 7 replicas with its message
   const [yaml] = fenced(section("Writing your first policy"), "yaml");
   assert.ok(yaml);
   const set = compileText(yaml);
-  const d = validate(set, deploymentRequest(7), contextFor(set), { deadline: FAR() });
+  const d = decide(validate(set, deploymentRequest(7), contextFor(set), { deadline: FAR() }));
   assert.equal(d.allowed, false);
   assert.equal(
     d.status?.message,
     "ValidatingAdmissionPolicy 'replica-limit.example.com' with binding 'replica-limit.example.com' denied request: at most 5 replicas, got 7",
   );
-  assert.equal(validate(set, deploymentRequest(5), contextFor(set), { deadline: FAR() }).allowed, true);
+  assert.equal(
+    decide(validate(set, deploymentRequest(5), contextFor(set), { deadline: FAR() })).allowed,
+    true,
+  );
 });
 
 void test("README's quick start request gets the reply README shows, from the bundled policies", async (t) => {

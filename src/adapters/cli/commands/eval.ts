@@ -6,10 +6,10 @@ import { randomUUID } from "node:crypto";
 import type { CelExtras } from "../../../cel/index.ts";
 import { type CompiledPolicySet, compilePolicySet } from "../../../compile/policy.ts";
 import type { Diagnostic } from "../../../errors.ts";
+import { admit, OFFLINE_DEADLINE_MS } from "../../../engine/admit.ts";
 import { contextFromResources, type EngineContext } from "../../../engine/context.ts";
-import { mutate } from "../../../engine/mutating.ts";
-import { validate } from "../../../engine/validating.ts";
-import { type AdmissionRequest, DEFAULT_USER, OPERATIONS, type UserInfo } from "../../../request/types.ts";
+import { decide } from "../../../engine/decision.ts";
+import { DEFAULT_USER, OPERATIONS, type UserInfo } from "../../../request/types.ts";
 import type { Operation } from "../../../policy/types.ts";
 import { err, ok, type Result } from "../../../result.ts";
 import { loadPolicyPaths } from "../../../sources/files.ts";
@@ -18,7 +18,7 @@ import {
   formatResultsJson,
   formatResultsTable,
   formatResultsYaml,
-  type ResourceEvaluation,
+  resourceEvaluation,
 } from "../../output/results.ts";
 import { HELP_OPTION, parseCommandArgs, splitList, usageError, userPath } from "../args.ts";
 import { isJsonObject, parseDocuments, readDocuments, readSingleDocument } from "../data.ts";
@@ -88,9 +88,6 @@ const OPTIONS = {
 const OUTPUTS = ["table", "json", "yaml"] as const;
 type Output = (typeof OUTPUTS)[number];
 
-/** How long one resource may take through all policies: the API server's longest webhook timeout. */
-const RESOURCE_DEADLINE_MS = 30_000;
-
 interface InputResource {
   readonly ref: ResourceRef;
   readonly object: Record<string, unknown>;
@@ -138,29 +135,6 @@ function pairOld(
     out.push(old);
   }
   return ok(out);
-}
-
-/** Mutate, then validate what the mutations produced, as the API server's admission chain does. */
-export function dryRun(
-  set: CompiledPolicySet,
-  request: AdmissionRequest,
-  ref: ResourceRef,
-  ctx: EngineContext,
-  explain: boolean,
-): ResourceEvaluation {
-  const options = { deadline: performance.now() + RESOURCE_DEADLINE_MS, includeUnbound: true, explain };
-  const mutated = mutate(set, request, ctx, options);
-  const object = (mutated.patchedObject as AdmissionRequest["object"] | undefined) ?? request.object;
-  const validated = validate(set, { ...request, object }, ctx, options);
-  const denial = mutated.status ?? validated.status;
-  return {
-    resource: ref,
-    original: request.operation === "DELETE" ? request.oldObject : request.object,
-    results: [...mutated.results, ...validated.results],
-    allowed: mutated.allowed && validated.allowed,
-    ...(denial ? { denial: denial.message } : {}),
-    warnings: [...new Set([...mutated.warnings, ...validated.warnings])],
-  };
 }
 
 function reportInputErrors(io: CliIO, diagnostics: readonly Diagnostic[]): boolean {
@@ -244,6 +218,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
       ? { ...base, namespace: (n) => (n === nsName ? namespaceObject : base.namespace(n)) }
       : base;
 
+  const explain = values.explain ?? false;
   const evaluations = resources.value.map((r, i) => {
     const old = olds[i];
     const request = buildRequest(r.ref, {
@@ -257,16 +232,16 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     });
     // Name the resource by the namespace it was evaluated in (a Namespace is not inside one).
     const ref = { ...r.ref, namespace: r.ref.kind === "Namespace" ? "" : request.namespace };
-    return dryRun(set, request, ref, ctx, values.explain ?? false);
+    const options = { deadline: performance.now() + OFFLINE_DEADLINE_MS, includeUnbound: true, explain };
+    return resourceEvaluation(ref, request, decide(admit(set, request, ctx, options)));
   });
 
-  const explain = { explain: values.explain ?? false };
   io.stdout(
     output === "json"
-      ? formatResultsJson(evaluations, explain)
+      ? formatResultsJson(evaluations, { explain })
       : output === "yaml"
-        ? formatResultsYaml(evaluations, explain)
-        : formatResultsTable(evaluations, explain),
+        ? formatResultsYaml(evaluations, { explain })
+        : formatResultsTable(evaluations, { explain }),
   );
   if (evaluations.some((e) => e.results.some((r) => r.errorKind === "namespace-not-found")))
     io.stderr(
