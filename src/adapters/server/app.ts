@@ -16,7 +16,8 @@ import { PolicyStore } from "../../sources/store.ts";
 import { BatchedLogSink } from "./log-sink.ts";
 import { createWebhookMetrics, type WebhookMetrics } from "./metrics.ts";
 import type { LogLevel } from "./review-log.ts";
-import { buildMetricsServer, buildServer, type WebhookServer } from "./server.ts";
+import { buildMetricsServer } from "./metrics-server.ts";
+import { buildServer, type WebhookServer } from "./server.ts";
 import { certificateExpiry, generateSelfSignedCertificate, loadTlsMaterial } from "./tls.ts";
 
 export interface ServeOptions {
