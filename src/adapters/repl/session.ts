@@ -35,7 +35,7 @@ import { type AdmissionRequest, DEFAULT_USER, OPERATIONS, type UserInfo } from "
 import type { Operation, ResourceObject } from "../../policy/types.ts";
 import { err, ok, type Result } from "../../result.ts";
 import { loadPolicyPaths } from "../../sources/files.ts";
-import { isJsonObject, parseDocuments } from "../cli/data.ts";
+import { isJsonObject, parseDocuments } from "../input/documents.ts";
 import { buildRequest, resourceRef } from "../../engine/request.ts";
 import { errorCount, formatDiagnostics } from "../output/diagnostics.ts";
 import { formatResultsTable, type ResourceEvaluation, resourceEvaluation } from "../output/results.ts";

@@ -21,7 +21,7 @@ import {
   resourceEvaluation,
 } from "../../output/results.ts";
 import { HELP_OPTION, parseCommandArgs, splitList, usageError, userPath } from "../args.ts";
-import { isJsonObject, parseDocuments, readDocuments, readSingleDocument } from "../data.ts";
+import { isJsonObject, parseDocuments, readDocuments, readSingleDocument } from "../../input/documents.ts";
 import { parseExtras } from "../expression.ts";
 import { type CliIO, EXIT_OK, EXIT_OUTCOME, EXIT_USAGE } from "../io.ts";
 import { buildRequest, expandLists, type ResourceRef, resourceRef } from "../../../engine/request.ts";

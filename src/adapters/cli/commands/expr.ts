@@ -3,7 +3,7 @@ import type { CelExtras } from "../../../cel/index.ts";
 import { err, ok, type Result } from "../../../result.ts";
 import { expressionJson, renderExpressionOutcome } from "../../output/value.ts";
 import { HELP_OPTION, parseCommandArgs, usageError, userPath } from "../args.ts";
-import { isJsonObject, readSingleDocument } from "../data.ts";
+import { isJsonObject, readSingleDocument } from "../../input/documents.ts";
 import { checkVariableNames, evaluateExpression, parseExtras } from "../expression.ts";
 import { type CliIO, EXIT_OK, EXIT_OUTCOME, inputLines } from "../io.ts";
 
