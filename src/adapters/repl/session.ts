@@ -29,6 +29,7 @@ import { compilePolicySet } from "../../compile/policy.ts";
 import { admit, OFFLINE_DEADLINE_MS } from "../../engine/admit.ts";
 import type { EngineContext } from "../../engine/context.ts";
 import { decide } from "../../engine/decision.ts";
+import type { ExpressionOutcome } from "../../engine/expression.ts";
 import { prepare } from "../../engine/prepare.ts";
 import { paramLookup } from "../../engine/params.ts";
 import { type AdmissionRequest, DEFAULT_USER, OPERATIONS, type UserInfo } from "../../request/types.ts";
@@ -39,7 +40,7 @@ import { isJsonObject, parseDocuments } from "../input/documents.ts";
 import { buildRequest, resourceRef } from "../../engine/request.ts";
 import { errorCount, formatDiagnostics } from "../output/diagnostics.ts";
 import { formatResultsTable, type ResourceEvaluation, resourceEvaluation } from "../output/results.ts";
-import { type ExpressionOutcome, renderExpressionOutcome, renderValue } from "../output/value.ts";
+import { renderExpressionOutcome, renderValue } from "../output/value.ts";
 
 /** What one input gave: text for the person (no trailing newline), whether it failed, whether to leave. */
 export interface ReplReply {
