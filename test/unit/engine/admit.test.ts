@@ -204,6 +204,7 @@ test("only the edges that answer call the enforcement step; no evaluator module 
     "adapters/cli/commands/eval.ts",
     "adapters/repl/session.ts",
     "adapters/server/admitter.ts",
+    "index.ts",
     "suite/run.ts",
   ]);
 });

@@ -52,6 +52,8 @@ const PROBES: readonly (readonly [string, string, boolean])[] = [
   ["adapters/cli/p7.ts", "../../repl/session.ts", false],
   ["adapters/repl/p8.ts", "../output/results.ts", false],
   ["adapters/server/p8.ts", "fastify", false],
+  // The library API is the core and the file loader, with no server in it.
+  ["index.ts", "./adapters/server/server.ts", true],
 ];
 
 interface Diagnostic {
