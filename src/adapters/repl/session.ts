@@ -37,6 +37,7 @@ import type { Operation, ResourceObject } from "../../policy/types.ts";
 import { err, ok, type Result } from "../../result.ts";
 import { loadPolicyPaths } from "../../sources/files.ts";
 import { isJsonObject, parseDocuments } from "../input/documents.ts";
+import { bindingCommand, describeDocument, type Loaded, loadedLine, oneLine } from "./describe.ts";
 import { buildRequest, resourceRef } from "../../engine/request.ts";
 import { errorCount, formatDiagnostics } from "../output/diagnostics.ts";
 import { formatResultsTable, type ResourceEvaluation, resourceEvaluation } from "../output/results.ts";
@@ -53,14 +54,6 @@ export interface SessionOptions {
   /** Relative file names are resolved against this directory. */
   readonly cwd: string;
   readonly extras?: CelExtras;
-}
-
-type JsonObject = Record<string, unknown>;
-
-/** A document loaded from a file, and where from (shown by `:vars`). */
-interface Loaded {
-  readonly value: unknown;
-  readonly file: string;
 }
 
 /** The last expression evaluated, for `:cost` and `:explain`. */
@@ -579,30 +572,4 @@ export class ReplSession {
   letNames(): string[] {
     return [...this.lets.keys()];
   }
-}
-
-function bindingCommand(name: string): string {
-  return (
-    { object: "object FILE", oldObject: "old FILE", request: "request FILE", params: "params FILE" }[name] ??
-    "namespace FILE"
-  );
-}
-
-function oneLine(s: string): string {
-  return s.trim().replace(/\s*\n\s*/g, " ");
-}
-
-/** `Pod default/web`, or the type of a document that is not a Kubernetes object. */
-function describeDocument(v: unknown): string {
-  if (isJsonObject(v) && typeof v.kind === "string") {
-    const meta = isJsonObject(v.metadata) ? (v.metadata as JsonObject) : {};
-    const ns = typeof meta.namespace === "string" && meta.namespace ? `${meta.namespace}/` : "";
-    const name = typeof meta.name === "string" ? meta.name : "(no name)";
-    return `${v.kind} ${ns}${name}`;
-  }
-  return `a ${typeName(toCel(v))}`;
-}
-
-function loadedLine(l: Loaded | undefined): string {
-  return l ? `${describeDocument(l.value)} (from ${l.file})` : "null";
 }

@@ -18,6 +18,7 @@ import {
   formatResultsJson,
   formatResultsTable,
   formatResultsYaml,
+  type ResourceEvaluation,
   resourceEvaluation,
 } from "../../output/results.ts";
 import { HELP_OPTION, parseCommandArgs, splitList, usageError, userPath } from "../args.ts";
@@ -137,6 +138,42 @@ function pairOld(
   return ok(out);
 }
 
+/** The resources to evaluate, each with its stored version for UPDATE, and the Namespace given. */
+interface Inputs {
+  readonly resources: readonly InputResource[];
+  readonly olds: readonly (InputResource | undefined)[];
+  readonly namespaceObject?: Record<string, unknown>;
+}
+
+async function readInputs(
+  resourceFiles: readonly string[],
+  oldFile: string | undefined,
+  nsFile: string | undefined,
+  io: CliIO,
+): Promise<Result<Inputs, string>> {
+  if ([...resourceFiles, oldFile].filter((f) => f === "-").length > 1)
+    return err("standard input ('-') can be read only once");
+  const resources = await readResources(resourceFiles, io);
+  if (!resources.ok) return resources;
+  if (resources.value.length === 0) return err(`no resources found in ${resourceFiles.join(", ")}`);
+  let olds: (InputResource | undefined)[] = resources.value.map(() => undefined);
+  if (oldFile) {
+    const read = await readResources([oldFile], io);
+    if (!read.ok) return read;
+    const paired = pairOld(resources.value, read.value);
+    if (!paired.ok) return paired;
+    olds = paired.value;
+  }
+  if (nsFile === undefined) return ok({ resources: resources.value, olds });
+  const doc = await readSingleDocument(userPath(io, nsFile));
+  if (!doc.ok) return doc;
+  const ref = resourceRef(doc.value, nsFile);
+  if (!ref.ok) return ref;
+  if (ref.value.kind !== "Namespace" || ref.value.name === "")
+    return err(`${nsFile}: --namespace-object must be a Namespace with a name, got ${ref.value.kind}`);
+  return ok({ resources: resources.value, olds, namespaceObject: doc.value as Record<string, unknown> });
+}
+
 function reportInputErrors(io: CliIO, diagnostics: readonly Diagnostic[]): boolean {
   if (diagnostics.length > 0) io.stderr(formatDiagnostics(diagnostics));
   if (errorCount(diagnostics) === 0) return false;
@@ -175,30 +212,9 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   };
 
   // Inputs first: a typo in a resource path should not wait for every policy to compile.
-  if ([...resourceFiles, oldFile].filter((f) => f === "-").length > 1)
-    return fail("standard input ('-') can be read only once");
-  const resources = await readResources(resourceFiles, io);
-  if (!resources.ok) return fail(resources.error);
-  if (resources.value.length === 0) return fail(`no resources found in ${resourceFiles.join(", ")}`);
-  let olds: (InputResource | undefined)[] = resources.value.map(() => undefined);
-  if (oldFile) {
-    const read = await readResources([oldFile], io);
-    if (!read.ok) return fail(read.error);
-    const paired = pairOld(resources.value, read.value);
-    if (!paired.ok) return fail(paired.error);
-    olds = paired.value;
-  }
-  let namespaceObject: Record<string, unknown> | undefined;
-  const nsFile = values["namespace-object"];
-  if (nsFile !== undefined) {
-    const doc = await readSingleDocument(userPath(io, nsFile));
-    if (!doc.ok) return fail(doc.error);
-    const ref = resourceRef(doc.value, nsFile);
-    if (!ref.ok) return fail(ref.error);
-    if (ref.value.kind !== "Namespace" || ref.value.name === "")
-      return fail(`${nsFile}: --namespace-object must be a Namespace with a name, got ${ref.value.kind}`);
-    namespaceObject = doc.value as Record<string, unknown>;
-  }
+  const inputs = await readInputs(resourceFiles, oldFile, values["namespace-object"], io);
+  if (!inputs.ok) return fail(inputs.error);
+  const { resources, olds, namespaceObject } = inputs.value;
 
   const loaded = await loadPolicyPaths(policyPaths.map((p) => userPath(io, p)));
   const compiled = compilePolicySet(loaded.set, { extras });
@@ -219,7 +235,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
       : base;
 
   const explain = values.explain ?? false;
-  const evaluations = resources.value.map((r, i) => {
+  const evaluations = resources.map((r, i) => {
     const old = olds[i];
     const request = buildRequest(r.ref, {
       operation,
@@ -236,6 +252,16 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     return resourceEvaluation(ref, request, decide(admit(set, request, ctx, options)));
   });
 
+  return report(evaluations, output, explain, io);
+}
+
+/** Prints the evaluations in the chosen format; the exit status says whether any was denied or failed. */
+function report(
+  evaluations: readonly ResourceEvaluation[],
+  output: Output,
+  explain: boolean,
+  io: CliIO,
+): number {
   io.stdout(
     output === "json"
       ? formatResultsJson(evaluations, { explain })
