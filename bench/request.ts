@@ -33,10 +33,11 @@ import fastJsonPatch from "fast-json-patch";
 import { decodeAdmissionReview } from "../src/adapters/admission/codec.ts";
 import type { CompiledPolicySet } from "../src/compile/policy.ts";
 import { toCel } from "../src/cel/index.ts";
-import { contextFromSet, createAdmitter } from "../src/engine/admitter.ts";
+import { type Admitter, createAdmitter } from "../src/adapters/server/admitter.ts";
+import { contextFromSet } from "../src/engine/context.ts";
 import { applyMutation } from "../src/engine/mutate.ts";
 import { appendPatch } from "../src/engine/patch.ts";
-import type { AdmissionDecision, Admitter, JsonPatchOp } from "../src/engine/types.ts";
+import type { AdmissionDecision, JsonPatchOp } from "../src/engine/types.ts";
 import { loadSnapshot } from "../src/sources/store.ts";
 import {
   fmtUs,

@@ -320,39 +320,59 @@ export function compilePolicy(policy: ParsedPolicy, options: CompileOptions = {}
     variableIndex,
     match: new PreparedMatch(policy.matchConstraints),
   };
-  if (policy.kind === "ValidatingAdmissionPolicy") {
-    const validations = policy.validations.map((v, i) => ({
-      index: i,
-      expression: c.expr(`spec.validations[${i}].expression`, v.expression, names, "bool"),
-      message: v.message,
-      messageExpression:
-        v.messageExpression === undefined
-          ? undefined
-          : c.expr(`spec.validations[${i}].messageExpression`, v.messageExpression, names, "string"),
-      reason: v.reason ?? "Invalid",
-    }));
-    const auditAnnotations = policy.auditAnnotations.map((a, i) => ({
-      key: a.key,
-      expression: c.expr(
-        `spec.auditAnnotations[${i}].valueExpression`,
-        a.valueExpression,
-        names,
-        "string-or-null",
-      ),
-    }));
-    const programs = validations.flatMap((v) => (v.expression.program ? [v.expression.program] : []));
-    return {
-      ...common,
-      kind: policy.kind,
-      policy,
-      validations,
-      sequence:
-        programs.length === validations.length ? sequenceOf(programs, PER_CALL_COST_LIMIT) : undefined,
-      auditAnnotations,
-      needs: c.needs(),
-      diagnostics: c.diagnostics,
-    };
-  }
+  if (policy.kind === "ValidatingAdmissionPolicy") return compileValidating(c, policy, common, names);
+  return compileMutating(c, policy, common, names);
+}
+
+/** What every compiled policy has, whatever its kind, before its needs and diagnostics are known. */
+type Common = Omit<CompiledCommon, "needs" | "diagnostics">;
+
+/** A validating policy's validations and audit annotations; its validations also as one sequence. */
+function compileValidating(
+  c: PolicyCompiler,
+  policy: ValidatingPolicy,
+  common: Common,
+  names: readonly string[],
+): CompiledValidatingPolicy {
+  const validations = policy.validations.map((v, i) => ({
+    index: i,
+    expression: c.expr(`spec.validations[${i}].expression`, v.expression, names, "bool"),
+    message: v.message,
+    messageExpression:
+      v.messageExpression === undefined
+        ? undefined
+        : c.expr(`spec.validations[${i}].messageExpression`, v.messageExpression, names, "string"),
+    reason: v.reason ?? "Invalid",
+  }));
+  const auditAnnotations = policy.auditAnnotations.map((a, i) => ({
+    key: a.key,
+    expression: c.expr(
+      `spec.auditAnnotations[${i}].valueExpression`,
+      a.valueExpression,
+      names,
+      "string-or-null",
+    ),
+  }));
+  const programs = validations.flatMap((v) => (v.expression.program ? [v.expression.program] : []));
+  return {
+    ...common,
+    kind: policy.kind,
+    policy,
+    validations,
+    sequence: programs.length === validations.length ? sequenceOf(programs, PER_CALL_COST_LIMIT) : undefined,
+    auditAnnotations,
+    needs: c.needs(),
+    diagnostics: c.diagnostics,
+  };
+}
+
+/** A mutating policy's mutations, each checked for the result type its patchType takes. */
+function compileMutating(
+  c: PolicyCompiler,
+  policy: MutatingPolicy,
+  common: Common,
+  names: readonly string[],
+): CompiledMutatingPolicy {
   const mutations = policy.mutations.map((m, i) => {
     const isPatch = m.patchType === "JSONPatch";
     const field = isPatch ? "jsonPatch" : "applyConfiguration";

@@ -1,10 +1,16 @@
 /**
- * Combines per-policy results into the one decision every adapter renders. Enforcement lives
- * here and only here: Deny denies, Warn warns, Audit annotates — as the API server's validating
- * dispatcher does, the first denial gives the status, and every violation stays in the results.
+ * Enforcement: turns what the engine found (per-policy results with their violations and the
+ * binding's validationActions) into the one decision every adapter renders. Deny denies, Warn
+ * warns, Audit annotates, as the API server's validating dispatcher does (kubernetes
+ * staging/src/k8s.io/apiserver/pkg/admission/plugin/policy/validating/dispatcher.go): the first
+ * denial gives the status, and every violation stays in the results.
+ *
+ * The evaluator never calls this; the edges that answer do: the webhook (per phase), `eval`,
+ * `test`, the REPL and the library's `admit`, so they cannot disagree.
  */
 import { VALIDATION_FAILURE_ANNOTATION } from "./constants.ts";
-import type { AdmissionDecision, JsonPatchOp, PolicyResult } from "./types.ts";
+import { NO_ANNOTATIONS, NO_WARNINGS } from "./results.ts";
+import type { Admission, AdmissionDecision, PolicyResult } from "./types.ts";
 
 function label(r: PolicyResult): string {
   return r.binding
@@ -27,21 +33,9 @@ function denial(
   return { code: v.code, reason: v.reason, message: `${label(r)} denied request: ${v.message}` };
 }
 
-/** What a decision without a mutation passes as `mutation`. */
-export const NO_MUTATION: { readonly patch?: readonly JsonPatchOp[]; readonly patchedObject?: unknown } =
-  Object.freeze({});
-
-/**
- * Empty lists and maps in results and decisions, shared rather than built for each: allocations on
- * a review's path cost more than their size (they write fresh memory and bring scavenges closer).
- */
-export const NO_WARNINGS: readonly string[] = Object.freeze([]);
-export const NO_ANNOTATIONS: Readonly<Record<string, string>> = Object.freeze({});
-
-export function combine(
-  results: readonly PolicyResult[],
-  mutation: { readonly patch?: readonly JsonPatchOp[]; readonly patchedObject?: unknown },
-): AdmissionDecision {
+/** The decision on what the engine found about one request (one phase, or the whole chain). */
+export function decide(admission: Admission): AdmissionDecision {
+  const results = admission.results;
   let status: AdmissionDecision["status"];
   let warnings: string[] | undefined;
   let auditAnnotations: Record<string, string> | undefined;
@@ -103,9 +97,9 @@ export function combine(
   decision.warnings =
     warnings === undefined ? NO_WARNINGS : warnings.length > 1 ? [...new Set(warnings)] : warnings;
   decision.auditAnnotations = auditAnnotations ?? NO_ANNOTATIONS;
-  if (mutation.patch && mutation.patch.length > 0) {
-    decision.patch = mutation.patch;
-    decision.patchedObject = mutation.patchedObject;
+  if (admission.patch && admission.patch.length > 0) {
+    decision.patch = admission.patch;
+    decision.patchedObject = admission.patchedObject;
   }
   decision.results = results;
   decision.cost = cost;

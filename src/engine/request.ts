@@ -4,7 +4,7 @@
  * and the objects as the API server hands them to admission: with the request's namespace and with
  * the defaults it applies when it decodes them.
  */
-import type { AdmissionRequest, UserInfo } from "./types.ts";
+import type { AdmissionRequest, UserInfo } from "../request/types.ts";
 import { applyDefaults, type DefaultedField } from "../kube/defaults/index.ts";
 import {
   expectedObjectNamespace,

@@ -1,49 +1,18 @@
 /**
- * What the engine takes in and gives out. The admission request mirrors admission.k8s.io/v1
- * AdmissionRequest (v1beta1 has the same shape); the decision is plain data that every adapter
- * (webhook, CLI, REPL) renders without re-deciding anything.
+ * What the engine gives out: per-policy results and the decision made from them, plain data that
+ * every adapter (webhook, CLI, REPL) renders without re-deciding anything. What it takes in, the
+ * admission request, is in request/types.ts.
  */
-import type { Operation, ValidationAction } from "../policy/types.ts";
+import type { ValidationAction } from "../policy/types.ts";
 
-export interface GroupVersionKind {
-  readonly group: string;
-  readonly version: string;
-  readonly kind: string;
-}
-
-export interface GroupVersionResource {
-  readonly group: string;
-  readonly version: string;
-  readonly resource: string;
-}
-
-export interface UserInfo {
-  readonly username: string;
-  readonly uid?: string;
-  readonly groups: readonly string[];
-  readonly extra?: Readonly<Record<string, readonly string[]>>;
-}
-
-type JsonObject = Readonly<Record<string, unknown>>;
-
-export interface AdmissionRequest {
-  readonly uid: string;
-  readonly kind: GroupVersionKind;
-  readonly resource: GroupVersionResource;
-  readonly subResource?: string;
-  readonly requestKind?: GroupVersionKind;
-  readonly requestResource?: GroupVersionResource;
-  readonly requestSubResource?: string;
-  readonly name: string;
-  readonly namespace: string;
-  readonly operation: Operation;
-  readonly userInfo: UserInfo;
-  /** `null` when absent (DELETE has no object; CREATE has no oldObject). */
-  readonly object: JsonObject | null;
-  readonly oldObject: JsonObject | null;
-  readonly dryRun: boolean;
-  readonly options: JsonObject | null;
-}
+// The request types moved below match/ and engine/; re-exported for the modules that still name
+// them from here (suite/types.ts and suite/parse.ts, which another change is rewriting).
+export type {
+  AdmissionRequest,
+  GroupVersionKind,
+  GroupVersionResource,
+  UserInfo,
+} from "../request/types.ts";
 
 /** One JSON Patch operation (RFC 6902). */
 export interface JsonPatchOp {
@@ -118,7 +87,22 @@ export interface PolicyResult {
   readonly durationMs: number;
 }
 
-/** What the engine decided about one admission request. */
+/**
+ * What the engine found about one request: every policy's result, and what the mutations made of
+ * the object. It holds no verdict: decision.ts turns it into one, at the edge that answers.
+ */
+export interface Admission {
+  readonly results: readonly PolicyResult[];
+  /** From the original object to the mutated one; absent when nothing changed. */
+  readonly patch?: readonly JsonPatchOp[];
+  /** The object after all mutations; absent when nothing changed. */
+  readonly patchedObject?: unknown;
+}
+
+/**
+ * What a request's policies decided, as the API server would enforce their results (decision.ts):
+ * Deny denies, Warn warns, Audit annotates.
+ */
 export interface AdmissionDecision {
   readonly allowed: boolean;
   /** Present when denied: the HTTP code, reason and message as the API server would return them. */
@@ -133,24 +117,32 @@ export interface AdmissionDecision {
   readonly cost: number;
 }
 
-/** Which policies a review evaluates: the webhook's path decides. */
-export interface ReviewOptions {
-  /** `validate` runs ValidatingAdmissionPolicies, `mutate` runs MutatingAdmissionPolicies. */
-  readonly phase: "validate" | "mutate";
-  /** Only policies with this failurePolicy (the split paths `/validate/fail` etc.); absent: all. */
-  readonly failurePolicy?: "Fail" | "Ignore";
+/** How the engine evaluates a request's policies. */
+export interface EvaluateOptions {
   /**
    * When evaluation must stop and answer by failurePolicy, on the monotonic clock (`performance.now()`
    * ms): a wall-clock deadline would move with every adjustment of the system time.
    */
   readonly deadline: number;
-  /** Record values and `because` reasons in the trace (costs time; the webhook asks at debug level). */
+  /** Only policies with this failurePolicy (the webhook's split paths). */
+  readonly failurePolicy?: "Fail" | "Ignore";
+  /** Also evaluate policies that have no binding, as if bound with validationActions [Deny] (CLI). */
+  readonly includeUnbound?: boolean;
+  /** Record every step's value in the trace (CLI, REPL); the webhook leaves it off for speed. */
   readonly explain?: boolean;
-  /** Record each expression in the results' traces (default true; explaining records regardless). */
+  /**
+   * Record each expression in the results' traces (the default). The webhook turns it off unless
+   * explaining: nothing else reads the trace there, and a step costs an object per expression.
+   */
   readonly trace?: boolean;
 }
 
-/** What the webhook asks of the engine. Implementations never throw for bad policies or requests. */
-export interface Admitter {
-  review(request: AdmissionRequest, options: ReviewOptions): AdmissionDecision;
+/** How `admit` runs: one phase or the whole chain, and how it evaluates. */
+export interface AdmitOptions extends EvaluateOptions {
+  /**
+   * One phase, as the API server calls a mutating and a validating webhook separately: `mutate`
+   * runs the MutatingAdmissionPolicies, `validate` the ValidatingAdmissionPolicies. Absent: the
+   * whole chain, mutations first and validations on what they made.
+   */
+  readonly phase?: "validate" | "mutate";
 }

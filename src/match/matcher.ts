@@ -11,7 +11,7 @@
  * the rules first because they are cheap and need no namespace lookup, and because "no rule matches"
  * is the most useful reason to show in an explanation.
  */
-import type { AdmissionRequest, GroupVersionKind, GroupVersionResource } from "../engine/types.ts";
+import type { AdmissionRequest, GroupVersionKind, GroupVersionResource } from "../request/types.ts";
 import type {
   LabelSelector,
   MatchPolicyType,

@@ -13,7 +13,7 @@
  * own key and "*" at each level, so a request visits at most 8 leaves per target. Nested maps rather
  * than one map of joined strings so that a lookup builds no key strings.
  */
-import type { AdmissionRequest } from "../engine/types.ts";
+import { type AdmissionRequest, OPERATIONS } from "../request/types.ts";
 import type { MatchResources, NamedRuleWithOperations } from "../policy/types.ts";
 
 export interface IndexEntry<T> {
@@ -26,8 +26,7 @@ export interface IndexEntry<T> {
 
 const WILD = "*";
 
-/** The concrete operations; a rule's `*` is copied into each, plus a slot of its own (see opSlot). */
-const OPERATIONS = ["CREATE", "UPDATE", "DELETE", "CONNECT"] as const;
+/** A rule's `*` is copied into each operation's slot, plus a slot of its own (see opSlot). */
 const WILD_OP_SLOT = OPERATIONS.length;
 
 /**

@@ -3,7 +3,7 @@
  * (admission/plugin/webhook/predicates/rules) and the resourceNames check of the policy matcher
  * (admission/plugin/policy/matching) decide it.
  */
-import type { AdmissionRequest, GroupVersionResource } from "../engine/types.ts";
+import type { AdmissionRequest, GroupVersionResource } from "../request/types.ts";
 import type { NamedRuleWithOperations } from "../policy/types.ts";
 
 /**

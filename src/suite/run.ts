@@ -20,10 +20,13 @@ import type { CelExtras } from "../cel/index.ts";
 import { type AuthorizerCheck, tableAuthorizer } from "../cel/library/authz-table.ts";
 import { compileRegex } from "../cel/regex/index.ts";
 import { type CompiledPolicySet, compilePolicySet } from "../compile/policy.ts";
-import { type EngineContext, mutate, validate } from "../engine/evaluate.ts";
+import { admit, OFFLINE_DEADLINE_MS } from "../engine/admit.ts";
+import type { EngineContext } from "../engine/context.ts";
+import { decide } from "../engine/decision.ts";
 import { jsonEqual } from "../engine/mutate.ts";
 import { paramLookup } from "../engine/params.ts";
-import type { AdmissionRequest, JsonPatchOp, PolicyResult, UserInfo } from "../engine/types.ts";
+import type { JsonPatchOp, PolicyResult } from "../engine/types.ts";
+import { type AdmissionRequest, DEFAULT_USER } from "../request/types.ts";
 import type { Diagnostic, SourceLocation } from "../errors.ts";
 import type { ResourceObject } from "../policy/types.ts";
 import type { SuiteReader } from "../sources/suites.ts";
@@ -32,17 +35,12 @@ import {
   type At,
   EXPECT_KEYS,
   type ExpectKey,
+  type Expectations,
   type JsonObject,
   type ObjectSource,
   type Suite,
   type SuiteCase,
 } from "./types.ts";
-
-/** How long one case may take through all policies: the API server's longest webhook timeout. */
-const CASE_DEADLINE_MS = 30_000;
-
-/** The user of a case that names none, as `celgate eval` defaults it. */
-export const DEFAULT_USER: UserInfo = { username: "celgate", groups: ["system:authenticated"] };
 
 export interface RunOptions {
   readonly extras?: CelExtras;
@@ -351,105 +349,84 @@ function sameMultiset(a: readonly string[], b: readonly string[]): boolean {
   return x.length === y.length && x.every((v, i) => v === y[i]);
 }
 
+/** What a failed expectation found instead, and why when more than the two values is needed. */
+type Miss = { readonly actual: unknown; readonly note?: string | undefined } | undefined;
+type Check<K extends ExpectKey> = (expected: Exclude<Expectations[K], undefined>, actual: CaseActual) => Miss;
+
+const NO_STATUS = "the request was allowed, so there is no status";
+
+/** One check per expectation key: undefined when it holds, else what was found. */
+const CHECKS: { readonly [K in ExpectKey]: Check<K> } = {
+  allowed: (e, a) => (e !== a.allowed ? { actual: a.allowed } : undefined),
+  code: (e, a) =>
+    e !== a.status?.code
+      ? { actual: a.status?.code ?? null, note: a.status ? undefined : NO_STATUS }
+      : undefined,
+  reason: (e, a) =>
+    e !== a.status?.reason
+      ? { actual: a.status?.reason ?? null, note: a.status ? undefined : NO_STATUS }
+      : undefined,
+  message: (e, a) =>
+    e !== a.status?.message
+      ? { actual: a.status?.message ?? null, note: a.status ? undefined : NO_STATUS }
+      : undefined,
+  messageMatches: (e, a) =>
+    a.status && compileRegex(e).test(a.status.message)
+      ? undefined
+      : {
+          actual: a.status?.message ?? null,
+          note: a.status ? "the pattern is not found in the message" : NO_STATUS,
+        },
+  warnings: (e, a) => (sameMultiset(e, a.warnings) ? undefined : { actual: a.warnings }),
+  warningsMatch: (e, a) => {
+    const unmatched = e.filter((p) => {
+      const re = compileRegex(p);
+      return !a.warnings.some((w) => re.test(w));
+    });
+    return unmatched.length === 0
+      ? undefined
+      : {
+          actual: a.warnings,
+          note: `no warning matches ${unmatched.map((p) => JSON.stringify(p)).join(", ")}`,
+        };
+  },
+  auditAnnotations: (e, a) => {
+    const bad = Object.entries(e).filter(([k, v]) => a.auditAnnotations[k] !== v);
+    return bad.length === 0
+      ? undefined
+      : {
+          actual: a.auditAnnotations,
+          note: `${bad.map(([k]) => JSON.stringify(k)).join(", ")} ${bad.length === 1 ? "differs" : "differ"} (only the keys given are checked)`,
+        };
+  },
+  matched: (e, a) => (sameSet(e, a.matched) ? undefined : { actual: a.matched }),
+  skipped: (e, a) => (sameSet(e, a.skipped) ? undefined : { actual: a.skipped }),
+  patched: (e, a) => (jsonEqual(e, a.patched) ? undefined : { actual: a.patched }),
+  patch: (e, a) => (jsonEqual(e, a.patch) ? undefined : { actual: a.patch }),
+  unchanged: (e, a) =>
+    e === (a.patch.length === 0)
+      ? undefined
+      : {
+          actual: a.patch.length === 0,
+          note: e ? "a mutation changed the object" : "no mutation changed the object",
+        },
+};
+
 /** Compares the actual decision with every expectation the case states. */
 export function compare(c: SuiteCase, actual: CaseActual): Mismatch[] {
-  const e = c.expect;
   const out: Mismatch[] = [];
-  const miss = (key: ExpectKey, expected: unknown, got: unknown, note?: string) =>
+  for (const key of EXPECT_KEYS) {
+    const expected = c.expect[key];
+    if (expected === undefined) continue;
+    const miss = (CHECKS[key] as Check<ExpectKey>)(expected, actual);
+    if (miss === undefined) continue;
     out.push({
       key,
       path: c.expectPaths[key] ?? `${c.path}.expect.${key}`,
       expected,
-      actual: got,
-      ...(note ? { note } : {}),
+      actual: miss.actual,
+      ...(miss.note ? { note: miss.note } : {}),
     });
-  const status = actual.status;
-  const allowedNote = status ? undefined : "the request was allowed, so there is no status";
-  for (const key of EXPECT_KEYS) {
-    switch (key) {
-      case "allowed":
-        if (e.allowed !== undefined && e.allowed !== actual.allowed) miss(key, e.allowed, actual.allowed);
-        break;
-      case "code":
-        if (e.code !== undefined && e.code !== status?.code)
-          miss(key, e.code, status?.code ?? null, allowedNote);
-        break;
-      case "reason":
-        if (e.reason !== undefined && e.reason !== status?.reason)
-          miss(key, e.reason, status?.reason ?? null, allowedNote);
-        break;
-      case "message":
-        if (e.message !== undefined && e.message !== status?.message)
-          miss(key, e.message, status?.message ?? null, allowedNote);
-        break;
-      case "messageMatches":
-        if (
-          e.messageMatches !== undefined &&
-          !(status && compileRegex(e.messageMatches).test(status.message))
-        )
-          miss(
-            key,
-            e.messageMatches,
-            status?.message ?? null,
-            allowedNote ?? "the pattern is not found in the message",
-          );
-        break;
-      case "warnings":
-        if (e.warnings !== undefined && !sameMultiset(e.warnings, actual.warnings))
-          miss(key, e.warnings, actual.warnings);
-        break;
-      case "warningsMatch":
-        if (e.warningsMatch !== undefined) {
-          const unmatched = e.warningsMatch.filter((p) => {
-            const re = compileRegex(p);
-            return !actual.warnings.some((w) => re.test(w));
-          });
-          if (unmatched.length > 0)
-            miss(
-              key,
-              e.warningsMatch,
-              actual.warnings,
-              `no warning matches ${unmatched.map((p) => JSON.stringify(p)).join(", ")}`,
-            );
-        }
-        break;
-      case "auditAnnotations":
-        if (e.auditAnnotations !== undefined) {
-          const bad = Object.entries(e.auditAnnotations).filter(([k, v]) => actual.auditAnnotations[k] !== v);
-          if (bad.length > 0)
-            miss(
-              key,
-              e.auditAnnotations,
-              actual.auditAnnotations,
-              `${bad.map(([k]) => JSON.stringify(k)).join(", ")} ${bad.length === 1 ? "differs" : "differ"} (only the keys given are checked)`,
-            );
-        }
-        break;
-      case "matched":
-        if (e.matched !== undefined && !sameSet(e.matched, actual.matched))
-          miss(key, e.matched, actual.matched);
-        break;
-      case "skipped":
-        if (e.skipped !== undefined && !sameSet(e.skipped, actual.skipped))
-          miss(key, e.skipped, actual.skipped);
-        break;
-      case "patched":
-        if (e.patched !== undefined && !jsonEqual(e.patched, actual.patched))
-          miss(key, e.patched, actual.patched);
-        break;
-      case "patch":
-        if (e.patch !== undefined && !jsonEqual(e.patch, actual.patch)) miss(key, e.patch, actual.patch);
-        break;
-      case "unchanged":
-        if (e.unchanged !== undefined && e.unchanged !== (actual.patch.length === 0))
-          miss(
-            key,
-            e.unchanged,
-            actual.patch.length === 0,
-            e.unchanged ? "a mutation changed the object" : "no mutation changed the object",
-          );
-        break;
-    }
   }
   return out;
 }
@@ -463,22 +440,19 @@ function runCase(loaded: Loaded, rules: Suite["authorizer"], pc: PreparedCase): 
     params: paramLookup(loaded.set.resources),
     authorizer: tableAuthorizer(rules, (c) => checks.push(c)),
   };
-  const options = { deadline: performance.now() + CASE_DEADLINE_MS, includeUnbound: true, explain: true };
+  const options = { deadline: performance.now() + OFFLINE_DEADLINE_MS, includeUnbound: true, explain: true };
   const request = pc.request;
-  const mutated = mutate(loaded.set, request, ctx, options);
-  const object = (mutated.patchedObject as AdmissionRequest["object"] | undefined) ?? request.object;
-  const validated = validate(loaded.set, { ...request, object }, ctx, options);
-  const results = [...mutated.results, ...validated.results];
-  const status = mutated.status ?? validated.status;
+  const decision = decide(admit(loaded.set, request, ctx, options));
+  const results = decision.results;
   const actual: CaseActual = {
-    allowed: mutated.allowed && validated.allowed,
-    ...(status ? { status } : {}),
-    warnings: unique([...mutated.warnings, ...validated.warnings]),
-    auditAnnotations: { ...mutated.auditAnnotations, ...validated.auditAnnotations },
+    allowed: decision.allowed,
+    ...(decision.status ? { status: decision.status } : {}),
+    warnings: decision.warnings,
+    auditAnnotations: decision.auditAnnotations,
     matched: unique(results.filter((r) => r.outcome !== "skip").map((r) => r.policy)),
     skipped: unique(results.filter((r) => r.outcome === "skip").map((r) => r.policy)),
-    patch: mutated.patch ?? [],
-    patched: request.operation === "DELETE" ? null : (mutated.patchedObject ?? request.object),
+    patch: decision.patch ?? [],
+    patched: request.operation === "DELETE" ? null : (decision.patchedObject ?? request.object),
   };
   const mismatches = compare(pc.spec, actual);
   return {

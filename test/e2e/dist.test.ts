@@ -5,15 +5,25 @@
  */
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { request } from "node:https";
 import { builtinModules } from "node:module";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { test } from "node:test";
+import { after, test } from "node:test";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+  version: string;
   dependencies: Record<string, string>;
   devDependencies: Record<string, string>;
 };
@@ -43,17 +53,18 @@ void test("src/ imports only node builtins and production dependencies", () => {
   assert.deepEqual(offenders, []);
 });
 
-void test("the production build starts from the Dockerfile's entrypoint and answers /readyz", {
-  timeout: 120_000,
-}, async (t) => {
-  const dockerfile = readFileSync(join(root, "Dockerfile"), "utf8");
-  const entry = /ENTRYPOINT\s+\["node",\s*"([^"]+)"/.exec(dockerfile)?.[1];
-  assert.ok(entry, "the Dockerfile has an exec-form node ENTRYPOINT");
-  // Inside the repository (under the ignored .celgate/), so ESM resolution finds node_modules as in the image.
+let built: string | undefined;
+
+/**
+ * The production build as a package directory (package.json and dist/), made once for this file's
+ * tests: inside the repository, under the ignored .celgate/, so ESM resolution finds node_modules
+ * as in the image.
+ */
+function builtPackage(): string {
+  if (built !== undefined) return built;
   mkdirSync(join(root, ".celgate"), { recursive: true });
   const out = mkdtempSync(join(root, ".celgate", "dist-test-"));
   copyFileSync(join(root, "package.json"), join(out, "package.json"));
-  t.after(() => rmSync(out, { recursive: true, force: true }));
   const tsc = join(root, "node_modules", "typescript", "bin", "tsc");
   const build = spawnSync(
     process.execPath,
@@ -64,6 +75,21 @@ void test("the production build starts from the Dockerfile's entrypoint and answ
     },
   );
   assert.equal(build.status, 0, build.stdout + build.stderr);
+  built = out;
+  return out;
+}
+
+after(() => {
+  if (built !== undefined) rmSync(built, { recursive: true, force: true });
+});
+
+void test("the production build starts from the Dockerfile's entrypoint and answers /readyz", {
+  timeout: 120_000,
+}, async (t) => {
+  const dockerfile = readFileSync(join(root, "Dockerfile"), "utf8");
+  const entry = /ENTRYPOINT\s+\["node",\s*"([^"]+)"/.exec(dockerfile)?.[1];
+  assert.ok(entry, "the Dockerfile has an exec-form node ENTRYPOINT");
+  const out = builtPackage();
   const bin = join(out, entry);
   const child = spawn(
     process.execPath,
@@ -111,4 +137,131 @@ void test("the production build starts from the Dockerfile's entrypoint and answ
   const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
   child.kill("SIGTERM");
   assert.equal(await exited, 0);
+});
+
+// ---- the package, as a user installs it -----------------------------------------------------
+
+const POLICY = `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: no-privileged}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+      - {apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: ["pods"]}
+  validations:
+    - expression: "object.spec.containers.all(c, !c.?securityContext.?privileged.orValue(false))"
+      message: privileged containers are not allowed
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: no-privileged}
+spec: {policyName: no-privileged, validationActions: [Deny]}
+`;
+
+/** A user's program, in plain JavaScript, importing the package by its name. */
+const PROGRAM = `import { admit, compilePolicies, evaluateExpression, loadPolicies, requestFor } from "celgate";
+import { readFileSync } from "node:fs";
+
+const loaded = loadPolicies(readFileSync("policy.yaml", "utf8"), "policy.yaml");
+const policies = compilePolicies(loaded.set);
+const pod = (privileged) => ({
+  apiVersion: "v1",
+  kind: "Pod",
+  metadata: { name: "web", namespace: "default" },
+  spec: { containers: [{ name: "app", image: "nginx:1.27", securityContext: { privileged } }] },
+});
+const decide = (object) => {
+  const request = requestFor(object);
+  if (!request.ok) throw new Error(request.error);
+  const d = admit(policies, request.value);
+  return { allowed: d.allowed, status: d.status ?? null };
+};
+let deepImport = "allowed";
+try {
+  await import("celgate/dist/engine/admit.js");
+} catch (e) {
+  deepImport = e.code;
+}
+console.log(JSON.stringify({
+  problems: [...loaded.diagnostics, ...policies.diagnostics].length,
+  privileged: decide(pod(true)),
+  plain: decide(pod(false)),
+  expression: evaluateExpression("object.spec.replicas * 2", { object: { spec: { replicas: 3 } } }),
+  badRequest: requestFor({ metadata: {} }).ok,
+  deepImport,
+}));
+`;
+
+/** npm, with output kept for the assertion message. */
+function npm(args: readonly string[], cwd: string): ReturnType<typeof spawnSync> {
+  return spawnSync("npm", [...args, "--no-audit", "--no-fund", "--loglevel=error"], {
+    cwd,
+    encoding: "utf8",
+    timeout: 120_000,
+  });
+}
+
+void test("the packed package installs, and plain JavaScript admits a Pod through its API", {
+  timeout: 240_000,
+}, (t) => {
+  const packageDir = builtPackage();
+  const tmp = mkdtempSync(join(tmpdir(), "celgate-pack-"));
+  t.after(() => rmSync(tmp, { recursive: true, force: true }));
+
+  const packed = npm(["pack", "--ignore-scripts", "--json", "--pack-destination", tmp], packageDir);
+  assert.equal(packed.status, 0, `${packed.stdout}${packed.stderr}`);
+  const [tarball] = JSON.parse(String(packed.stdout)) as { filename: string; files: { path: string }[] }[];
+  assert.ok(tarball);
+  const files = tarball.files.map((f) => f.path);
+  assert.ok(files.includes("dist/index.js") && files.includes("dist/index.d.ts"), files.join(", "));
+
+  // The consumer locks the package's production dependencies at the versions our lockfile holds,
+  // so npm installs them from its cache without asking the registry for their metadata.
+  const app = join(tmp, "app");
+  mkdirSync(app);
+  const ours = JSON.parse(readFileSync(join(root, "package-lock.json"), "utf8")) as {
+    packages: Record<string, { dev?: boolean; devOptional?: boolean } & Record<string, unknown>>;
+  };
+  const spec = `file:../${tarball.filename}`;
+  const locked: Record<string, unknown> = {
+    "": { name: "app", dependencies: { celgate: spec } },
+    "node_modules/celgate": { version: pkg.version, resolved: spec, dependencies: pkg.dependencies },
+  };
+  for (const [path, entry] of Object.entries(ours.packages))
+    if (path !== "" && !entry.dev && !entry.devOptional) locked[path] = entry;
+  writeFileSync(
+    join(app, "package.json"),
+    JSON.stringify({ name: "app", private: true, type: "module", dependencies: { celgate: spec } }),
+  );
+  writeFileSync(
+    join(app, "package-lock.json"),
+    JSON.stringify({ name: "app", lockfileVersion: 3, requires: true, packages: locked }),
+  );
+  let installed = npm(["install", "--offline", "--ignore-scripts"], app);
+  // A cache without some tarball (CI has the registry): fetch only what is missing.
+  if (installed.status !== 0 && /ENOTCACHED/.test(String(installed.stderr)))
+    installed = npm(["install", "--prefer-offline", "--ignore-scripts"], app);
+  assert.equal(installed.status, 0, `${installed.stdout}${installed.stderr}`);
+
+  writeFileSync(join(app, "policy.yaml"), POLICY);
+  writeFileSync(join(app, "main.mjs"), PROGRAM);
+  const ran = spawnSync(process.execPath, ["main.mjs"], { cwd: app, encoding: "utf8", timeout: 60_000 });
+  assert.equal(ran.status, 0, ran.stderr);
+  assert.deepEqual(JSON.parse(ran.stdout), {
+    problems: 0,
+    privileged: {
+      allowed: false,
+      status: {
+        code: 422,
+        reason: "Invalid",
+        message:
+          "ValidatingAdmissionPolicy 'no-privileged' with binding 'no-privileged' denied request: privileged containers are not allowed",
+      },
+    },
+    plain: { allowed: true, status: null },
+    expression: { ok: true, value: 6, type: "int" },
+    badRequest: false,
+    deepImport: "ERR_PACKAGE_PATH_NOT_EXPORTED",
+  });
 });

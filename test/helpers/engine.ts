@@ -2,9 +2,13 @@
 import { readFileSync } from "node:fs";
 import { stringify as stringifyYaml } from "yaml";
 import { compilePolicySet, type CompiledPolicySet } from "../../src/compile/policy.ts";
-import { type EngineContext, type EvaluateOptions, mutate, validate } from "../../src/engine/evaluate.ts";
-import { contextFromSet } from "../../src/engine/admitter.ts";
-import type { AdmissionDecision, AdmissionRequest } from "../../src/engine/types.ts";
+import { contextFromSet, type EngineContext } from "../../src/engine/context.ts";
+import { decide } from "../../src/engine/decision.ts";
+import { mutate } from "../../src/engine/mutating.ts";
+import type { EvaluateOptions } from "../../src/engine/types.ts";
+import { validate } from "../../src/engine/validating.ts";
+import type { AdmissionDecision } from "../../src/engine/types.ts";
+import type { AdmissionRequest } from "../../src/request/types.ts";
 import { checkReferences, parsePolicyText } from "../../src/policy/parse.ts";
 
 export function compileText(text: string): CompiledPolicySet {
@@ -150,7 +154,7 @@ export function validateText(
   options: Partial<EvaluateOptions> = {},
 ): AdmissionDecision {
   const set = compileText(text);
-  return validate(set, request, contextFor(set), { deadline: FAR(), ...options });
+  return decide(validate(set, request, contextFor(set), { deadline: FAR(), ...options }));
 }
 
 /** Compiles `text` and runs the mutating phase on `request`. */
@@ -160,7 +164,7 @@ export function mutateText(
   options: Partial<EvaluateOptions> = {},
 ): AdmissionDecision {
   const set = compileText(text);
-  return mutate(set, request, contextFor(set), { deadline: FAR(), ...options });
+  return decide(mutate(set, request, contextFor(set), { deadline: FAR(), ...options }));
 }
 
 /** The text of a file under test/fixtures/engine/. */

@@ -5,14 +5,15 @@
  * with control characters and audit annotations whose `<webhook>/<key>` is not a qualified name.
  * Everything here exists to keep those rules in one place.
  */
-import type {
-  AdmissionDecision,
-  AdmissionRequest,
-  GroupVersionKind,
-  GroupVersionResource,
-  JsonPatchOp,
-  UserInfo,
-} from "../../engine/types.ts";
+import type { AdmissionDecision, JsonPatchOp } from "../../engine/types.ts";
+import {
+  type AdmissionRequest,
+  type GroupVersionKind,
+  type GroupVersionResource,
+  isOperation,
+  OPERATIONS,
+  type UserInfo,
+} from "../../request/types.ts";
 import type { Operation } from "../../policy/types.ts";
 import { createHash } from "node:crypto";
 import { setMember } from "../../cel/values.ts";
@@ -40,8 +41,6 @@ export const MAX_WARNINGS_TOTAL_LENGTH = 4096;
 export const MAX_STATUS_MESSAGE_LENGTH = 5 * 1024;
 /** The name part of a qualified name (the API server prefixes our keys with `<webhook name>/`). */
 export const MAX_AUDIT_KEY_LENGTH = 63;
-
-const OPERATIONS: readonly Operation[] = ["CREATE", "UPDATE", "DELETE", "CONNECT"];
 
 type JsonObject = Readonly<Record<string, unknown>>;
 
@@ -160,7 +159,7 @@ function decodeRequest(value: unknown): AdmissionRequest {
   const namespace = optionalString(r.namespace, "request.namespace") ?? "";
   const op = r.operation;
   if (op === undefined || op === null || op === "") fail("request.operation", "required");
-  if (typeof op !== "string" || !(OPERATIONS as readonly string[]).includes(op)) {
+  if (!isOperation(op)) {
     const got = typeof op === "string" ? JSON.stringify(op) : describe(op);
     fail("request.operation", `expected one of ${OPERATIONS.join(", ")}, got ${got}`);
   }

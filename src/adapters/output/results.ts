@@ -5,7 +5,8 @@
  */
 import fastJsonPatch from "fast-json-patch";
 import { stringify as yamlStringify } from "yaml";
-import type { JsonPatchOp, PolicyResult, TraceStep } from "../../engine/types.ts";
+import type { AdmissionDecision, JsonPatchOp, PolicyResult, TraceStep } from "../../engine/types.ts";
+import type { AdmissionRequest } from "../../request/types.ts";
 import { plural } from "./diagnostics.ts";
 import { lineDiff } from "./diff.ts";
 
@@ -26,6 +27,23 @@ export interface ResourceEvaluation {
   readonly warnings: readonly string[];
   /** What the API server's defaulting changed, paths from `object.`/`oldObject.` (shown with explain). */
   readonly defaulted?: readonly DefaultedField[];
+}
+
+/** What `eval` and the REPL show for one resource: the chain's decision on its request. */
+export function resourceEvaluation(
+  resource: ResourceRef,
+  request: AdmissionRequest,
+  decision: AdmissionDecision,
+): ResourceEvaluation {
+  const out: { -readonly [K in keyof ResourceEvaluation]: ResourceEvaluation[K] } = {
+    resource,
+    original: request.operation === "DELETE" ? request.oldObject : request.object,
+    results: decision.results,
+    allowed: decision.allowed,
+    warnings: decision.warnings,
+  };
+  if (decision.status) out.denial = decision.status.message;
+  return out;
 }
 
 export interface ResultEntry {

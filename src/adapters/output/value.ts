@@ -1,17 +1,6 @@
 /** Rendering of single CEL values and expression errors, for `celgate expr` and the REPL. */
 import { type CelValue, toJson, typeName } from "../../cel/index.ts";
-
-/** What evaluating one expression gave, in a form every output can render. */
-export type ExpressionOutcome =
-  | { readonly ok: true; readonly value: CelValue; readonly type: string }
-  | {
-      readonly ok: false;
-      readonly stage: "compile" | "eval" | "input";
-      /** The error in one message (compile errors are cel-go's rendered form, as kubectl shows them). */
-      readonly error: string;
-      /** For people: `ERROR: <input>:1:5: ...` with the expression and a caret, when a position is known. */
-      readonly rendered?: string;
-    };
+import type { ExpressionOutcome } from "../../engine/expression.ts";
 
 /** `{"value": V, "type": T}` or `{"error": E, "stage": S}`: the `-o json` and `--batch` line. */
 export function expressionJson(o: ExpressionOutcome): Record<string, unknown> {

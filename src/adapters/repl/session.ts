@@ -26,18 +26,22 @@ import {
 } from "../../cel/index.ts";
 import { explainFalse, showValue } from "../../cel/index.ts";
 import { compilePolicySet } from "../../compile/policy.ts";
-import { type EngineContext, prepare } from "../../engine/evaluate.ts";
+import { admit, OFFLINE_DEADLINE_MS } from "../../engine/admit.ts";
+import type { EngineContext } from "../../engine/context.ts";
+import { decide } from "../../engine/decision.ts";
+import type { ExpressionOutcome } from "../../engine/expression.ts";
+import { prepare } from "../../engine/prepare.ts";
 import { paramLookup } from "../../engine/params.ts";
-import type { AdmissionRequest, UserInfo } from "../../engine/types.ts";
+import { type AdmissionRequest, DEFAULT_USER, OPERATIONS, type UserInfo } from "../../request/types.ts";
 import type { Operation, ResourceObject } from "../../policy/types.ts";
 import { err, ok, type Result } from "../../result.ts";
 import { loadPolicyPaths } from "../../sources/files.ts";
-import { dryRun } from "../cli/commands/eval.ts";
-import { isJsonObject, parseDocuments } from "../cli/data.ts";
+import { isJsonObject, parseDocuments } from "../input/documents.ts";
+import { bindingCommand, describeDocument, type Loaded, loadedLine, oneLine } from "./describe.ts";
 import { buildRequest, resourceRef } from "../../engine/request.ts";
 import { errorCount, formatDiagnostics } from "../output/diagnostics.ts";
-import { formatResultsTable, type ResourceEvaluation } from "../output/results.ts";
-import { type ExpressionOutcome, renderExpressionOutcome, renderValue } from "../output/value.ts";
+import { formatResultsTable, type ResourceEvaluation, resourceEvaluation } from "../output/results.ts";
+import { renderExpressionOutcome, renderValue } from "../output/value.ts";
 
 /** What one input gave: text for the person (no trailing newline), whether it failed, whether to leave. */
 export interface ReplReply {
@@ -52,14 +56,6 @@ export interface SessionOptions {
   readonly extras?: CelExtras;
   /** Apply the API server's defaults to objects loaded from files (default true). */
   readonly defaults?: boolean;
-}
-
-type JsonObject = Record<string, unknown>;
-
-/** A document loaded from a file, and where from (shown by `:vars`). */
-interface Loaded {
-  readonly value: unknown;
-  readonly file: string;
 }
 
 /** The last expression evaluated, for `:cost` and `:explain`. */
@@ -78,8 +74,6 @@ interface LastPolicy {
   readonly evaluation: ResourceEvaluation;
 }
 
-const OPERATIONS: readonly Operation[] = ["CREATE", "UPDATE", "DELETE", "CONNECT"];
-const DEFAULT_USER: UserInfo = { username: "celgate", groups: ["system:authenticated"] };
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** CEL's reserved words and the literals, which cannot name a variable. */
 const RESERVED: ReadonlySet<string> = new Set(
@@ -538,13 +532,13 @@ export class ReplSession {
     const shown = ref.ok
       ? { ...ref.value, namespace: ref.value.kind === "Namespace" ? "" : request.namespace }
       : { apiVersion: "", kind: request.kind.kind, namespace: request.namespace, name: request.name };
-    const evaluation = dryRun(
-      { ...compiled, resources },
-      request,
-      shown,
-      this.engineContext(resources),
-      true,
-    );
+    const options = {
+      deadline: performance.now() + OFFLINE_DEADLINE_MS,
+      includeUnbound: true,
+      explain: true,
+    };
+    const admission = admit({ ...compiled, resources }, request, this.engineContext(resources), options);
+    const evaluation = resourceEvaluation(shown, request, decide(admission));
     this.last = { kind: "policy", evaluation };
     const table = formatResultsTable([evaluation]).trimEnd();
     return reply(report ? `${report}\n${table}` : table);
@@ -598,30 +592,4 @@ export class ReplSession {
   letNames(): string[] {
     return [...this.lets.keys()];
   }
-}
-
-function bindingCommand(name: string): string {
-  return (
-    { object: "object FILE", oldObject: "old FILE", request: "request FILE", params: "params FILE" }[name] ??
-    "namespace FILE"
-  );
-}
-
-function oneLine(s: string): string {
-  return s.trim().replace(/\s*\n\s*/g, " ");
-}
-
-/** `Pod default/web`, or the type of a document that is not a Kubernetes object. */
-function describeDocument(v: unknown): string {
-  if (isJsonObject(v) && typeof v.kind === "string") {
-    const meta = isJsonObject(v.metadata) ? (v.metadata as JsonObject) : {};
-    const ns = typeof meta.namespace === "string" && meta.namespace ? `${meta.namespace}/` : "";
-    const name = typeof meta.name === "string" ? meta.name : "(no name)";
-    return `${v.kind} ${ns}${name}`;
-  }
-  return `a ${typeName(toCel(v))}`;
-}
-
-function loadedLine(l: Loaded | undefined): string {
-  return l ? `${describeDocument(l.value)} (from ${l.file})` : "null";
 }

@@ -6,8 +6,8 @@
 import { readFile } from "node:fs/promises";
 import { Registry } from "prom-client";
 import type { CelExtras } from "../../cel/index.ts";
-import { contextFromSet, createAdmitter } from "../../engine/admitter.ts";
-import type { Admitter } from "../../engine/types.ts";
+import { type Admitter, createAdmitter } from "./admitter.ts";
+import { contextFromSet } from "../../engine/context.ts";
 import { type Diagnostic, formatDiagnostic } from "../../errors.ts";
 import type { CompiledPolicySet } from "../../compile/policy.ts";
 import type { LabelSelector } from "../../policy/types.ts";
@@ -18,7 +18,10 @@ import { createWebhookMetrics, type WebhookMetrics } from "./metrics.ts";
 import { reportReload } from "./reload-report.ts";
 import type { LogLevel, LogStream } from "./review-log.ts";
 import { type ServerLog, serverLog } from "./server-log.ts";
-import { buildMetricsServer, buildServer, type WebhookServer } from "./server.ts";
+import { buildMetricsServer } from "./metrics-server.ts";
+import type { ServerTls } from "./http.ts";
+import type { TlsWatcher } from "./lifecycle.ts";
+import { buildServer, type WebhookServer } from "./server.ts";
 import { certificateExpiry, generateSelfSignedCertificate, loadTlsMaterial } from "./tls.ts";
 
 export interface ServeOptions {
@@ -120,7 +123,14 @@ export function snapshotNotes(s: PolicySnapshot): string[] {
   return lines;
 }
 
-export async function startWebhook(options: ServeOptions, log: (line: string) => void): Promise<StartResult> {
+/** The serving certificate: the files given, or a self-signed one for localhost (development). */
+async function tlsMaterial(
+  options: ServeOptions,
+  log: (line: string) => void,
+): Promise<
+  | { readonly ok: true; readonly tls: ServerTls; readonly generatedCert: string | undefined }
+  | { readonly ok: false; readonly message: string }
+> {
   let tls: { cert: string; key: string; ca?: string };
   let generatedCert: string | undefined;
   if (options.tlsCert || options.tlsKey) {
@@ -144,6 +154,30 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
       return { ok: false, message: `--client-ca ${options.clientCa}: ${(e as Error).message}` };
     }
   }
+  return { ok: true, tls, generatedCert };
+}
+
+/** Certificate and key files, watched and reloaded without a restart. */
+function watchCertificate(
+  server: WebhookServer,
+  options: ServeOptions,
+  metrics: WebhookMetrics,
+  log: (line: string) => void,
+): TlsWatcher | undefined {
+  return options.tlsCert && options.tlsKey
+    ? server.watchTlsFiles(options.tlsCert, options.tlsKey, (event) => {
+        if (event.ok) {
+          metrics.setCertificateExpiry(event.certificate.notAfter);
+          log("TLS certificate reloaded");
+        } else log(`TLS certificate reload rejected, keeping the current one: ${event.error}`);
+      })
+    : undefined;
+}
+
+export async function startWebhook(options: ServeOptions, log: (line: string) => void): Promise<StartResult> {
+  const material = await tlsMaterial(options, log);
+  if (!material.ok) return material;
+  const { tls, generatedCert } = material;
   const registry = new Registry();
   const metrics = createWebhookMetrics(registry);
   metrics.setCertificateExpiry(certificateExpiry(tls.cert));
@@ -195,15 +229,7 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
   const metricsServer = await buildMetricsServer(registry);
   const metricsAddress = await metricsServer.start({ host: options.host, port: options.metricsPort });
   store.watch();
-  const certWatcher =
-    options.tlsCert && options.tlsKey
-      ? server.watchTlsFiles(options.tlsCert, options.tlsKey, (event) => {
-          if (event.ok) {
-            metrics.setCertificateExpiry(event.certificate.notAfter);
-            log("TLS certificate reloaded");
-          } else log(`TLS certificate reload rejected, keeping the current one: ${event.error}`);
-        })
-      : undefined;
+  const certWatcher = watchCertificate(server, options, metrics, log);
   log(
     `celgate serving ${first.set.policies.length} policies (${first.set.bindings.length} bindings) on ${address.url}; metrics on ${metricsAddress.url}/metrics`,
   );

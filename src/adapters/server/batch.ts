@@ -13,7 +13,9 @@
  * it; the engine is synchronous, so it waited for them before too, only in a different order. The
  * deadline still counts from the request's arrival, and the engine checks it as it runs.
  */
-import type { AdmissionDecision, AdmissionRequest, Admitter, ReviewOptions } from "../../engine/types.ts";
+import type { AdmissionDecision } from "../../engine/types.ts";
+import type { Admitter, ReviewOptions } from "./admitter.ts";
+import type { AdmissionRequest } from "../../request/types.ts";
 
 interface QueuedReview {
   readonly admitter: Admitter;

@@ -7,9 +7,29 @@
  */
 import type { CallNode, Expr } from "../ast.ts";
 import { UInt } from "../values.ts";
-import type { Checker } from "./checker.ts";
+import type { FunctionDecl } from "./decls/index.ts";
+import type { CheckEnv } from "./env.ts";
 import { type CelType, DYN, ERROR, listOf } from "./types.ts";
-import { isAssignable, mostGeneral } from "./unify.ts";
+import { isAssignable, type Mapping, mostGeneral } from "./unify.ts";
+
+/** What the macro needs of the checker (checker.ts implements it; named here to keep the import one-way). */
+export interface MacroChecker {
+  readonly env: CheckEnv;
+  readonly types: Map<number, CelType>;
+  readonly functions: Map<number, string>;
+  readonly mapping: Mapping;
+  check(e: Expr): void;
+  typeOf(e: Expr): CelType;
+  report(id: number, message: string): void;
+  checkGlobalCall(e: CallNode, name: string, args: readonly Expr[]): void;
+  resolveOrError(
+    e: CallNode,
+    f: FunctionDecl,
+    target: Expr | undefined,
+    args: readonly Expr[],
+    argTypes?: readonly CelType[],
+  ): void;
+}
 
 /** isNumericArgType: a number literal, or anything but a literal or an aggregate. */
 function isNumericArg(e: Expr): boolean {
@@ -30,7 +50,7 @@ function isNumericListLiteral(e: Expr): boolean {
 }
 
 /** Checks `math.greatest/least(...)` as cel-go's macro expands it; false if `e` is not such a call. */
-export function checkMathMacro(c: Checker, e: CallNode): boolean {
+export function checkMathMacro(c: MacroChecker, e: CallNode): boolean {
   if (e.target?.kind !== "ident" || e.target.name !== "math") return false;
   if (e.fn !== "greatest" && e.fn !== "least") return false;
   const label = `math.${e.fn}()`;

@@ -20,13 +20,14 @@ import {
   type CompiledPolicy,
   compilePolicySet,
 } from "../../../src/compile/policy.ts";
-import { prepare, type EngineContext } from "../../../src/engine/evaluate.ts";
+import type { EngineContext } from "../../../src/engine/context.ts";
+import { prepare } from "../../../src/engine/prepare.ts";
 import { findParams, paramLookup } from "../../../src/engine/params.ts";
 import { buildRequest, resourceRef } from "../../../src/engine/request.ts";
 import type { ResourceObject } from "../../../src/policy/types.ts";
 import { loadPolicyPaths } from "../../../src/sources/files.ts";
 import { parseSuiteText } from "../../../src/suite/parse.ts";
-import { DEFAULT_USER } from "../../../src/suite/run.ts";
+import { DEFAULT_USER } from "../../../src/request/types.ts";
 import type { At, JsonObject, ObjectSource } from "../../../src/suite/types.ts";
 import {
   canonBuf,

@@ -1,15 +1,19 @@
 /**
- * The README's examples, run: the first policy as written, and the quick start's curl request
- * against the bundled policies with the reply the README shows.
+ * The README's examples, run: the first policy as written, the quick start's curl request
+ * against the bundled policies with the reply the README shows, and the library example.
  */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:https";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { test } from "node:test";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { inspect } from "node:util";
 import { startWebhook } from "../../../src/adapters/server/app.ts";
 import { FAR, compileText, contextFor, deploymentRequest } from "../../helpers/engine.ts";
-import { validate } from "../../../src/engine/evaluate.ts";
+import { decide } from "../../../src/engine/decision.ts";
+import { validate } from "../../../src/engine/validating.ts";
 
 const readme = readFileSync(new URL("../../../README.md", import.meta.url), "utf8");
 
@@ -28,13 +32,16 @@ void test("README's first policy compiles and denies 7 replicas with its message
   const [yaml] = fenced(section("Writing your first policy"), "yaml");
   assert.ok(yaml);
   const set = compileText(yaml);
-  const d = validate(set, deploymentRequest(7), contextFor(set), { deadline: FAR() });
+  const d = decide(validate(set, deploymentRequest(7), contextFor(set), { deadline: FAR() }));
   assert.equal(d.allowed, false);
   assert.equal(
     d.status?.message,
     "ValidatingAdmissionPolicy 'replica-limit.example.com' with binding 'replica-limit.example.com' denied request: at most 5 replicas, got 7",
   );
-  assert.equal(validate(set, deploymentRequest(5), contextFor(set), { deadline: FAR() }).allowed, true);
+  assert.equal(
+    decide(validate(set, deploymentRequest(5), contextFor(set), { deadline: FAR() })).allowed,
+    true,
+  );
 });
 
 void test("README's quick start request gets the reply README shows, from the bundled policies", async (t) => {
@@ -85,4 +92,22 @@ void test("README's quick start request gets the reply README shows, from the bu
   });
   // README wraps the JSON over several lines for reading; compare the values.
   assert.deepEqual(JSON.parse(reply), JSON.parse(shown.replace(/\n /g, " ")));
+});
+
+void test("README's library example runs and prints what README says", async (t) => {
+  const [js] = fenced(section("As a library"), "js");
+  assert.ok(js);
+  const expected = [...js.matchAll(/^\/\/ (.*)$/gm)].map((m) => m[1] as string);
+  const index = fileURLToPath(new URL("../../../src/index.ts", import.meta.url));
+  const dir = mkdtempSync(join(tmpdir(), "celgate-readme-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, "example.mjs");
+  writeFileSync(file, js.replace('from "celgate"', `from ${JSON.stringify(index)}`));
+  const printed: string[] = [];
+  t.mock.method(console, "log", (...args: unknown[]) => {
+    printed.push(args.map((a) => (typeof a === "string" ? a : inspect(a))).join(" "));
+  });
+  await import(pathToFileURL(file).href);
+  t.mock.restoreAll();
+  assert.deepEqual(printed, expected);
 });

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fastJsonPatch from "fast-json-patch";
-import type { AdmissionRequest } from "../../../src/engine/types.ts";
+import type { AdmissionRequest } from "../../../src/request/types.ts";
 import {
   deploymentRequest,
   engineFixture,

@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fastJsonPatch from "fast-json-patch";
-import type { AdmissionDecision, AdmissionRequest, PolicyResult } from "../../../src/engine/types.ts";
+import type { AdmissionDecision, PolicyResult } from "../../../src/engine/types.ts";
+import type { AdmissionRequest } from "../../../src/request/types.ts";
 import { map, mapBinding, mutateText, podObject, podRequest, yamlDocs } from "../../helpers/engine.ts";
 
 type Doc = Record<string, unknown>;

@@ -10,8 +10,10 @@ import { after, test } from "node:test";
 import type { Activation } from "../../../src/cel/index.ts";
 import { type CodegenMode, setCodegenMode } from "../../../src/cel/codegen.ts";
 import type { CompiledValidatingPolicy } from "../../../src/compile/policy.ts";
-import { validate } from "../../../src/engine/evaluate.ts";
-import type { AdmissionDecision, AdmissionRequest } from "../../../src/engine/types.ts";
+import { decide } from "../../../src/engine/decision.ts";
+import { validate } from "../../../src/engine/validating.ts";
+import type { AdmissionDecision } from "../../../src/engine/types.ts";
+import type { AdmissionRequest } from "../../../src/request/types.ts";
 import {
   compileText,
   contextFor,
@@ -58,7 +60,7 @@ function runWith(
   const was = setCodegenMode(mode);
   try {
     const set = compileText(text);
-    const decision = validate(set, request, contextFor(set), { deadline, trace });
+    const decision = decide(validate(set, request, contextFor(set), { deadline, trace }));
     const policy = set.policies[0] as CompiledValidatingPolicy;
     return { decision, functions: policy.sequence?.functions ?? 0 };
   } finally {
@@ -347,7 +349,7 @@ test("lazily, the sequence is generated on the policy's second evaluation and th
   const policy = set.policies[0] as CompiledValidatingPolicy;
   const act: Activation = { values: {}, json: true };
   const decisions = [pod({ a: 1 }), pod({ a: 2 }), pod({ a: 1 })].map((request) =>
-    validate(set, request, contextFor(set), { deadline: FAR(), trace: false }),
+    decide(validate(set, request, contextFor(set), { deadline: FAR(), trace: false })),
   );
   assert.deepEqual(
     decisions.map((d) => d.allowed),
@@ -368,7 +370,9 @@ test("policies that run the same validations share one sequence, generated once"
   assert.ok(a.sequence !== undefined && a.sequence === b.sequence);
   const was = setCodegenMode("always");
   try {
-    const d = validate(first, pod({ shared: 9 }), contextFor(first), { deadline: FAR(), trace: false });
+    const d = decide(
+      validate(first, pod({ shared: 9 }), contextFor(first), { deadline: FAR(), trace: false }),
+    );
     assert.equal(d.allowed, false);
     assert.equal(b.sequence?.functions, 1);
   } finally {

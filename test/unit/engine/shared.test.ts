@@ -6,8 +6,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { compilePolicySet } from "../../../src/compile/policy.ts";
-import { validate } from "../../../src/engine/evaluate.ts";
-import type { AdmissionDecision, AdmissionRequest } from "../../../src/engine/types.ts";
+import { decide } from "../../../src/engine/decision.ts";
+import { validate } from "../../../src/engine/validating.ts";
+import type { AdmissionDecision } from "../../../src/engine/types.ts";
+import type { AdmissionRequest } from "../../../src/request/types.ts";
 import { checkReferences, parsePolicyText } from "../../../src/policy/parse.ts";
 import {
   contextFor,
@@ -27,7 +29,7 @@ function validateShared(text: string, request: AdmissionRequest, share: boolean)
   const errors = [...diagnostics, ...checkReferences(set)].filter((d) => d.severity === "error");
   assert.deepEqual(errors, []);
   const compiled = compilePolicySet(set, { shareSubexpressions: share });
-  return validate(compiled, request, contextFor(compiled), { deadline: FAR() });
+  return decide(validate(compiled, request, contextFor(compiled), { deadline: FAR() }));
 }
 
 /** What a decision says, step by step (durations left out). */

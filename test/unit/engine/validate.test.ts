@@ -6,7 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { AdmissionDecision, AdmissionRequest, PolicyResult } from "../../../src/engine/types.ts";
+import type { AdmissionDecision, PolicyResult } from "../../../src/engine/types.ts";
+import type { AdmissionRequest } from "../../../src/request/types.ts";
 import {
   configMapDoc,
   deploymentRequest,

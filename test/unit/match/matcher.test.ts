@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { AdmissionRequest, GroupVersionKind, GroupVersionResource } from "../../../src/engine/types.ts";
+import type { AdmissionRequest, GroupVersionKind, GroupVersionResource } from "../../../src/request/types.ts";
 import type {
   LabelSelector,
   MatchResources,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { AdmissionRequest, GroupVersionResource } from "../../../src/engine/types.ts";
+import type { AdmissionRequest, GroupVersionResource } from "../../../src/request/types.ts";
 import { type MatchContext, matchesResources } from "../../../src/match/index.ts";
 import { type IndexEntry, PolicyIndex } from "../../../src/match/policy-index.ts";
 import type {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { AdmissionRequest } from "../../../src/engine/types.ts";
+import type { AdmissionRequest } from "../../../src/request/types.ts";
 import type { NamedRuleWithOperations, Operation } from "../../../src/policy/types.ts";
 import { type RuleMismatch, ruleMismatch } from "../../../src/match/rules.ts";
 

@@ -6,13 +6,9 @@ import assert from "node:assert/strict";
 import { Agent } from "node:https";
 import { test } from "node:test";
 import { createReviewBatcher } from "../../../src/adapters/server/batch.ts";
-import { createAdmitter } from "../../../src/engine/admitter.ts";
-import type {
-  AdmissionDecision,
-  AdmissionRequest,
-  Admitter,
-  ReviewOptions,
-} from "../../../src/engine/types.ts";
+import { type Admitter, createAdmitter, type ReviewOptions } from "../../../src/adapters/server/admitter.ts";
+import type { AdmissionDecision } from "../../../src/engine/types.ts";
+import type { AdmissionRequest } from "../../../src/request/types.ts";
 import { compileText, contextFor, FAR, podRequest, vap, vapBinding, yamlDocs } from "../../helpers/engine.ts";
 import { json, send } from "../../helpers/https.ts";
 import { admissionReview, serverCert, startServer } from "./fakes.ts";

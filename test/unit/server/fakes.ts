@@ -9,12 +9,9 @@ import { Registry } from "prom-client";
 import { generateSelfSignedCertificate } from "../../../src/adapters/server/tls.ts";
 import { createWebhookMetrics, type WebhookMetrics } from "../../../src/adapters/server/metrics.ts";
 import { buildServer, type ServerDeps, type WebhookServer } from "../../../src/adapters/server/server.ts";
-import type {
-  AdmissionDecision,
-  AdmissionRequest,
-  Admitter,
-  ReviewOptions,
-} from "../../../src/engine/types.ts";
+import type { Admitter, ReviewOptions } from "../../../src/adapters/server/admitter.ts";
+import type { AdmissionDecision } from "../../../src/engine/types.ts";
+import type { AdmissionRequest } from "../../../src/request/types.ts";
 
 export const serverCert = generateSelfSignedCertificate({ hosts: ["localhost", "127.0.0.1"], days: 1 });
 

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Registry } from "prom-client";
 import { createWebhookMetrics, outcomeOf } from "../../../src/adapters/server/metrics.ts";
-import { buildMetricsServer } from "../../../src/adapters/server/server.ts";
+import { buildMetricsServer } from "../../../src/adapters/server/metrics-server.ts";
 import type { PolicyResult } from "../../../src/engine/types.ts";
 import { send } from "../../helpers/https.ts";
 import {

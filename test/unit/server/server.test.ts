@@ -3,8 +3,9 @@ import { test } from "node:test";
 import { type ConnectionOptions, connect as tlsConnect } from "node:tls";
 import { Registry } from "prom-client";
 import { createWebhookMetrics } from "../../../src/adapters/server/metrics.ts";
-import { buildServer, INTERNAL_ERROR_MESSAGE } from "../../../src/adapters/server/server.ts";
-import type { Admitter } from "../../../src/engine/types.ts";
+import { INTERNAL_ERROR_MESSAGE } from "../../../src/adapters/server/http.ts";
+import { buildServer } from "../../../src/adapters/server/server.ts";
+import type { Admitter } from "../../../src/adapters/server/admitter.ts";
 import { json, send } from "../../helpers/https.ts";
 import {
   admissionReview,

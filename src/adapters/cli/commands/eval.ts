@@ -6,9 +6,10 @@ import { randomUUID } from "node:crypto";
 import type { CelExtras } from "../../../cel/index.ts";
 import { type CompiledPolicySet, compilePolicySet } from "../../../compile/policy.ts";
 import type { Diagnostic } from "../../../errors.ts";
-import { contextFromResources } from "../../../engine/admitter.ts";
-import { type EngineContext, mutate, validate } from "../../../engine/evaluate.ts";
-import type { AdmissionRequest, UserInfo } from "../../../engine/types.ts";
+import { admit, OFFLINE_DEADLINE_MS } from "../../../engine/admit.ts";
+import { contextFromResources, type EngineContext } from "../../../engine/context.ts";
+import { decide } from "../../../engine/decision.ts";
+import { DEFAULT_USER, OPERATIONS, type UserInfo } from "../../../request/types.ts";
 import type { Operation } from "../../../policy/types.ts";
 import { err, ok, type Result } from "../../../result.ts";
 import { loadPolicyPaths } from "../../../sources/files.ts";
@@ -18,9 +19,10 @@ import {
   formatResultsTable,
   formatResultsYaml,
   type ResourceEvaluation,
+  resourceEvaluation,
 } from "../../output/results.ts";
 import { HELP_OPTION, parseCommandArgs, splitList, usageError, userPath } from "../args.ts";
-import { isJsonObject, parseDocuments, readDocuments, readSingleDocument } from "../data.ts";
+import { isJsonObject, parseDocuments, readDocuments, readSingleDocument } from "../../input/documents.ts";
 import { parseExtras } from "../expression.ts";
 import { type CliIO, EXIT_OK, EXIT_OUTCOME, EXIT_USAGE } from "../io.ts";
 import {
@@ -96,12 +98,8 @@ const OPTIONS = {
   allowPositionals: false,
 } as const;
 
-const OPERATIONS: readonly Operation[] = ["CREATE", "UPDATE", "DELETE", "CONNECT"];
 const OUTPUTS = ["table", "json", "yaml"] as const;
 type Output = (typeof OUTPUTS)[number];
-
-/** How long one resource may take through all policies: the API server's longest webhook timeout. */
-const RESOURCE_DEADLINE_MS = 30_000;
 
 interface InputResource {
   readonly ref: ResourceRef;
@@ -152,27 +150,40 @@ function pairOld(
   return ok(out);
 }
 
-/** Mutate, then validate what the mutations produced, as the API server's admission chain does. */
-export function dryRun(
-  set: CompiledPolicySet,
-  request: AdmissionRequest,
-  ref: ResourceRef,
-  ctx: EngineContext,
-  explain: boolean,
-): ResourceEvaluation {
-  const options = { deadline: performance.now() + RESOURCE_DEADLINE_MS, includeUnbound: true, explain };
-  const mutated = mutate(set, request, ctx, options);
-  const object = (mutated.patchedObject as AdmissionRequest["object"] | undefined) ?? request.object;
-  const validated = validate(set, { ...request, object }, ctx, options);
-  const denial = mutated.status ?? validated.status;
-  return {
-    resource: ref,
-    original: request.operation === "DELETE" ? request.oldObject : request.object,
-    results: [...mutated.results, ...validated.results],
-    allowed: mutated.allowed && validated.allowed,
-    ...(denial ? { denial: denial.message } : {}),
-    warnings: [...new Set([...mutated.warnings, ...validated.warnings])],
-  };
+/** The resources to evaluate, each with its stored version for UPDATE, and the Namespace given. */
+interface Inputs {
+  readonly resources: readonly InputResource[];
+  readonly olds: readonly (InputResource | undefined)[];
+  readonly namespaceObject?: Record<string, unknown>;
+}
+
+async function readInputs(
+  resourceFiles: readonly string[],
+  oldFile: string | undefined,
+  nsFile: string | undefined,
+  io: CliIO,
+): Promise<Result<Inputs, string>> {
+  if ([...resourceFiles, oldFile].filter((f) => f === "-").length > 1)
+    return err("standard input ('-') can be read only once");
+  const resources = await readResources(resourceFiles, io);
+  if (!resources.ok) return resources;
+  if (resources.value.length === 0) return err(`no resources found in ${resourceFiles.join(", ")}`);
+  let olds: (InputResource | undefined)[] = resources.value.map(() => undefined);
+  if (oldFile) {
+    const read = await readResources([oldFile], io);
+    if (!read.ok) return read;
+    const paired = pairOld(resources.value, read.value);
+    if (!paired.ok) return paired;
+    olds = paired.value;
+  }
+  if (nsFile === undefined) return ok({ resources: resources.value, olds });
+  const doc = await readSingleDocument(userPath(io, nsFile));
+  if (!doc.ok) return doc;
+  const ref = resourceRef(doc.value, nsFile);
+  if (!ref.ok) return ref;
+  if (ref.value.kind !== "Namespace" || ref.value.name === "")
+    return err(`${nsFile}: --namespace-object must be a Namespace with a name, got ${ref.value.kind}`);
+  return ok({ resources: resources.value, olds, namespaceObject: doc.value as Record<string, unknown> });
 }
 
 function reportInputErrors(io: CliIO, diagnostics: readonly Diagnostic[]): boolean {
@@ -208,35 +219,14 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     extras = e.value;
   }
   const userInfo: UserInfo = {
-    username: values.user ?? "celgate",
-    groups: values.groups !== undefined ? splitList(values.groups) : ["system:authenticated"],
+    username: values.user ?? DEFAULT_USER.username,
+    groups: values.groups !== undefined ? splitList(values.groups) : [...DEFAULT_USER.groups],
   };
 
   // Inputs first: a typo in a resource path should not wait for every policy to compile.
-  if ([...resourceFiles, oldFile].filter((f) => f === "-").length > 1)
-    return fail("standard input ('-') can be read only once");
-  const resources = await readResources(resourceFiles, io);
-  if (!resources.ok) return fail(resources.error);
-  if (resources.value.length === 0) return fail(`no resources found in ${resourceFiles.join(", ")}`);
-  let olds: (InputResource | undefined)[] = resources.value.map(() => undefined);
-  if (oldFile) {
-    const read = await readResources([oldFile], io);
-    if (!read.ok) return fail(read.error);
-    const paired = pairOld(resources.value, read.value);
-    if (!paired.ok) return fail(paired.error);
-    olds = paired.value;
-  }
-  let namespaceObject: Record<string, unknown> | undefined;
-  const nsFile = values["namespace-object"];
-  if (nsFile !== undefined) {
-    const doc = await readSingleDocument(userPath(io, nsFile));
-    if (!doc.ok) return fail(doc.error);
-    const ref = resourceRef(doc.value, nsFile);
-    if (!ref.ok) return fail(ref.error);
-    if (ref.value.kind !== "Namespace" || ref.value.name === "")
-      return fail(`${nsFile}: --namespace-object must be a Namespace with a name, got ${ref.value.kind}`);
-    namespaceObject = doc.value as Record<string, unknown>;
-  }
+  const inputs = await readInputs(resourceFiles, oldFile, values["namespace-object"], io);
+  if (!inputs.ok) return fail(inputs.error);
+  const { resources, olds, namespaceObject } = inputs.value;
 
   const loaded = await loadPolicyPaths(policyPaths.map((p) => userPath(io, p)));
   const compiled = compilePolicySet(loaded.set, { extras });
@@ -256,8 +246,9 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
       ? { ...base, namespace: (n) => (n === nsName ? namespaceObject : base.namespace(n)) }
       : base;
 
+  const explain = values.explain ?? false;
   const evaluations: ResourceEvaluation[] = [];
-  for (const [i, r] of resources.value.entries()) {
+  for (const [i, r] of resources.entries()) {
     const old = olds[i];
     const built = buildRequest(r.ref, {
       operation,
@@ -274,16 +265,29 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     // Name the resource by the namespace it was evaluated in (a Namespace is not inside one).
     const ref = { ...r.ref, namespace: r.ref.kind === "Namespace" ? "" : request.namespace };
     const defaulted = defaultedFields(built.value.defaulted);
-    evaluations.push({ ...dryRun(set, request, ref, ctx, values.explain ?? false), defaulted });
+    const options = { deadline: performance.now() + OFFLINE_DEADLINE_MS, includeUnbound: true, explain };
+    evaluations.push({
+      ...resourceEvaluation(ref, request, decide(admit(set, request, ctx, options))),
+      defaulted,
+    });
   }
 
-  const explain = { explain: values.explain ?? false };
+  return report(evaluations, output, explain, io);
+}
+
+/** Prints the evaluations in the chosen format; the exit status says whether any was denied or failed. */
+function report(
+  evaluations: readonly ResourceEvaluation[],
+  output: Output,
+  explain: boolean,
+  io: CliIO,
+): number {
   io.stdout(
     output === "json"
-      ? formatResultsJson(evaluations, explain)
+      ? formatResultsJson(evaluations, { explain })
       : output === "yaml"
-        ? formatResultsYaml(evaluations, explain)
-        : formatResultsTable(evaluations, explain),
+        ? formatResultsYaml(evaluations, { explain })
+        : formatResultsTable(evaluations, { explain }),
   );
   if (evaluations.some((e) => e.results.some((r) => r.errorKind === "namespace-not-found")))
     io.stderr(

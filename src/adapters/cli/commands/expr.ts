@@ -3,8 +3,9 @@ import type { CelExtras } from "../../../cel/index.ts";
 import { err, ok, type Result } from "../../../result.ts";
 import { expressionJson, renderExpressionOutcome } from "../../output/value.ts";
 import { HELP_OPTION, parseCommandArgs, usageError, userPath } from "../args.ts";
-import { isJsonObject, readSingleDocument } from "../data.ts";
-import { checkVariableNames, evaluateExpression, parseExtras } from "../expression.ts";
+import { isJsonObject, readSingleDocument } from "../../input/documents.ts";
+import { evaluateExpression } from "../../../engine/expression.ts";
+import { checkVariableNames, parseExtras } from "../expression.ts";
 import { type CliIO, EXIT_OK, EXIT_OUTCOME, inputLines } from "../io.ts";
 
 export const name = "expr";

@@ -1,6 +1,7 @@
 /**
- * Reading the data files named on the command line (objects, requests, params, resources): YAML or
- * JSON, one or many documents. Problems come back as messages naming the file and line, never throws.
+ * Reading the data files named on the command line and in the REPL (objects, requests, params,
+ * resources): YAML or JSON, one or many documents. Problems come back as messages naming the file
+ * and line, never throws. Shared by the CLI and the REPL, so neither imports the other's modules.
  */
 import { readFile } from "node:fs/promises";
 import { parseAllDocuments } from "yaml";

@@ -1,14 +1,21 @@
 /**
- * The engine behind the webhook: one immutable compiled set, with the lookups it needs, answering
- * reviews. A reload builds a new Admitter; the server swaps the reference, so every request sees
- * one whole set.
+ * What an evaluation may look up besides the request: Namespaces, parameter objects and the
+ * authorizer. `eval`, `test`, `repl` and `serve` build it the same way, from loaded resources.
  */
 import type { AuthorizerBackend } from "../cel/index.ts";
 import type { CompiledPolicySet } from "../compile/policy.ts";
+import type { MatchContext } from "../match/index.ts";
 import type { ResourceObject } from "../policy/types.ts";
-import { type EngineContext, mutate, validate } from "./evaluate.ts";
-import { paramLookup } from "./params.ts";
-import type { AdmissionDecision, AdmissionRequest, Admitter, ReviewOptions } from "./types.ts";
+import { type ParamLookup, paramLookup } from "./params.ts";
+
+/** What an evaluation may look up besides the request: Namespaces and parameter objects. */
+export interface EngineContext {
+  /** The Namespace object with this name, if known (for namespaceSelector and namespaceObject). */
+  namespace(name: string): Readonly<Record<string, unknown>> | undefined;
+  readonly params: ParamLookup;
+  /** Answers `authorizer` checks; absent: every check fails with a clear error (failurePolicy applies). */
+  readonly authorizer?: AuthorizerBackend;
+}
 
 export interface ContextOptions {
   readonly authorizer?: AuthorizerBackend;
@@ -44,17 +51,13 @@ export function contextFromSet(set: CompiledPolicySet, options: ContextOptions =
   return contextFromResources(set.resources, options);
 }
 
-export function createAdmitter(
-  set: CompiledPolicySet,
-  ctx: EngineContext = contextFromSet(set),
-): Admitter & { readonly set: CompiledPolicySet } {
+/** What the matcher asks of the cluster: the labels of a namespace it may select on. */
+export function matchContext(ctx: EngineContext): MatchContext {
   return {
-    set,
-    review(request: AdmissionRequest, options: ReviewOptions): AdmissionDecision {
-      // ReviewOptions are EvaluateOptions (deadline, failurePolicy, explain, trace) plus the phase.
-      return options.phase === "mutate"
-        ? mutate(set, request, ctx, options)
-        : validate(set, request, ctx, options);
+    namespaceLabels: (name) => {
+      const ns = ctx.namespace(name);
+      const labels = (ns?.metadata as { labels?: Record<string, string> } | undefined)?.labels;
+      return ns ? (labels ?? {}) : undefined;
     },
   };
 }

@@ -1,0 +1,39 @@
+/**
+ * The engine as the webhook sees it: one immutable compiled set, with the lookups it needs,
+ * answering reviews of one phase each (the API server calls mutating and validating webhooks
+ * separately). A review is the engine's admission chain for that phase, then the enforcement
+ * step every adapter uses (engine/decision.ts). A reload builds a new Admitter; the server swaps
+ * the reference, so every request sees one whole set.
+ */
+import type { CompiledPolicySet } from "../../compile/policy.ts";
+import { admit } from "../../engine/admit.ts";
+import { contextFromSet, type EngineContext } from "../../engine/context.ts";
+import { decide } from "../../engine/decision.ts";
+import type { AdmissionDecision, AdmitOptions } from "../../engine/types.ts";
+import type { AdmissionRequest } from "../../request/types.ts";
+
+/**
+ * Which policies a review evaluates (the webhook's path decides: its phase, and on the split paths
+ * its failurePolicy) and how: the deadline, and whether to trace or explain.
+ */
+export interface ReviewOptions extends Omit<AdmitOptions, "phase" | "includeUnbound"> {
+  /** `validate` runs ValidatingAdmissionPolicies, `mutate` runs MutatingAdmissionPolicies. */
+  readonly phase: "validate" | "mutate";
+}
+
+/** What the webhook asks of the engine. Implementations never throw for bad policies or requests. */
+export interface Admitter {
+  review(request: AdmissionRequest, options: ReviewOptions): AdmissionDecision;
+}
+
+export function createAdmitter(
+  set: CompiledPolicySet,
+  ctx: EngineContext = contextFromSet(set),
+): Admitter & { readonly set: CompiledPolicySet } {
+  return {
+    set,
+    review(request: AdmissionRequest, options: ReviewOptions): AdmissionDecision {
+      return decide(admit(set, request, ctx, options));
+    },
+  };
+}

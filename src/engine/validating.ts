@@ -1,0 +1,230 @@
+/**
+ * The validating phase: every ValidatingAdmissionPolicy that applies to a request, its validations
+ * (all of them before any messageExpression, as in Kubernetes) and its audit annotations.
+ */
+import {
+  type Activation,
+  BUDGET_SPENT,
+  type CelValue,
+  DEADLINE_PASSED,
+  explainFalse,
+  Thrown,
+} from "../cel/index.ts";
+import type {
+  CompiledExpression,
+  CompiledPolicySet,
+  CompiledValidatingPolicy,
+  CompiledValidation,
+} from "../compile/policy.ts";
+import { isAdmissionConfigurationResource } from "../match/index.ts";
+import type { AdmissionRequest } from "../request/types.ts";
+import { type EngineContext, matchContext } from "./context.ts";
+import {
+  BUDGET_MESSAGE,
+  deadlineFailure,
+  type Evaluation,
+  ExprFailure,
+  runExpr,
+  runStep,
+  step,
+  thrownFailure,
+  toOutcome,
+} from "./evaluate.ts";
+import { errorViolations, errorWarnings } from "./failure-policy.ts";
+import { gateOnMatchConditions } from "./match-conditions.ts";
+import { type PreparedRequest, prepare } from "./prepare.ts";
+import {
+  finish,
+  NO_ANNOTATIONS,
+  NO_RESULTS,
+  NO_VIOLATIONS,
+  type ResultBase,
+  type Subject,
+  validationActions,
+} from "./results.ts";
+import { evaluateSubject, subjects } from "./subjects.ts";
+import type { Admission, EvaluateOptions, EvaluationErrorKind, PolicyResult, Violation } from "./types.ts";
+import { validationActivation } from "./variables.ts";
+
+const REASON_CODES: Record<string, number> = {
+  Unauthorized: 401,
+  Forbidden: 403,
+  Invalid: 422,
+  RequestEntityTooLarge: 413,
+};
+
+export function reasonCode(reason: string): number {
+  return REASON_CODES[reason] ?? 422;
+}
+
+const MAX_MESSAGE_LENGTH = 5 * 1024;
+const MAX_AUDIT_VALUE_LENGTH = 10 * 1024;
+
+function messageFor(
+  ev: Evaluation,
+  v: {
+    message: string | undefined;
+    messageExpression: CompiledExpression | undefined;
+    expression: CompiledExpression;
+  },
+  act: Activation,
+): string {
+  const fallback = v.message?.trim() || `failed expression: ${v.expression.source.trim()}`;
+  if (!v.messageExpression) return fallback;
+  const r = runStep(ev, "messageExpression", "", v.messageExpression, act);
+  if (!r.ok || typeof r.value !== "string") return fallback;
+  const m = r.value.trim();
+  if (m === "" || Buffer.byteLength(m) > MAX_MESSAGE_LENGTH || m.includes("\n")) return fallback;
+  return m;
+}
+
+/**
+ * Each validation's value or failure, in order: undefined when every one was true; else one entry per
+ * validation, undefined for those after a cost or deadline failure, which ends the policy. Without
+ * a trace the policy's generated sequence runs them (cel/sequence.ts); recording runs them one by one.
+ */
+function validationOutcomes(
+  ev: Evaluation,
+  policy: CompiledValidatingPolicy,
+  act: Activation,
+): (CelValue | ExprFailure | undefined)[] | undefined {
+  const validations = policy.validations;
+  const sequence = policy.sequence;
+  if (!ev.recording && sequence !== undefined && sequence.ready(act)) {
+    const out = sequence.run(act, ev.state, ev);
+    if (out === undefined) return undefined;
+    const outcomes = out as (CelValue | ExprFailure | undefined)[];
+    for (let i = 0; i < out.length; i++) {
+      const r = out[i];
+      if (r === undefined) break;
+      const expr = (validations[i] as CompiledValidation).expression;
+      if (r instanceof Thrown) outcomes[i] = thrownFailure(ev, expr, r.error);
+      else if (r === BUDGET_SPENT) outcomes[i] = new ExprFailure(BUDGET_MESSAGE, "cost");
+      else if (r === DEADLINE_PASSED) outcomes[i] = deadlineFailure(expr);
+    }
+    return outcomes;
+  }
+  let outcomes: (CelValue | ExprFailure | undefined)[] | undefined;
+  for (let i = 0; i < validations.length; i++) {
+    const v = validations[i] as CompiledValidation;
+    const before = ev.state.cost;
+    const r = runExpr(ev, v.expression, act);
+    if (ev.recording)
+      step(
+        ev,
+        "validation",
+        v.index,
+        v.expression,
+        toOutcome(r, ev.state.cost - before),
+        // Only when explaining: which element and field made it false (re-evaluates its parts).
+        ev.explain && r === false && v.expression.program && v.expression.env
+          ? explainFalse(v.expression.program.parsed, v.expression.env, act)
+          : undefined,
+      );
+    if (r === true) {
+      if (outcomes !== undefined) outcomes[i] = true;
+      continue;
+    }
+    if (outcomes === undefined) {
+      outcomes = new Array(validations.length);
+      for (let k = 0; k < i; k++) outcomes[k] = true;
+    }
+    outcomes[i] = r;
+    if (r instanceof ExprFailure && (r.kind === "cost" || r.kind === "timeout")) break;
+  }
+  return outcomes;
+}
+
+/** Evaluates the ValidatingAdmissionPolicies that apply to a request: each one's result, no verdict. */
+export function validate(
+  set: CompiledPolicySet,
+  request: AdmissionRequest,
+  ctx: EngineContext,
+  options: EvaluateOptions,
+): Admission {
+  if (isAdmissionConfigurationResource(request)) return NO_RESULTS;
+  const prepared = prepare(request, ctx);
+  const mctx = matchContext(ctx);
+  const results: PolicyResult[] = [];
+  const all = subjects(set, "ValidatingAdmissionPolicy", options, request);
+  for (let i = 0; i < all.length; i++) {
+    const subject = all[i] as Subject;
+    const policy = subject.policy;
+    if (policy.kind !== "ValidatingAdmissionPolicy") continue;
+    evaluateSubject(subject, request, ctx, mctx, options, results, (params, ev, started, base) =>
+      validatePolicy(subject, policy, prepared, params, ev, started, base),
+    );
+  }
+  return { results };
+}
+
+/** One validating policy's evaluation for one param: matchConditions, validations, audit annotations. */
+function validatePolicy(
+  subject: Subject,
+  policy: CompiledValidatingPolicy,
+  prepared: PreparedRequest,
+  params: CelValue,
+  ev: Evaluation,
+  started: number,
+  base: ResultBase,
+): PolicyResult {
+  const act = validationActivation(prepared, policy, ev, params);
+  const gated = gateOnMatchConditions(subject, ev, started, base, act);
+  if (gated) return gated;
+  const actions = validationActions(subject);
+  let violations: Violation[] | undefined;
+  let errored: { kind: EvaluationErrorKind; message: string } | undefined;
+  // Every validation runs before any messageExpression, as in Kubernetes.
+  const outcomes = validationOutcomes(ev, policy, act);
+  if (outcomes !== undefined)
+    for (let i = 0; i < outcomes.length; i++) {
+      const r = outcomes[i];
+      if (r === undefined) break;
+      const v = policy.validations[i] as CompiledValidation;
+      if (r instanceof ExprFailure) {
+        errored ??= { kind: r.kind, message: r.message };
+        violations = errorViolations(violations, policy, actions, r.message, v.index);
+      } else if (r !== true) {
+        const message = messageFor(ev, v, act);
+        violations ??= [];
+        for (const action of actions)
+          violations.push({
+            message,
+            reason: v.reason,
+            code: reasonCode(v.reason),
+            action,
+            expressionIndex: v.index,
+          });
+      }
+    }
+  let auditAnnotations: Record<string, string> | undefined;
+  for (const a of policy.auditAnnotations) {
+    const r = runStep(ev, "auditAnnotation", a.key, a.expression, act);
+    if (!r.ok) {
+      errored ??= { kind: r.kind, message: r.message };
+      violations = errorViolations(violations, policy, actions, r.message, -1);
+      continue;
+    }
+    // Kubernetes trims the value and leaves an empty one out.
+    const value = typeof r.value === "string" ? r.value.trim() : "";
+    if (value !== "") {
+      auditAnnotations ??= {};
+      auditAnnotations[`${policy.name}/${a.key}`] = value.slice(0, MAX_AUDIT_VALUE_LENGTH);
+    }
+  }
+  const outcome = errored ? "error" : violations !== undefined ? "fail" : "pass";
+  return finish(
+    base,
+    {
+      outcome,
+      errorKind: errored?.kind,
+      reason: errored?.message,
+      validationActions: actions,
+      violations: violations ?? NO_VIOLATIONS,
+      warnings: errorWarnings(policy, errored?.kind),
+      auditAnnotations: auditAnnotations ?? NO_ANNOTATIONS,
+    },
+    ev,
+    started,
+  );
+}
