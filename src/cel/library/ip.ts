@@ -7,49 +7,8 @@
  * IPv4-mapped IPv6 addresses and zones parse in netip but Kubernetes rejects them afterwards.
  */
 import { CelError, CelObject, type CelValue, INT64_MAX } from "../values.ts";
+import { quote as goQuote } from "../go/quote.ts";
 import { fn, globalFn, type Library, memberFn } from "./types.ts";
-
-// ---------------------------------------------------------------------------------------------
-// Go-compatible quoting, so that messages match the API server's byte for byte.
-
-const GO_ESCAPES: Readonly<Record<string, string>> = {
-  "\u0007": "\\a",
-  "\b": "\\b",
-  "\f": "\\f",
-  "\n": "\\n",
-  "\r": "\\r",
-  "\t": "\\t",
-  "\v": "\\v",
-};
-
-const GO_PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S}]$/u;
-
-/** Go's strconv.Quote: printable characters kept, everything else escaped. */
-export function goQuote(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const cp = ch.codePointAt(0) as number;
-    if (ch === '"' || ch === "\\") {
-      out += "\\" + ch;
-    } else if (cp >= 0x20 && cp < 0x7f) {
-      out += ch;
-    } else if (cp >= 0xd800 && cp <= 0xdfff) {
-      // A lone surrogate cannot reach Go as UTF-8; its JSON decoder turns it into U+FFFD.
-      out += "\ufffd";
-    } else if (cp >= 0x80 && GO_PRINTABLE.test(ch)) {
-      out += ch;
-    } else if (GO_ESCAPES[ch] !== undefined) {
-      out += GO_ESCAPES[ch];
-    } else if (cp < 0x20 || cp === 0x7f) {
-      out += "\\x" + cp.toString(16).padStart(2, "0");
-    } else if (cp < 0x10000) {
-      out += "\\u" + cp.toString(16).padStart(4, "0");
-    } else {
-      out += "\\U" + cp.toString(16).padStart(8, "0");
-    }
-  }
-  return out + '"';
-}
 
 // ---------------------------------------------------------------------------------------------
 // Address parsing with net/netip's grammar and messages.

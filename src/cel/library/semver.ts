@@ -5,7 +5,7 @@
  */
 import { CelError, CelObject, type CelValue } from "../values.ts";
 import { fn, globalFn, type Library, memberFn } from "./types.ts";
-import { goQuote } from "./url.ts";
+import { quote as goQuote } from "../go/quote.ts";
 
 const UINT64_MAX = 2n ** 64n - 1n;
 const NUMBERS = /^[0-9]*$/;

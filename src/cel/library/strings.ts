@@ -24,6 +24,7 @@ import {
   typeName,
   UInt,
 } from "../values.ts";
+import { quoteWith } from "../go/quote.ts";
 import { fn, globalFn, type Library, memberFn } from "./types.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -238,27 +239,12 @@ function describe(v: CelValue): string {
 // ---------------------------------------------------------------------------------------------
 // strings.quote
 
-const QUOTE_ESCAPES: Readonly<Record<string, string>> = {
-  "\u0007": "\\a",
-  "\b": "\\b",
-  "\f": "\\f",
-  "\n": "\\n",
-  "\r": "\\r",
-  "\t": "\\t",
-  "\v": "\\v",
-  "\\": "\\\\",
-  '"': '\\"',
-};
-
+/**
+ * cel-go's strings.quote (ext/strings.go): Go's escapes for the quote, the backslash and the C
+ * control characters, every other rune as it is (a NUL stays a NUL), invalid UTF-8 as U+FFFD.
+ */
 function quote(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const cp = ch.codePointAt(0) as number;
-    // Invalid UTF-8 becomes U+FFFD in cel-go; a lone surrogate is our equivalent.
-    if (cp >= 0xd800 && cp <= 0xdfff) out += "\ufffd";
-    else out += QUOTE_ESCAPES[ch] ?? ch;
-  }
-  return out + '"';
+  return quoteWith(s, () => true);
 }
 
 // ---------------------------------------------------------------------------------------------
