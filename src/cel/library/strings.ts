@@ -25,6 +25,8 @@ import {
   UInt,
 } from "../values.ts";
 import { quoteWith } from "../go/quote.ts";
+import { formatFloat, numError, parseInt64 } from "../go/strconv.ts";
+import { formatDuration, formatTimestamp } from "./time.ts";
 import { fn, globalFn, type Library, memberFn } from "./types.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -248,38 +250,7 @@ function quote(s: string): string {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Number rendering with Go's fmt/strconv rules
-
-/** The exact value of a finite, non-negative double as digits / 10^scale. */
-function exactDecimal(x: number): { digits: bigint; scale: number } {
-  const view = new DataView(new ArrayBuffer(8));
-  view.setFloat64(0, x);
-  const hi = view.getUint32(0);
-  const lo = view.getUint32(4);
-  const biased = (hi >>> 20) & 0x7ff;
-  let mantissa = (BigInt(hi & 0xfffff) << 32n) | BigInt(lo);
-  let exp: number;
-  if (biased === 0) {
-    exp = -1074;
-  } else {
-    mantissa |= 1n << 52n;
-    exp = biased - 1075;
-  }
-  if (exp >= 0) return { digits: mantissa << BigInt(exp), scale: 0 };
-  return { digits: mantissa * 5n ** BigInt(-exp), scale: -exp };
-}
-
-/** q rounded after dividing by `divisor`, ties to even (the exact value decides, as in Go). */
-function divRoundHalfEven(n: bigint, divisor: bigint): bigint {
-  const q = n / divisor;
-  const twice = (n % divisor) * 2n;
-  if (twice > divisor || (twice === divisor && q % 2n === 1n)) return q + 1n;
-  return q;
-}
-
-function isNegative(x: number): boolean {
-  return x < 0 || Object.is(x, -0);
-}
+// Numbers: Go's strconv layouts, but cel-go's format names the special doubles itself.
 
 function nonFinite(x: number): string | undefined {
   if (Number.isNaN(x)) return "NaN";
@@ -288,90 +259,9 @@ function nonFinite(x: number): string | undefined {
   return undefined;
 }
 
-/** Go's fmt %.Nf. */
-function formatFixed(x: number, precision: number): string {
-  const special = nonFinite(x);
-  if (special !== undefined) return special;
-  const { digits, scale } = exactDecimal(Math.abs(x));
-  const scaled =
-    precision >= scale
-      ? digits * 10n ** BigInt(precision - scale)
-      : divRoundHalfEven(digits, 10n ** BigInt(scale - precision));
-  let text = scaled.toString().padStart(precision + 1, "0");
-  if (precision > 0) text = `${text.slice(0, -precision)}.${text.slice(-precision)}`;
-  return (isNegative(x) ? "-" : "") + text;
-}
-
-/** Go's fmt %.Ne: one leading digit, N decimals, and an exponent of at least two digits. */
-function formatScientific(x: number, precision: number): string {
-  const special = nonFinite(x);
-  if (special !== undefined) return special;
-  const { digits, scale } = exactDecimal(Math.abs(x));
-  const want = precision + 1;
-  let mantissa: bigint;
-  let exponent: number;
-  if (digits === 0n) {
-    mantissa = 0n;
-    exponent = 0;
-  } else {
-    const length = digits.toString().length;
-    exponent = length - 1 - scale;
-    if (length > want) {
-      mantissa = divRoundHalfEven(digits, 10n ** BigInt(length - want));
-      if (mantissa.toString().length > want) {
-        mantissa /= 10n;
-        exponent++;
-      }
-    } else {
-      mantissa = digits * 10n ** BigInt(want - length);
-    }
-  }
-  const m = mantissa.toString().padStart(want, "0");
-  const body = precision > 0 ? `${m.slice(0, 1)}.${m.slice(1)}` : m;
-  const e = Math.abs(exponent).toString().padStart(2, "0");
-  return `${isNegative(x) ? "-" : ""}${body}e${exponent < 0 ? "-" : "+"}${e}`;
-}
-
-/** Go's strconv.FormatFloat(x, 'f', -1, 64): the shortest digits that round-trip, never an exponent. */
-function formatShortest(x: number): string {
-  const special = nonFinite(x);
-  if (special !== undefined) return special;
-  const sign = isNegative(x) ? "-" : "";
-  // toExponential() without an argument gives the same shortest round-trip digits as Go.
-  const [mant, expText] = Math.abs(x).toExponential().split("e") as [string, string];
-  const digits = mant.replace(".", "");
-  const exp = Number(expText);
-  if (exp < 0) return `${sign}0.${"0".repeat(-exp - 1)}${digits}`;
-  if (exp >= digits.length - 1) return sign + digits + "0".repeat(exp - digits.length + 1);
-  return `${sign}${digits.slice(0, exp + 1)}.${digits.slice(exp + 1)}`;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Timestamps and durations as cel-go's string conversion prints them
-
-const NANOS_PER_SECOND = 1_000_000_000n;
-
-/** RFC 3339 in UTC with the fraction trimmed of trailing zeros, as Go's time.RFC3339Nano. */
-export function formatTimestamp(t: Timestamp): string {
-  let seconds = t.nanos / NANOS_PER_SECOND;
-  let frac = t.nanos % NANOS_PER_SECOND;
-  if (frac < 0n) {
-    frac += NANOS_PER_SECOND;
-    seconds -= 1n;
-  }
-  const d = new Date(Number(seconds) * 1000);
-  const pad = (n: number, w = 2): string => n.toString().padStart(w, "0");
-  const date = `${pad(d.getUTCFullYear(), 4)}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`;
-  const time = `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
-  const fraction = frac === 0n ? "" : `.${frac.toString().padStart(9, "0").replace(/0+$/, "")}`;
-  return `${date}T${time}${fraction}Z`;
-}
-
-/** Seconds with the shortest decimal fraction, as Go's strconv of Duration.Seconds(). */
-export function formatDuration(d: Duration): string {
-  const whole = d.nanos / NANOS_PER_SECOND;
-  const nanos = d.nanos % NANOS_PER_SECOND;
-  return `${formatShortest(Number(whole) + Number(nanos) / 1e9)}s`;
+/** Go's strconv.FormatFloat(x, fmt, prec, 64) with cel-go's names for NaN and the infinities. */
+function formatNumber(x: number, fmt: "e" | "f", prec: number): string {
+  return nonFinite(x) ?? formatFloat(x, fmt, prec);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -409,7 +299,7 @@ function formatString(v: CelValue): string {
     case "bigint":
       return v.toString();
     case "number":
-      return formatShortest(v);
+      return formatNumber(v, "f", -1);
     default:
       break;
   }
@@ -435,7 +325,7 @@ function formatString(v: CelValue): string {
 function formatDecimal(v: CelValue): string {
   if (typeof v === "bigint") return v.toString();
   if (v instanceof UInt) return v.value.toString();
-  if (typeof v === "number") return formatShortest(v);
+  if (typeof v === "number") return formatNumber(v, "f", -1);
   throw clauseError("decimal clause can only be used on integers", v);
 }
 
@@ -487,7 +377,6 @@ const DEFAULT_PRECISION = 6;
  * gigabyte of zeros and the cost model would only see the format string.
  */
 const MAX_PRECISION = 1000;
-const INT64_MAX_TEXT = "9223372036854775807";
 
 /** Reads `.N` at `i` (just after the `%`); returns the precision and where the verb is. */
 function parsePrecision(f: string, i: number): { precision: number; next: number } {
@@ -497,26 +386,18 @@ function parsePrecision(f: string, i: number): { precision: number; next: number
   if (j >= f.length)
     throw new FormatError("error while parsing precision: could not find end of precision specifier");
   const text = f.slice(i + 1, j);
-  const trimmed = text.replace(/^0+(?=\d)/, "");
-  if (text === "") {
+  const parsed = parseInt64(text);
+  if (typeof parsed === "string") {
     throw new FormatError(
-      'error while parsing precision: error while converting precision to integer: strconv.Atoi: parsing "": invalid syntax',
+      `error while parsing precision: error while converting precision to integer: ${numError("Atoi", text, parsed)}`,
     );
   }
-  if (
-    trimmed.length > INT64_MAX_TEXT.length ||
-    (trimmed.length === INT64_MAX_TEXT.length && trimmed > INT64_MAX_TEXT)
-  ) {
+  if (parsed > BigInt(MAX_PRECISION)) {
     throw new FormatError(
-      `error while parsing precision: error while converting precision to integer: strconv.Atoi: parsing "${text}": value out of range`,
+      `error while parsing precision: precision ${parsed} exceeds maximum allowed precision ${MAX_PRECISION}`,
     );
   }
-  const precision = Number(trimmed);
-  if (precision > MAX_PRECISION) {
-    throw new FormatError(
-      `error while parsing precision: precision ${trimmed} exceeds maximum allowed precision ${MAX_PRECISION}`,
-    );
-  }
+  const precision = Number(parsed);
   return { precision, next: j };
 }
 
@@ -527,9 +408,9 @@ function applyClause(verb: string, precision: number, arg: CelValue): string {
     case "d":
       return formatDecimal(arg);
     case "f":
-      return formatFixed(asDouble(arg, "fixed-point"), precision);
+      return formatNumber(asDouble(arg, "fixed-point"), "f", precision);
     case "e":
-      return formatScientific(asDouble(arg, "scientific"), precision);
+      return formatNumber(asDouble(arg, "scientific"), "e", precision);
     case "b":
       return formatBinary(arg);
     case "o":

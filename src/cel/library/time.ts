@@ -9,6 +9,7 @@
  * prints RFC 3339 with the fraction trimmed and durations as seconds ("3600s", "1.5s").
  */
 import { CelError, Duration, INT64_MAX, INT64_MIN, Timestamp } from "../values.ts";
+import { formatFloat } from "../go/strconv.ts";
 import { fn, globalFn, type Library, memberFn } from "./types.ts";
 
 export const NANOS_PER_SECOND = 1_000_000_000n;
@@ -212,33 +213,13 @@ export function parseDuration(text: string): Duration {
   return new Duration(negative ? -total : total);
 }
 
-/** Shortest round-trip decimal digits of a finite non-zero double, and where the point goes. */
-export function shortestDigits(x: number): { digits: string; point: number } {
-  const [mant = "0", exp = "0"] = Math.abs(x).toExponential().split("e");
-  return { digits: mant.replace(".", ""), point: Number(exp) + 1 };
-}
-
-/** Places a decimal point `point` digits into `digits`, padding with zeros (Go's %f layout). */
-export function placePoint(digits: string, point: number): string {
-  if (point <= 0) return "0." + "0".repeat(-point) + digits;
-  if (point >= digits.length) return digits + "0".repeat(point - digits.length);
-  return digits.slice(0, point) + "." + digits.slice(point);
-}
-
-/** Go's strconv.FormatFloat(x, 'f', -1, 64). */
-export function formatFloatFixed(x: number): string {
-  if (x === 0) return Object.is(x, -0) ? "-0" : "0";
-  const { digits, point } = shortestDigits(x);
-  return (x < 0 ? "-" : "") + placePoint(digits, point);
-}
-
 /** Seconds with as many decimals as needed, e.g. "3600s", "1.5s", "0.000000001s" (cel-go's form). */
 export function formatDuration(d: Duration): string {
   // cel-go prints time.Duration.Seconds(), a double built from the whole and fractional parts.
   const whole = d.nanos / NANOS_PER_SECOND;
   const frac = d.nanos - whole * NANOS_PER_SECOND;
   const seconds = Number(whole) + Number(frac) / 1e9;
-  return formatFloatFixed(seconds === 0 ? 0 : seconds) + "s";
+  return formatFloat(seconds === 0 ? 0 : seconds, "f", -1) + "s";
 }
 
 // ---------------------------------------------------------------------------------------------
