@@ -8,6 +8,7 @@
  * UTF-8 byte) and components are decoded back to text when read.
  */
 import { CelError, CelMap, CelObject, type CelValue } from "../values.ts";
+import { parseAddr } from "../go/netip.ts";
 import { quoteBytes as goQuoteBytes } from "../go/quote.ts";
 import { fromByteString, toByteString } from "../go/utf8.ts";
 import { fn, globalFn, type Library, memberFn } from "./types.ts";
@@ -459,124 +460,14 @@ function parseQuery(query: string): Map<string, string[]> {
 
 // --- netip.ParseAddr, for bracketed hosts ---------------------------------------------------------
 
-class AddrError extends Error {
-  constructor(input: string, msg: string, at = "") {
-    super(`ParseAddr(${goQuoteBytes(input)}): ${msg}${at === "" ? "" : ` (at ${goQuoteBytes(at)})`}`);
-  }
-}
-
-/** Parses dotted-quad fields of `input.slice(off, end)`; throws Go's netip errors. */
-function parseIPv4Fields(input: string, off: number, end: number): void {
-  const s = input.slice(off, end);
-  let val = 0;
-  let pos = 0;
-  let digits = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0x30 && c <= 0x39) {
-      if (digits === 1 && val === 0) throw new AddrError(input, "IPv4 field has octet with leading zero");
-      val = val * 10 + (c - 0x30);
-      digits++;
-      if (val > 255) throw new AddrError(input, "IPv4 field has value >255");
-    } else if (c === 0x2e) {
-      if (i === 0 || i === s.length - 1 || s[i - 1] === ".") {
-        throw new AddrError(input, "IPv4 field must have at least one digit", s.slice(i));
-      }
-      if (pos === 3) throw new AddrError(input, "IPv4 address too long");
-      pos++;
-      val = 0;
-      digits = 0;
-    } else {
-      throw new AddrError(input, "unexpected character", s.slice(i));
-    }
-  }
-  if (pos < 3) throw new AddrError(input, "IPv4 address too short");
-}
-
-function parseIPv6(input: string): void {
-  let s = input;
-  let zone = "";
-  const pct = s.indexOf("%");
-  if (pct !== -1) {
-    zone = s.slice(pct + 1);
-    s = s.slice(0, pct);
-    if (zone === "") throw new AddrError(input, "zone must be a non-empty string");
-  }
-  let ellipsis = -1;
-  if (s.length >= 2 && s[0] === ":" && s[1] === ":") {
-    ellipsis = 0;
-    s = s.slice(2);
-    if (s.length === 0) return;
-  }
-  let i = 0;
-  while (i < 16) {
-    let off = 0;
-    let acc = 0;
-    for (; off < s.length; off++) {
-      const c = s.charCodeAt(off);
-      if (!isHex(c)) break;
-      acc = acc * 16 + unhex(c);
-      if (off > 3) throw new AddrError(input, "each group must have 4 or less digits", s);
-      if (acc > 0xffff) throw new AddrError(input, "IPv6 field has value >=2^16", s);
-    }
-    if (off === 0) throw new AddrError(input, "each colon-separated field must have at least one digit", s);
-    if (off < s.length && s[off] === ".") {
-      if (ellipsis < 0 && i !== 12) {
-        throw new AddrError(input, "embedded IPv4 address must replace the final 2 fields of the address", s);
-      }
-      if (i + 4 > 16)
-        throw new AddrError(
-          input,
-          "too many hex fields to fit an embedded IPv4 at the end of the address",
-          s,
-        );
-      const end = zone.length > 0 ? input.length - zone.length - 1 : input.length;
-      parseIPv4Fields(input, end - s.length, end);
-      s = "";
-      i += 4;
-      break;
-    }
-    i += 2;
-    s = s.slice(off);
-    if (s.length === 0) break;
-    if (s[0] !== ":") throw new AddrError(input, "unexpected character, want colon", s);
-    if (s.length === 1) throw new AddrError(input, "colon must be followed by more characters", s);
-    s = s.slice(1);
-    if (s[0] === ":") {
-      if (ellipsis >= 0) throw new AddrError(input, "multiple :: in address", s);
-      ellipsis = i;
-      s = s.slice(1);
-      if (s.length === 0) break;
-    }
-  }
-  if (s.length !== 0) throw new AddrError(input, "trailing garbage after address", s);
-  if (i < 16) {
-    if (ellipsis < 0) throw new AddrError(input, "address string too short");
-  } else if (ellipsis >= 0) {
-    throw new AddrError(input, "the :: must expand to at least one field of zeros", s);
-  }
-}
-
-/** Why a bracketed host is not an IPv6 address (Go's message), or undefined when it is one. */
+/**
+ * Why a bracketed host is not an IPv6 address (Go's message), or undefined when it is one: net/url's
+ * parseHost asks netip.ParseAddr and refuses an IPv4 address in brackets.
+ */
 function checkIPv6Literal(address: string): string | undefined {
-  try {
-    for (let i = 0; i < address.length; i++) {
-      const ch = address[i];
-      if (ch === ".") {
-        parseIPv4Fields(address, 0, address.length);
-        return "invalid IP-literal";
-      }
-      if (ch === ":") {
-        parseIPv6(address);
-        return undefined;
-      }
-      if (ch === "%") throw new AddrError(address, "missing IPv6 address");
-    }
-    throw new AddrError(address, "unable to parse IP");
-  } catch (err) {
-    if (err instanceof AddrError) return `invalid host: ${err.message}`;
-    throw err;
-  }
+  const addr = parseAddr(address, goQuoteBytes);
+  if (!addr.ok) return `invalid host: ${addr.error}`;
+  return addr.family === 4 ? "invalid IP-literal" : undefined;
 }
 
 // --- the CEL type ------------------------------------------------------------------------------
