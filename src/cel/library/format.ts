@@ -5,8 +5,8 @@
  */
 import { CelObject, type CelValue, Optional } from "../values.ts";
 import { daysInMonth } from "../go/time.ts";
+import { requestURIError } from "../go/url.ts";
 import { fn, globalFn, type Library, memberFn } from "./types.ts";
-import { requestURIError } from "./url.ts";
 
 // --- apimachinery/pkg/util/validation ------------------------------------------------------------
 
