@@ -9,10 +9,9 @@
  * CEL expressions are only checked to be non-empty strings here; the CEL compiler checks the rest.
  */
 import { isMap, isScalar, isSeq, LineCounter, parseAllDocuments, visit } from "yaml";
-import type { Document, Node, Scalar, YAMLError, YAMLMap, YAMLSeq } from "yaml";
-import type { Diagnostic, DiagnosticCode, DiagnosticSeverity } from "../errors.ts";
+import type { Document, YAMLError, YAMLMap } from "yaml";
+import type { Diagnostic, DiagnosticSeverity } from "../errors.ts";
 import {
-  closestName,
   dns1035Label,
   dns1123Subdomain,
   isCelIdentifier,
@@ -20,7 +19,24 @@ import {
   pathSegmentName,
   qualifiedName,
 } from "./fields.ts";
-import { childPath, resolveAlias, TextPositions, YamlSourceMap } from "./source-map.ts";
+import { atNodes, type Field, offsetOf, YamlMap, type YamlNode, YamlReader } from "../yaml/reader.ts";
+import { resolveAlias, TextPositions, YamlSourceMap } from "../yaml/source-map.ts";
+import {
+  boundedSeq,
+  describe,
+  enumValue,
+  missing,
+  oneOf,
+  optionalNonEmptyString,
+  POLICY_WORDING,
+  quoteList,
+  reportFormat,
+  requiredString,
+  requireItems,
+  stringList,
+  UniqueNames,
+  wildcardAlone,
+} from "./read.ts";
 import type {
   AuditAnnotation,
   FailurePolicy,
@@ -145,267 +161,10 @@ const MUTATION_FIELDS = ["patchType", "applyConfiguration", "jsonPatch"];
 const EXPRESSION_FIELDS = ["expression"];
 const PARAM_REF_FIELDS = ["name", "namespace", "selector", "parameterNotFoundAction"];
 
-type Resolved = Scalar | YAMLMap | YAMLSeq;
-
-/** A value found in a document: the node (aliases resolved), where to report it, and its field path. */
-interface Field {
-  readonly node: Resolved;
-  readonly offset: number;
-  readonly path: string;
-}
-
 interface DocContext {
   readonly positions: TextPositions;
   readonly doc: Document.Parsed;
   readonly diagnostics: Diagnostic[];
-}
-
-/** Collects the diagnostics of one object and counts its errors, which decide whether it is kept. */
-class Reporter {
-  errors = 0;
-  object: { kind: string; name: string } | undefined;
-
-  constructor(readonly dc: DocContext) {}
-
-  report(
-    code: DiagnosticCode,
-    path: string,
-    offset: number,
-    message: string,
-    severity: DiagnosticSeverity = "error",
-  ): void {
-    if (severity === "error") this.errors++;
-    this.dc.diagnostics.push({
-      code,
-      severity,
-      message,
-      ...(path === "" ? {} : { path }),
-      location: this.dc.positions.at(offset),
-      ...(this.object ? { object: this.object } : {}),
-    });
-  }
-
-  resolve(node: unknown): Resolved | undefined {
-    const n = resolveAlias(this.dc.doc, node);
-    return isScalar(n) || isMap(n) || isSeq(n) ? n : undefined;
-  }
-}
-
-function offsetOf(node: Node | null | undefined, fallback: number): number {
-  return node?.range ? node.range[0] : fallback;
-}
-
-/** How a value reads in a message: `"text"`, `number 3`, `a list`. */
-function describe(node: Resolved): string {
-  if (isMap(node)) return "a mapping";
-  if (isSeq(node)) return "a list";
-  const v = node.value;
-  if (v === null || v === undefined) return "null";
-  if (typeof v === "string") return JSON.stringify(v);
-  if (typeof v === "number" || typeof v === "bigint") return `number ${String(v)}`;
-  if (typeof v === "boolean") return `boolean ${String(v)}`;
-  return String(v);
-}
-
-function quoteList(values: readonly string[]): string {
-  return values.map((v) => JSON.stringify(v)).join(", ");
-}
-
-function isBlank(s: string): boolean {
-  return s.trim().length === 0;
-}
-
-/** A YAML mapping read as a Kubernetes struct: typed accessors that report what they reject. */
-class MapView {
-  private readonly entries = new Map<string, { keyOffset: number; value: unknown }>();
-
-  constructor(
-    readonly r: Reporter,
-    readonly node: YAMLMap,
-    readonly path: string,
-    readonly offset: number,
-  ) {
-    for (const pair of node.items) {
-      const key = r.resolve(pair.key);
-      const keyOffset = offsetOf(pair.key as Node | null, offset);
-      if (!isScalar(key) || key.value === null || typeof key.value === "object") {
-        r.report("PE_FIELD_TYPE", path, keyOffset, "field names must be strings");
-        continue;
-      }
-      this.entries.set(String(key.value), { keyOffset, value: pair.value });
-    }
-  }
-
-  child(key: string): string {
-    return childPath(this.path, key);
-  }
-
-  keys(): string[] {
-    return [...this.entries.keys()];
-  }
-
-  keyOffset(key: string): number {
-    return this.entries.get(key)?.keyOffset ?? this.offset;
-  }
-
-  /** The field's value, or undefined when the key is absent or its value is null (as Go's decoder reads it). */
-  field(key: string): Field | undefined {
-    const entry = this.entries.get(key);
-    if (!entry) return undefined;
-    const node = this.r.resolve(entry.value);
-    if (!node || (isScalar(node) && node.value === null)) return undefined;
-    return { node, offset: offsetOf(entry.value as Node, entry.keyOffset), path: this.child(key) };
-  }
-
-  missing(key: string, message = `missing required field "${key}"`): void {
-    this.r.report("PE_MISSING_FIELD", this.child(key), this.offset, message);
-  }
-
-  /** Warns about fields the Kubernetes type does not have, so typos like `validation:` are visible. */
-  known(fields: readonly string[]): void {
-    for (const [key, entry] of this.entries) {
-      if (fields.includes(key)) continue;
-      const hint = closestName(key, fields);
-      this.r.report(
-        "PE_FIELD_VALUE",
-        this.child(key),
-        entry.keyOffset,
-        `unknown field "${key}"${hint ? ` (did you mean "${hint}"?)` : ""}`,
-        "warning",
-      );
-    }
-  }
-
-  string(key: string): string | undefined {
-    const f = this.field(key);
-    return f ? asString(this.r, f) : undefined;
-  }
-
-  /** A string that must be present and not blank. */
-  requiredString(key: string, message?: string): string | undefined {
-    const f = this.field(key);
-    if (!f) {
-      this.missing(key, message);
-      return undefined;
-    }
-    const s = asString(this.r, f);
-    if (s === undefined) return undefined;
-    if (isBlank(s)) {
-      this.r.report("PE_FIELD_VALUE", f.path, f.offset, "must not be empty");
-      return undefined;
-    }
-    return s;
-  }
-
-  /** A string that may be absent (or "", which Kubernetes reads as unset) but must not be only blanks. */
-  optionalNonEmptyString(key: string): string | undefined {
-    const f = this.field(key);
-    if (!f) return undefined;
-    const s = asString(this.r, f);
-    if (s === "") return undefined;
-    if (s !== undefined && isBlank(s)) {
-      this.r.report("PE_FIELD_VALUE", f.path, f.offset, "must be non-empty if specified");
-      return undefined;
-    }
-    return s;
-  }
-
-  map(key: string): MapView | undefined {
-    const f = this.field(key);
-    return f ? asMap(this.r, f) : undefined;
-  }
-
-  seq(key: string): Field[] | undefined {
-    const f = this.field(key);
-    return f ? asSeq(this.r, f) : undefined;
-  }
-
-  /** A list of strings; wrongly typed items are reported and left out. */
-  stringList(key: string): { field: Field; items: { value: string; field: Field }[] } | undefined {
-    const f = this.field(key);
-    if (!f) return undefined;
-    const items = asSeq(this.r, f);
-    if (!items) return undefined;
-    const out: { value: string; field: Field }[] = [];
-    for (const item of items) {
-      const s = asString(this.r, item);
-      if (s !== undefined) out.push({ value: s, field: item });
-    }
-    return { field: f, items: out };
-  }
-
-  enumValue<T extends string>(key: string, allowed: readonly T[], fallback: T): T | undefined {
-    const f = this.field(key);
-    if (!f) return fallback;
-    const s = asString(this.r, f);
-    return s === undefined ? undefined : oneOf(this.r, f, s, allowed);
-  }
-}
-
-function asString(r: Reporter, f: Field): string | undefined {
-  if (isScalar(f.node) && typeof f.node.value === "string") return f.node.value;
-  r.report("PE_FIELD_TYPE", f.path, f.offset, `must be a string; got ${describe(f.node)}`);
-  return undefined;
-}
-
-function asMap(r: Reporter, f: Field): MapView | undefined {
-  if (isMap(f.node)) return new MapView(r, f.node, f.path, f.offset);
-  r.report("PE_FIELD_TYPE", f.path, f.offset, `must be a mapping; got ${describe(f.node)}`);
-  return undefined;
-}
-
-/** The items of a list; a null item is kept as a null scalar so the item reader reports it. */
-function asSeq(r: Reporter, f: Field): Field[] | undefined {
-  if (!isSeq(f.node)) {
-    r.report("PE_FIELD_TYPE", f.path, f.offset, `must be a list; got ${describe(f.node)}`);
-    return undefined;
-  }
-  const out: Field[] = [];
-  f.node.items.forEach((item, i) => {
-    const node = r.resolve(item);
-    const path = childPath(f.path, i);
-    const offset = offsetOf(item as Node | null, f.offset);
-    if (node) out.push({ node, offset, path });
-    else r.report("PE_FIELD_TYPE", path, offset, "must be a value");
-  });
-  return out;
-}
-
-function oneOf<T extends string>(r: Reporter, f: Field, value: string, allowed: readonly T[]): T | undefined {
-  if ((allowed as readonly string[]).includes(value)) return value as T;
-  r.report(
-    "PE_FIELD_VALUE",
-    f.path,
-    f.offset,
-    `must be one of ${quoteList(allowed)}; got ${JSON.stringify(value)}`,
-  );
-  return undefined;
-}
-
-function reportFormat(r: Reporter, f: Field, value: string, errors: readonly string[]): boolean {
-  for (const e of errors) r.report("PE_FIELD_VALUE", f.path, f.offset, `${e}; got ${JSON.stringify(value)}`);
-  return errors.length === 0;
-}
-
-/** A list field that must have at least one item. */
-function requireItems<T>(view: MapView, key: string, list: { field: Field; items: T[] } | undefined): void {
-  if (list === undefined) {
-    if (!view.field(key)) view.missing(key);
-  } else if (isSeq(list.field.node) && list.field.node.items.length === 0) {
-    view.r.report("PE_FIELD_VALUE", list.field.path, list.field.offset, "must contain at least one item");
-  }
-}
-
-/** `*` matches everything, so listing anything next to it is a mistake the API server rejects. */
-function wildcardAlone(r: Reporter, list: { field: Field; items: { value: string }[] }, what: string): void {
-  if (list.items.length > 1 && list.items.some((i) => i.value === "*")) {
-    r.report(
-      "PE_FIELD_VALUE",
-      list.field.path,
-      list.field.offset,
-      `if '*' is present, must not specify other ${what}`,
-    );
-  }
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -419,8 +178,8 @@ interface Metadata {
 }
 
 function readStringMap(
-  r: Reporter,
-  view: MapView | undefined,
+  r: YamlReader,
+  view: YamlMap | undefined,
   key: string,
   checkValue: boolean,
 ): Record<string, string> {
@@ -437,7 +196,7 @@ function readStringMap(
       out[k] = "";
       continue;
     }
-    const v = asString(r, f);
+    const v = r.string(f);
     if (v === undefined) continue;
     if (checkValue) reportFormat(r, f, v, labelValue(v));
     out[k] = v;
@@ -445,7 +204,7 @@ function readStringMap(
   return out;
 }
 
-function readMetadata(r: Reporter, top: MapView, requireDnsName: boolean): Metadata {
+function readMetadata(r: YamlReader, top: YamlMap, requireDnsName: boolean): Metadata {
   const meta = top.map("metadata");
   if (!meta) {
     if (!top.field("metadata"))
@@ -453,7 +212,7 @@ function readMetadata(r: Reporter, top: MapView, requireDnsName: boolean): Metad
     return { name: undefined, namespace: undefined, labels: {}, annotations: {} };
   }
   meta.known(METADATA_FIELDS);
-  let name = meta.requiredString("name");
+  let name = requiredString(meta, "name");
   const nameField = meta.field("name");
   if (
     name !== undefined &&
@@ -475,25 +234,25 @@ function readMetadata(r: Reporter, top: MapView, requireDnsName: boolean): Metad
 // ---------------------------------------------------------------------------------------------------
 // match resources, rules and selectors
 
-function readSelector(r: Reporter, view: MapView): LabelSelector {
+function readSelector(r: YamlReader, view: YamlMap): LabelSelector {
   view.known(SELECTOR_FIELDS);
   const matchLabels = readStringMap(r, view, "matchLabels", true);
   const matchExpressions: LabelSelectorRequirement[] = [];
-  for (const item of view.seq("matchExpressions") ?? []) {
-    const req = asMap(r, item);
+  for (const item of view.list("matchExpressions") ?? []) {
+    const req = r.mapping(item);
     if (!req) continue;
     req.known(REQUIREMENT_FIELDS);
-    const key = req.requiredString("key");
+    const key = requiredString(req, "key");
     const keyField = req.field("key");
     if (key !== undefined && keyField) reportFormat(r, keyField, key, qualifiedName(key));
     const operatorField = req.field("operator");
     let operator: LabelSelectorRequirement["operator"] | undefined;
-    if (!operatorField) req.missing("operator");
+    if (!operatorField) missing(req, "operator");
     else {
-      const s = asString(r, operatorField);
+      const s = r.string(operatorField);
       if (s !== undefined) operator = oneOf(r, operatorField, s, SELECTOR_OPERATORS);
     }
-    const values = req.stringList("values");
+    const values = stringList(req, "values");
     const given = values?.items ?? [];
     for (const v of given) reportFormat(r, v.field, v.value, labelValue(v.value));
     if ((operator === "In" || operator === "NotIn") && given.length === 0) {
@@ -526,7 +285,10 @@ const EMPTY_SELECTOR: LabelSelector = { matchLabels: {}, matchExpressions: [] };
  * validateResources: `*` is every resource without subresources, `*\/*` everything, `x/*` every
  * subresource of x, `*\/y` subresource y of everything; a list may not repeat what a wildcard covers.
  */
-function checkResources(r: Reporter, list: { field: Field; items: { value: string; field: Field }[] }): void {
+function checkResources(
+  r: YamlReader,
+  list: { field: Field; items: { value: string; field: Field }[] },
+): void {
   const subWildcardFor = new Set<string>();
   const resourceWildcardFor = new Set<string>();
   for (const { value } of list.items) {
@@ -587,14 +349,14 @@ function checkResources(r: Reporter, list: { field: Field; items: { value: strin
   }
 }
 
-function readRule(r: Reporter, item: Field, mutatingInclude: boolean): NamedRuleWithOperations | undefined {
-  const view = asMap(r, item);
+function readRule(r: YamlReader, item: Field, mutatingInclude: boolean): NamedRuleWithOperations | undefined {
+  const view = r.mapping(item);
   if (!view) return undefined;
   view.known(RULE_FIELDS);
   const before = r.errors;
 
   const operations: RuleOperation[] = [];
-  const ops = view.stringList("operations");
+  const ops = stringList(view, "operations");
   requireItems(view, "operations", ops);
   if (ops) {
     wildcardAlone(r, ops, "operations");
@@ -614,11 +376,11 @@ function readRule(r: Reporter, item: Field, mutatingInclude: boolean): NamedRule
     }
   }
 
-  const groups = view.stringList("apiGroups");
+  const groups = stringList(view, "apiGroups");
   requireItems(view, "apiGroups", groups);
   if (groups) wildcardAlone(r, groups, "API groups");
 
-  const versions = view.stringList("apiVersions");
+  const versions = stringList(view, "apiVersions");
   requireItems(view, "apiVersions", versions);
   if (versions) {
     wildcardAlone(r, versions, "API versions");
@@ -627,11 +389,11 @@ function readRule(r: Reporter, item: Field, mutatingInclude: boolean): NamedRule
     }
   }
 
-  const resources = view.stringList("resources");
+  const resources = stringList(view, "resources");
   requireItems(view, "resources", resources);
   if (resources) checkResources(r, resources);
 
-  const names = view.stringList("resourceNames");
+  const names = stringList(view, "resourceNames");
   const seen = new Set<string>();
   for (const n of names?.items ?? []) {
     reportFormat(r, n.field, n.value, pathSegmentName(n.value));
@@ -646,7 +408,7 @@ function readRule(r: Reporter, item: Field, mutatingInclude: boolean): NamedRule
     seen.add(n.value);
   }
 
-  const scope = view.enumValue("scope", SCOPES, "*");
+  const scope = enumValue(view, "scope", SCOPES, "*");
   if (r.errors > before || scope === undefined) return undefined;
   return {
     operations,
@@ -659,13 +421,13 @@ function readRule(r: Reporter, item: Field, mutatingInclude: boolean): NamedRule
 }
 
 function readRules(
-  r: Reporter,
-  view: MapView,
+  r: YamlReader,
+  view: YamlMap,
   key: string,
   mutatingInclude: boolean,
 ): NamedRuleWithOperations[] {
   const out: NamedRuleWithOperations[] = [];
-  for (const item of view.seq(key) ?? []) {
+  for (const item of view.list(key) ?? []) {
     const rule = readRule(r, item, mutatingInclude);
     if (rule) out.push(rule);
   }
@@ -673,8 +435,8 @@ function readRules(
 }
 
 function readMatchResources(
-  r: Reporter,
-  view: MapView,
+  r: YamlReader,
+  view: YamlMap,
   opts: { readonly requireResourceRules: boolean; readonly mutating: boolean },
 ): MatchResources {
   view.known(MATCH_RESOURCES_FIELDS);
@@ -684,7 +446,8 @@ function readMatchResources(
   if (opts.requireResourceRules) {
     const f = view.field("resourceRules");
     if (!f)
-      view.missing(
+      missing(
+        view,
         "resourceRules",
         'missing required field "resourceRules": at least one rule is needed to give the policy its types',
       );
@@ -693,7 +456,7 @@ function readMatchResources(
     }
   }
   const excludeResourceRules = readRules(r, view, "excludeResourceRules", false);
-  const matchPolicy = view.enumValue("matchPolicy", MATCH_POLICIES, "Equivalent") ?? "Equivalent";
+  const matchPolicy = enumValue(view, "matchPolicy", MATCH_POLICIES, "Equivalent") ?? "Equivalent";
   return {
     namespaceSelector: ns ? readSelector(r, ns) : EMPTY_SELECTOR,
     objectSelector: obj ? readSelector(r, obj) : EMPTY_SELECTOR,
@@ -706,10 +469,10 @@ function readMatchResources(
 // ---------------------------------------------------------------------------------------------------
 // policy spec parts
 
-function readParamKind(r: Reporter, view: MapView): ParamKind | undefined {
+function readParamKind(r: YamlReader, view: YamlMap): ParamKind | undefined {
   view.known(PARAM_KIND_FIELDS);
   const before = r.errors;
-  const apiVersion = view.requiredString("apiVersion");
+  const apiVersion = requiredString(view, "apiVersion");
   const avField = view.field("apiVersion");
   if (apiVersion !== undefined && avField) {
     const parts = apiVersion.split("/");
@@ -752,7 +515,7 @@ function readParamKind(r: Reporter, view: MapView): ParamKind | undefined {
       }
     }
   }
-  const kind = view.requiredString("kind");
+  const kind = requiredString(view, "kind");
   const kindField = view.field("kind");
   if (kind !== undefined && kindField) {
     for (const e of dns1035Label(kind.toLowerCase())) {
@@ -768,49 +531,13 @@ function readParamKind(r: Reporter, view: MapView): ParamKind | undefined {
   return { apiVersion, kind };
 }
 
-/** A list field's items; more than `max` is reported (the items are still read, to report them too). */
-function boundedSeq(r: Reporter, spec: MapView, key: string, max?: number): Field[] {
-  const f = spec.field(key);
-  const items = f ? asSeq(r, f) : undefined;
-  if (!f || !items) return [];
-  if (max !== undefined && items.length > max)
-    r.report("PE_FIELD_VALUE", f.path, f.offset, `must have at most ${max} items; got ${items.length}`);
-  return items;
-}
-
-/**
- * Names that must be unique within one list. `first` reports a repeat, with the line of its first
- * use, and returns false for it.
- */
-class UniqueNames {
-  private readonly seen = new Map<string, number>();
-  constructor(
-    private readonly r: Reporter,
-    private readonly what: string,
-  ) {}
-  first(field: Field, name: string): boolean {
-    const line = this.seen.get(name);
-    if (line !== undefined) {
-      this.r.report(
-        "PE_DUPLICATE",
-        field.path,
-        field.offset,
-        `duplicate ${this.what} ${JSON.stringify(name)} (first at line ${line})`,
-      );
-      return false;
-    }
-    this.seen.set(name, this.r.dc.positions.at(field.offset).line);
-    return true;
-  }
-}
-
 /**
  * matchConditions and variables: `{name, expression}` items with unique names, each name checked by
  * `nameProblems` (the messages, empty when the name is good).
  */
 function readNamedExpressions(
-  r: Reporter,
-  spec: MapView,
+  r: YamlReader,
+  spec: YamlMap,
   key: "matchConditions" | "variables",
   max: number | undefined,
   what: string,
@@ -819,23 +546,23 @@ function readNamedExpressions(
   const out: { name: string; expression: string }[] = [];
   const names = new UniqueNames(r, what);
   for (const item of boundedSeq(r, spec, key, max)) {
-    const view = asMap(r, item);
+    const view = r.mapping(item);
     if (!view) continue;
     view.known(NAMED_EXPRESSION_FIELDS);
-    const name = view.requiredString("name");
+    const name = requiredString(view, "name");
     const nameField = view.field("name");
     let nameOk = name !== undefined;
     if (name !== undefined && nameField) {
       nameOk = reportFormat(r, nameField, name, nameProblems(name));
       if (!names.first(nameField, name)) nameOk = false;
     }
-    const expression = view.requiredString("expression");
+    const expression = requiredString(view, "expression");
     if (nameOk && name !== undefined && expression !== undefined) out.push({ name, expression });
   }
   return out;
 }
 
-function readMatchConditions(r: Reporter, spec: MapView): MatchCondition[] {
+function readMatchConditions(r: YamlReader, spec: YamlMap): MatchCondition[] {
   return readNamedExpressions(
     r,
     spec,
@@ -846,7 +573,7 @@ function readMatchConditions(r: Reporter, spec: MapView): MatchCondition[] {
   );
 }
 
-function readVariables(r: Reporter, spec: MapView): Variable[] {
+function readVariables(r: YamlReader, spec: YamlMap): Variable[] {
   return readNamedExpressions(r, spec, "variables", undefined, "variable name", (name) =>
     isCelIdentifier(name)
       ? []
@@ -856,14 +583,14 @@ function readVariables(r: Reporter, spec: MapView): Variable[] {
   );
 }
 
-function readValidation(r: Reporter, item: Field): Validation | undefined {
-  const view = asMap(r, item);
+function readValidation(r: YamlReader, item: Field): Validation | undefined {
+  const view = r.mapping(item);
   if (!view) return undefined;
   view.known(VALIDATION_FIELDS);
   const before = r.errors;
-  const expression = view.requiredString("expression");
-  const messageExpression = view.optionalNonEmptyString("messageExpression");
-  const message = view.optionalNonEmptyString("message");
+  const expression = requiredString(view, "expression");
+  const messageExpression = optionalNonEmptyString(view, "messageExpression");
+  const message = optionalNonEmptyString(view, "message");
   const messageField = view.field("message");
   if (message !== undefined && messageField && /[\r\n]/.test(message.trim())) {
     r.report("PE_FIELD_VALUE", messageField.path, messageField.offset, "must not contain line breaks");
@@ -871,7 +598,7 @@ function readValidation(r: Reporter, item: Field): Validation | undefined {
   const reasonField = view.field("reason");
   let reason: ValidationReason | undefined;
   if (reasonField) {
-    const s = asString(r, reasonField);
+    const s = r.string(reasonField);
     if (s !== undefined) reason = oneOf(r, reasonField, s, REASONS);
   }
   if (r.errors > before || expression === undefined) return undefined;
@@ -883,15 +610,19 @@ function readValidation(r: Reporter, item: Field): Validation | undefined {
   };
 }
 
-function readAuditAnnotations(r: Reporter, spec: MapView, policyName: string | undefined): AuditAnnotation[] {
+function readAuditAnnotations(
+  r: YamlReader,
+  spec: YamlMap,
+  policyName: string | undefined,
+): AuditAnnotation[] {
   const out: AuditAnnotation[] = [];
   const keys = new UniqueNames(r, "audit annotation key");
   for (const item of boundedSeq(r, spec, "auditAnnotations", MAX_AUDIT_ANNOTATIONS)) {
-    const view = asMap(r, item);
+    const view = r.mapping(item);
     if (!view) continue;
     view.known(AUDIT_ANNOTATION_FIELDS);
     const before = r.errors;
-    const key = view.requiredString("key");
+    const key = requiredString(view, "key");
     const keyField = view.field("key");
     if (key !== undefined && keyField) {
       // The audit annotation is recorded as "<policy name>/<key>", which must be a qualified name;
@@ -911,7 +642,7 @@ function readAuditAnnotations(r: Reporter, spec: MapView, policyName: string | u
       }
       keys.first(keyField, key);
     }
-    const valueExpression = view.requiredString("valueExpression");
+    const valueExpression = requiredString(view, "valueExpression");
     const veField = view.field("valueExpression");
     if (valueExpression !== undefined && veField) {
       const bytes = Buffer.byteLength(valueExpression.trim(), "utf8");
@@ -930,23 +661,23 @@ function readAuditAnnotations(r: Reporter, spec: MapView, policyName: string | u
   return out;
 }
 
-function readMutation(r: Reporter, item: Field): Mutation | undefined {
-  const view = asMap(r, item);
+function readMutation(r: YamlReader, item: Field): Mutation | undefined {
+  const view = r.mapping(item);
   if (!view) return undefined;
   view.known(MUTATION_FIELDS);
   const before = r.errors;
   const ptField = view.field("patchType");
   let patchType: PatchType | undefined;
-  if (!ptField) view.missing("patchType");
+  if (!ptField) missing(view, "patchType");
   else {
-    const s = asString(r, ptField);
+    const s = r.string(ptField);
     if (s !== undefined) patchType = oneOf(r, ptField, s, PATCH_TYPES);
   }
   const readExpression = (key: "applyConfiguration" | "jsonPatch"): string | undefined => {
     const m = view.map(key);
     if (!m) return undefined;
     m.known(EXPRESSION_FIELDS);
-    return m.requiredString("expression");
+    return requiredString(m, "expression");
   };
   const given = { applyConfiguration: view.field("applyConfiguration"), jsonPatch: view.field("jsonPatch") };
   let expression: string | undefined;
@@ -954,7 +685,8 @@ function readMutation(r: Reporter, item: Field): Mutation | undefined {
     const own = patchType === "ApplyConfiguration" ? "applyConfiguration" : "jsonPatch";
     const other = own === "applyConfiguration" ? "jsonPatch" : "applyConfiguration";
     if (!given[own])
-      view.missing(
+      missing(
+        view,
         own,
         `missing required field "${own}": it must be specified when patchType is "${patchType}"`,
       );
@@ -983,12 +715,13 @@ interface CommonSpec {
   readonly failurePolicy: FailurePolicy;
 }
 
-function readCommonSpec(r: Reporter, spec: MapView, mutating: boolean): CommonSpec {
+function readCommonSpec(r: YamlReader, spec: YamlMap, mutating: boolean): CommonSpec {
   const pk = spec.map("paramKind");
   const paramKind = pk ? readParamKind(r, pk) : undefined;
   const mc = spec.map("matchConstraints");
   if (!mc && !spec.field("matchConstraints")) {
-    spec.missing(
+    missing(
+      spec,
       "matchConstraints",
       'missing required field "matchConstraints": a policy must say which resources it applies to',
     );
@@ -998,7 +731,7 @@ function readCommonSpec(r: Reporter, spec: MapView, mutating: boolean): CommonSp
     : undefined;
   const matchConditions = readMatchConditions(r, spec);
   const variables = readVariables(r, spec);
-  const failurePolicy = spec.enumValue("failurePolicy", FAILURE_POLICIES, "Fail") ?? "Fail";
+  const failurePolicy = enumValue(spec, "failurePolicy", FAILURE_POLICIES, "Fail") ?? "Fail";
   return {
     ...(paramKind ? { paramKind } : {}),
     ...(matchConstraints ? { matchConstraints } : {}),
@@ -1012,15 +745,15 @@ function readCommonSpec(r: Reporter, spec: MapView, mutating: boolean): CommonSp
 // the four kinds
 
 interface ObjectInput {
-  readonly r: Reporter;
-  readonly top: MapView;
+  readonly r: YamlReader;
+  readonly top: YamlMap;
   readonly apiVersion: string;
   readonly source: SourceMap;
 }
 
-function requireSpec(top: MapView): MapView | undefined {
+function requireSpec(top: YamlMap): YamlMap | undefined {
   const spec = top.map("spec");
-  if (!spec && !top.field("spec")) top.missing("spec");
+  if (!spec && !top.field("spec")) missing(top, "spec");
   return spec;
 }
 
@@ -1032,7 +765,7 @@ function readValidatingPolicy({ r, top, apiVersion, source }: ObjectInput): Vali
   spec.known(VALIDATING_SPEC_FIELDS);
   const common = readCommonSpec(r, spec, false);
   const validations: Validation[] = [];
-  for (const item of spec.seq("validations") ?? []) {
+  for (const item of spec.list("validations") ?? []) {
     const v = readValidation(r, item);
     if (v) validations.push(v);
   }
@@ -1072,15 +805,16 @@ function readMutatingPolicy({ r, top, apiVersion, source }: ObjectInput): Mutati
   const common = readCommonSpec(r, spec, true);
   const mutations: Mutation[] = [];
   const mf = spec.field("mutations");
-  const items = mf ? asSeq(r, mf) : undefined;
-  if (!mf) spec.missing("mutations", 'missing required field "mutations": it must contain at least one item');
+  const items = mf ? r.list(mf) : undefined;
+  if (!mf)
+    missing(spec, "mutations", 'missing required field "mutations": it must contain at least one item');
   else if (items && items.length === 0)
     r.report("PE_FIELD_VALUE", mf.path, mf.offset, "must contain at least one item");
   for (const item of items ?? []) {
     const m = readMutation(r, item);
     if (m) mutations.push(m);
   }
-  const reinvocationPolicy = spec.enumValue("reinvocationPolicy", REINVOCATION_POLICIES, "Never") ?? "Never";
+  const reinvocationPolicy = enumValue(spec, "reinvocationPolicy", REINVOCATION_POLICIES, "Never") ?? "Never";
   if (r.errors > 0 || meta.name === undefined) return undefined;
   return {
     kind: "MutatingAdmissionPolicy",
@@ -1094,7 +828,7 @@ function readMutatingPolicy({ r, top, apiVersion, source }: ObjectInput): Mutati
   };
 }
 
-function readParamRef(r: Reporter, view: MapView): ParamRef | undefined {
+function readParamRef(r: YamlReader, view: YamlMap): ParamRef | undefined {
   view.known(PARAM_REF_FIELDS);
   const before = r.errors;
   const name = view.string("name");
@@ -1116,7 +850,7 @@ function readParamRef(r: Reporter, view: MapView): ParamRef | undefined {
   if (!hasName && !sel && r.errors === before) {
     r.report("PE_MISSING_FIELD", view.path, view.offset, "one of name or selector must be specified");
   }
-  const parameterNotFoundAction = view.enumValue("parameterNotFoundAction", NOT_FOUND_ACTIONS, "Deny");
+  const parameterNotFoundAction = enumValue(view, "parameterNotFoundAction", NOT_FOUND_ACTIONS, "Deny");
   if (r.errors > before || parameterNotFoundAction === undefined) return undefined;
   return {
     ...(hasName ? { name } : {}),
@@ -1131,12 +865,12 @@ interface CommonBinding {
   readonly policyName: string | undefined;
   readonly paramRef?: ParamRef;
   readonly matchResources?: MatchResources;
-  readonly spec: MapView | undefined;
+  readonly spec: YamlMap | undefined;
 }
 
 function readCommonBinding(
-  r: Reporter,
-  top: MapView,
+  r: YamlReader,
+  top: YamlMap,
   specFields: readonly string[],
   mutating: boolean,
 ): CommonBinding {
@@ -1145,7 +879,7 @@ function readCommonBinding(
   const spec = requireSpec(top);
   if (!spec) return { name: meta.name, policyName: undefined, spec };
   spec.known(specFields);
-  let policyName = spec.requiredString("policyName");
+  let policyName = requiredString(spec, "policyName");
   const pnField = spec.field("policyName");
   if (
     policyName !== undefined &&
@@ -1169,12 +903,13 @@ function readCommonBinding(
   };
 }
 
-function readValidationActions(r: Reporter, spec: MapView): ValidationAction[] {
-  const list = spec.stringList("validationActions");
+function readValidationActions(r: YamlReader, spec: YamlMap): ValidationAction[] {
+  const list = stringList(spec, "validationActions");
   const out: ValidationAction[] = [];
   if (!list) {
     if (!spec.field("validationActions")) {
-      spec.missing(
+      missing(
+        spec,
         "validationActions",
         'missing required field "validationActions": at least one of "Deny", "Warn", "Audit" is required',
       );
@@ -1247,7 +982,7 @@ function readResource(
 ): ResourceObject | undefined {
   const meta = readMetadata(r, top, false);
   if (r.errors > 0 || meta.name === undefined) return undefined;
-  const object = node.toJS(r.dc.doc) as Record<string, unknown>;
+  const object = node.toJS(r.doc) as Record<string, unknown>;
   return {
     apiVersion,
     kind,
@@ -1269,7 +1004,7 @@ interface Collected {
 }
 
 /** metadata.name for labelling diagnostics, read without reporting anything (readMetadata reports). */
-function peekName(r: Reporter, node: YAMLMap): string {
+function peekName(r: YamlReader, node: YAMLMap): string {
   const meta = r.resolve(node.get("metadata", true));
   const name = isMap(meta) ? r.resolve(meta.get("name", true)) : undefined;
   return isScalar(name) && typeof name.value === "string" ? name.value : "";
@@ -1281,12 +1016,12 @@ function acceptedList(): string {
 
 function readObject(
   dc: DocContext,
-  node: Resolved,
+  node: YamlNode,
   fallbackOffset: number,
   out: Collected,
   itemPath = "",
 ): void {
-  const r = new Reporter(dc);
+  const r = new YamlReader(dc.doc, dc.diagnostics, POLICY_WORDING, atNodes(dc.positions));
   const offset = offsetOf(node, fallbackOffset);
   if (!isMap(node)) {
     r.report(
@@ -1297,11 +1032,11 @@ function readObject(
     );
     return;
   }
-  const top = new MapView(r, node, "", offset);
+  const top = new YamlMap(r, node, "", offset);
   const avField = top.field("apiVersion");
   const kindField = top.field("kind");
-  const apiVersion = avField ? asString(r, avField) : undefined;
-  const kind = kindField ? asString(r, kindField) : undefined;
+  const apiVersion = avField ? r.string(avField) : undefined;
+  const kind = kindField ? r.string(kindField) : undefined;
   for (const [key, f] of [
     ["apiVersion", avField],
     ["kind", kindField],
@@ -1321,10 +1056,10 @@ function readObject(
   const itemsField = top.field("items");
   if (kind === "List" || (kind.endsWith("List") && itemsField && isSeq(itemsField.node))) {
     if (!itemsField) {
-      top.missing("items", 'missing required field "items": a List holds its objects in "items"');
+      missing(top, "items", 'missing required field "items": a List holds its objects in "items"');
       return;
     }
-    const items = asSeq(r, itemsField);
+    const items = r.list(itemsField);
     for (const item of items ?? []) readObject(dc, item.node, item.offset, out, item.path);
     return;
   }

@@ -13,7 +13,7 @@ import { compileRegex } from "../cel/regex.ts";
 import type { GroupVersionKind, GroupVersionResource, JsonPatchOp, UserInfo } from "../engine/types.ts";
 import type { Diagnostic, DiagnosticSeverity, SourceLocation } from "../errors.ts";
 import { closestName } from "../policy/fields.ts";
-import { childPath, resolveAlias, TextPositions, YamlSourceMap } from "../policy/source-map.ts";
+import { childPath, resolveAlias, TextPositions, YamlSourceMap } from "../yaml/source-map.ts";
 import type { Operation } from "../policy/types.ts";
 import {
   type At,
