@@ -95,6 +95,11 @@ function parseV4(q: Quote, input: string): ParsedAddr | ParseFailure {
   return failure ?? { ok: true, bytes, family: 4, zone: "" };
 }
 
+/**
+ * netip's parseIPv6. It follows Go's function step by step (zone, leading "::", groups, an IPv4
+ * tail, the expansion of "::"), so that each error comes from the same place as Go's; hence one
+ * function a little over the usual length.
+ */
 function parseV6(q: Quote, input: string): ParsedAddr | ParseFailure {
   let s = input;
   let zone = "";
