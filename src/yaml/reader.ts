@@ -33,8 +33,11 @@ export interface Wording {
   wrongType(expected: ValueKind, got: YamlNode): string;
   /** A list item that is no value at all. */
   readonly missingItem: string;
-  /** A mapping key as a field name, or undefined where the format refuses the key. */
-  fieldName(key: YamlNode | undefined): string | undefined;
+  /**
+   * A mapping key (aliases resolved; `raw` as written, in `doc`) as a field name, or undefined where
+   * the format refuses it.
+   */
+  fieldName(key: YamlNode | undefined, raw: unknown, doc: Document.Parsed): string | undefined;
   /** What is said of a refused key. */
   readonly refusedKey: string;
   readonly unknownFieldCode: DiagnosticCode;
@@ -189,7 +192,7 @@ export class YamlMap {
   ) {
     for (const pair of node.items) {
       const keyOffset = offsetOf(pair.key as Node | null, offset);
-      const name = r.wording.fieldName(r.resolve(pair.key));
+      const name = r.wording.fieldName(r.resolve(pair.key), pair.key, r.doc);
       if (name === undefined) {
         r.report(r.wording.typeCode, path, keyOffset, r.wording.refusedKey);
         continue;
