@@ -11,6 +11,7 @@ import type {
   MutatingBinding,
   ParameterNotFoundAction,
   ParamRef,
+  SourceMap,
   ValidationAction,
   ValidatingBinding,
 } from "./types.ts";
@@ -142,6 +143,24 @@ function readValidationActions(r: YamlReader, spec: YamlMap): ValidationAction[]
   return out;
 }
 
+/** What both binding kinds hold besides their kind; undefined when the object has errors. */
+function bindingFields(
+  r: YamlReader,
+  common: CommonBinding,
+  apiVersion: string,
+  source: SourceMap,
+): Omit<MutatingBinding, "kind"> | undefined {
+  if (r.errors > 0 || common.name === undefined || common.policyName === undefined) return undefined;
+  return {
+    name: common.name,
+    apiVersion,
+    source,
+    policyName: common.policyName,
+    ...(common.paramRef ? { paramRef: common.paramRef } : {}),
+    ...(common.matchResources ? { matchResources: common.matchResources } : {}),
+  };
+}
+
 export function readValidatingBinding({
   r,
   top,
@@ -150,17 +169,8 @@ export function readValidatingBinding({
 }: ObjectInput): ValidatingBinding | undefined {
   const common = readCommonBinding(r, top, VALIDATING_BINDING_SPEC_FIELDS, false);
   const validationActions = common.spec ? readValidationActions(r, common.spec) : [];
-  if (r.errors > 0 || common.name === undefined || common.policyName === undefined) return undefined;
-  return {
-    kind: "ValidatingAdmissionPolicyBinding",
-    name: common.name,
-    apiVersion,
-    source,
-    policyName: common.policyName,
-    ...(common.paramRef ? { paramRef: common.paramRef } : {}),
-    ...(common.matchResources ? { matchResources: common.matchResources } : {}),
-    validationActions,
-  };
+  const fields = bindingFields(r, common, apiVersion, source);
+  return fields && { kind: "ValidatingAdmissionPolicyBinding", ...fields, validationActions };
 }
 
 export function readMutatingBinding({
@@ -170,14 +180,6 @@ export function readMutatingBinding({
   source,
 }: ObjectInput): MutatingBinding | undefined {
   const common = readCommonBinding(r, top, MUTATING_BINDING_SPEC_FIELDS, true);
-  if (r.errors > 0 || common.name === undefined || common.policyName === undefined) return undefined;
-  return {
-    kind: "MutatingAdmissionPolicyBinding",
-    name: common.name,
-    apiVersion,
-    source,
-    policyName: common.policyName,
-    ...(common.paramRef ? { paramRef: common.paramRef } : {}),
-    ...(common.matchResources ? { matchResources: common.matchResources } : {}),
-  };
+  const fields = bindingFields(r, common, apiVersion, source);
+  return fields && { kind: "MutatingAdmissionPolicyBinding", ...fields };
 }
