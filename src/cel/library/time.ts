@@ -29,6 +29,10 @@ export const MAX_TIMESTAMP_SECONDS = 253_402_300_799n;
 const TS = "google.protobuf.Timestamp";
 const DUR = "google.protobuf.Duration";
 
+function conversionError(to: string): CelError {
+  return new CelError(`type conversion error from 'string' to '${to}'`);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Range checks and arithmetic.
 
@@ -74,7 +78,7 @@ export function timestampFromSeconds(seconds: bigint): Timestamp {
 /** Parses an RFC 3339 timestamp, as `timestamp("2024-01-02T03:04:05.5+01:00")` does. */
 export function parseTimestamp(text: string): Timestamp {
   const nanos = parseRFC3339(text);
-  if (nanos === undefined) throw new CelError(`type conversion error from 'string' to '${TS}'`);
+  if (nanos === undefined) throw conversionError(TS);
   return checkTimestamp(nanos);
 }
 
@@ -89,7 +93,7 @@ export function formatTimestamp(t: Timestamp): string {
 /** Go's time.ParseDuration, e.g. "1h2m3.5s", "-1.5h"; "0" alone needs no unit. */
 export function parseDuration(text: string): Duration {
   const nanos = goParseDuration(text);
-  if (nanos === undefined) throw new CelError(`type conversion error from 'string' to '${DUR}'`);
+  if (nanos === undefined) throw conversionError(DUR);
   return new Duration(nanos);
 }
 
