@@ -19,6 +19,7 @@ import {
   Timestamp,
   UInt,
 } from "./values.ts";
+import { formatRFC3339 } from "./go/time.ts";
 
 /** Converts parsed JSON (or YAML) into CEL values: integral numbers become int. */
 export function toCel(v: unknown): CelValue {
@@ -72,20 +73,7 @@ export function formatDuration(d: Duration): string {
 
 /** RFC 3339 in UTC with the fractional seconds needed (none, milli, micro or nano). */
 export function formatTimestamp(t: Timestamp): string {
-  const ms = t.nanos / 1_000_000n;
-  let floorMs = ms;
-  if (t.nanos < 0n && t.nanos % 1_000_000n !== 0n) floorMs -= 1n;
-  const base = new Date(Number(floorMs - (((floorMs % 1000n) + 1000n) % 1000n))).toISOString().slice(0, 19);
-  let frac = t.nanos % 1_000_000_000n;
-  if (frac < 0n) frac += 1_000_000_000n;
-  if (frac === 0n) return `${base}Z`;
-  const digits = frac.toString().padStart(9, "0");
-  const trimmed = digits.endsWith("000000")
-    ? digits.slice(0, 3)
-    : digits.endsWith("000")
-      ? digits.slice(0, 6)
-      : digits;
-  return `${base}.${trimmed}Z`;
+  return formatRFC3339(t.nanos, "groupsOfThree");
 }
 
 function bytesToBase64(b: Uint8Array): string {

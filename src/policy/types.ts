@@ -7,6 +7,8 @@
 import type { SourceLocation } from "../errors.ts";
 
 export type Operation = "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
+/** The admission operations, in the API's order; the one definition every reader of requests uses. */
+export const OPERATIONS: readonly Operation[] = Object.freeze(["CREATE", "UPDATE", "DELETE", "CONNECT"]);
 export type RuleOperation = Operation | "*";
 export type FailurePolicy = "Fail" | "Ignore";
 export type MatchPolicyType = "Exact" | "Equivalent";

@@ -4,7 +4,7 @@
  * `match/` and `engine/` so that both read it without importing each other, and it holds the one
  * definition of the constants every reader of requests shares.
  */
-import type { Operation } from "../policy/types.ts";
+import { OPERATIONS, type Operation } from "../policy/types.ts";
 
 export interface GroupVersionKind {
   readonly group: string;
@@ -47,7 +47,7 @@ export interface AdmissionRequest {
 }
 
 /** The operations an admission request can carry, in the order messages list them. */
-export const OPERATIONS: readonly Operation[] = Object.freeze(["CREATE", "UPDATE", "DELETE", "CONNECT"]);
+export { OPERATIONS };
 
 export function isOperation(value: unknown): value is Operation {
   return typeof value === "string" && (OPERATIONS as readonly string[]).includes(value);

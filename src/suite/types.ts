@@ -5,7 +5,8 @@
  */
 import type { AuthorizerRule } from "../cel/library/authz-table.ts";
 import type { SourceLocation } from "../errors.ts";
-import type { GroupVersionKind, GroupVersionResource, JsonPatchOp, UserInfo } from "../engine/types.ts";
+import type { JsonPatchOp } from "../engine/types.ts";
+import type { GroupVersionKind, GroupVersionResource, UserInfo } from "../request/types.ts";
 import type { Operation } from "../policy/types.ts";
 
 export const SUITE_API_VERSION = "celgate.dev/v1alpha1";

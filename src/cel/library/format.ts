@@ -4,8 +4,9 @@
  * messages (apimachinery's texts, verbatim, including their quirks).
  */
 import { CelObject, type CelValue, Optional } from "../values.ts";
+import { daysInMonth } from "../go/time.ts";
+import { requestURIError } from "../go/url.ts";
 import { fn, globalFn, type Library, memberFn } from "./types.ts";
-import { requestURIError } from "./url.ts";
 
 // --- apimachinery/pkg/util/validation ------------------------------------------------------------
 
@@ -134,11 +135,6 @@ const base64Re = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|
 // any character but a newline may stand before the fraction digits, as in Go.
 const timeRe = /^([0-9]{2}):([0-9]{2}):([0-9]{2})([^\n][0-9]+)?(z|([+-][0-9]{2}:[0-9]{2}))$/u;
 
-function daysIn(month: number, year: number): number {
-  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
-  return [4, 6, 9, 11].includes(month) ? 30 : 31;
-}
-
 /** Go's time.Parse("2006-01-02", s) succeeding: four-digit year, real month and day. */
 function isDate(s: string): boolean {
   const m = /^([0-9]{4})-([0-9]{2})-([0-9]{2})$/.exec(s);
@@ -146,7 +142,7 @@ function isDate(s: string): boolean {
   const year = Number(m[1]);
   const month = Number(m[2]);
   const day = Number(m[3]);
-  return month >= 1 && month <= 12 && day >= 1 && day <= daysIn(month, year);
+  return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month);
 }
 
 /**

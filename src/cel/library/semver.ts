@@ -4,10 +4,10 @@
  * semver requires, plays no part in ordering or equality.
  */
 import { CelError, CelObject, type CelValue } from "../values.ts";
+import { quote } from "../go/quote.ts";
+import { numError, parseUint64 } from "../go/strconv.ts";
 import { fn, globalFn, type Library, memberFn } from "./types.ts";
-import { goQuote } from "./url.ts";
 
-const UINT64_MAX = 2n ** 64n - 1n;
 const NUMBERS = /^[0-9]*$/;
 const ALPHANUM = /^[A-Za-z0-9-]*$/;
 
@@ -24,9 +24,8 @@ function comparePre(a: PreRelease, b: PreRelease): number {
 
 /** Go's strconv.ParseUint(s, 10, 64) on a string of digits, with its errors. */
 function parseUint(s: string): bigint {
-  if (s === "") throw new CelError(`strconv.ParseUint: parsing ${goQuote(s)}: invalid syntax`);
-  const v = BigInt(s);
-  if (v > UINT64_MAX) throw new CelError(`strconv.ParseUint: parsing ${goQuote(s)}: value out of range`);
+  const v = parseUint64(s);
+  if (typeof v === "string") throw new CelError(numError("ParseUint", s, v));
   return v;
 }
 
@@ -35,10 +34,10 @@ function hasLeadingZeroes(s: string): boolean {
 }
 
 function parseNumber(s: string, what: string): bigint {
-  if (!NUMBERS.test(s)) throw new CelError(`Invalid character(s) found in ${what} number ${goQuote(s)}`);
+  if (!NUMBERS.test(s)) throw new CelError(`Invalid character(s) found in ${what} number ${quote(s)}`);
   if (hasLeadingZeroes(s)) {
     throw new CelError(
-      `${what[0]?.toUpperCase()}${what.slice(1)} number must not contain leading zeroes ${goQuote(s)}`,
+      `${what[0]?.toUpperCase()}${what.slice(1)} number must not contain leading zeroes ${quote(s)}`,
     );
   }
   return parseUint(s);
@@ -83,18 +82,17 @@ export class SemverValue extends CelObject {
       if (p.length === 0) throw new CelError("Prerelease is empty");
       if (NUMBERS.test(p)) {
         if (hasLeadingZeroes(p))
-          throw new CelError(`Numeric PreRelease version must not contain leading zeroes ${goQuote(p)}`);
+          throw new CelError(`Numeric PreRelease version must not contain leading zeroes ${quote(p)}`);
         pre.push({ num: parseUint(p) });
       } else if (ALPHANUM.test(p)) {
         pre.push({ str: p });
       } else {
-        throw new CelError(`Invalid character(s) found in prerelease ${goQuote(p)}`);
+        throw new CelError(`Invalid character(s) found in prerelease ${quote(p)}`);
       }
     }
     for (const b of build) {
       if (b.length === 0) throw new CelError("Build meta data is empty");
-      if (!ALPHANUM.test(b))
-        throw new CelError(`Invalid character(s) found in build meta data ${goQuote(b)}`);
+      if (!ALPHANUM.test(b)) throw new CelError(`Invalid character(s) found in build meta data ${quote(b)}`);
     }
     return new SemverValue(major, minor, patch, pre, build);
   }

@@ -16,7 +16,6 @@ import {
   checkInt,
   checkUint,
   type Duration,
-  INT64_MAX,
   INT64_MIN,
   type JsonMap,
   type CelMap,
@@ -24,17 +23,15 @@ import {
   type Timestamp,
   typeName,
   UInt,
-  UINT64_MAX,
 } from "../values.ts";
 import { codePointLength } from "../code-points.ts";
 import { celCompare } from "../equality.ts";
+import { formatFloat, parseBool, parseFloat64, parseInt64, parseUint64 } from "../go/strconv.ts";
 import {
   addTimestampDuration,
   checkDuration,
   formatDuration,
   formatTimestamp,
-  placePoint,
-  shortestDigits,
   subtractTimestampDuration,
   subtractTimestamps,
   timestampSeconds,
@@ -154,88 +151,37 @@ function order(a: CelValue, b: CelValue, fnName: string): number {
 }
 
 /**
- * Go's fmt "%g" for a double, which cel-go uses for string(double): shortest round-trip digits,
- * exponent form below 1e-4 or from 1e+06 on ("1e+06", "1.5e-05"), and "+Inf", "-Inf", "NaN".
+ * cel-go's string(double), Go's fmt "%g": shortest round-trip digits, exponent form below 1e-4 or
+ * from 1e+06 on ("1e+06", "1.5e-05"), and "+Inf", "-Inf", "NaN".
  */
 export function formatDouble(x: number): string {
-  if (Number.isNaN(x)) return "NaN";
-  if (x === Number.POSITIVE_INFINITY) return "+Inf";
-  if (x === Number.NEGATIVE_INFINITY) return "-Inf";
-  if (x === 0) return Object.is(x, -0) ? "-0" : "0";
-  const sign = x < 0 ? "-" : "";
-  const { digits, point } = shortestDigits(x);
-  const exp = point - 1;
-  if (exp < -4 || exp >= 6) {
-    const mant = digits.length > 1 ? digits[0] + "." + digits.slice(1) : digits;
-    const e = Math.abs(exp);
-    return `${sign}${mant}e${exp < 0 ? "-" : "+"}${e < 10 ? "0" : ""}${e}`;
-  }
-  return sign + placePoint(digits, point);
+  return formatFloat(x, "g", -1);
 }
 
 function conversionError(from: string, to: string): CelError {
   return new CelError(`type conversion error from '${from}' to '${to}'`);
 }
 
-const INT_TEXT = /^[+-]?\d+$/;
-const UINT_TEXT = /^\d+$/;
-const DECIMAL_FLOAT = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
-const HEX_FLOAT = /^([+-]?)0[xX]([0-9a-fA-F]*)(?:\.([0-9a-fA-F]*))?[pP]([+-]?\d+)$/;
-const SPECIAL_FLOAT = /^(?:([+-]?)(inf|infinity)|nan)$/i;
-
 /** Go's strconv.ParseInt(s, 10, 64). */
-function parseInt64(s: string): bigint {
-  if (!INT_TEXT.test(s)) throw conversionError("string", "int");
-  const v = BigInt(s);
-  if (v < INT64_MIN || v > INT64_MAX) throw conversionError("string", "int");
+function stringToInt(s: string): bigint {
+  const v = parseInt64(s);
+  if (typeof v === "string") throw conversionError("string", "int");
   return v;
 }
 
 /** Go's strconv.ParseUint(s, 10, 64): digits only, no sign. */
-function parseUint64(s: string): UInt {
-  if (!UINT_TEXT.test(s)) throw conversionError("string", "uint");
-  const v = BigInt(s);
-  if (v > UINT64_MAX) throw conversionError("string", "uint");
+function stringToUint(s: string): UInt {
+  const v = parseUint64(s);
+  if (typeof v === "string") throw conversionError("string", "uint");
   return new UInt(v);
 }
 
 /** Go's strconv.ParseFloat(s, 64): decimal or hex (0x1p-2) forms, inf/infinity/nan; overflow fails. */
 export function parseDouble(s: string): number {
-  const special = SPECIAL_FLOAT.exec(s);
-  if (special) {
-    if (special[2] === undefined) return Number.NaN;
-    return special[1] === "-" ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY;
-  }
-  let v: number;
-  if (DECIMAL_FLOAT.test(s)) {
-    v = Number(s);
-  } else {
-    const hex = HEX_FLOAT.exec(s);
-    const whole = hex?.[2] ?? "";
-    const frac = hex?.[3] ?? "";
-    if (!hex || whole + frac === "") throw conversionError("string", "double");
-    v = Number.parseInt(whole + frac, 16) * 2 ** (Number(hex[4]) - 4 * frac.length);
-    if (hex[1] === "-") v = -v;
-  }
-  if (!Number.isFinite(v)) throw conversionError("string", "double");
+  const v = parseFloat64(s);
+  if (typeof v === "string") throw conversionError("string", "double");
   return v;
 }
-
-/** Go's strconv.ParseBool spellings. */
-const BOOL_TEXT: Readonly<Record<string, boolean>> = {
-  "1": true,
-  t: true,
-  T: true,
-  true: true,
-  TRUE: true,
-  True: true,
-  "0": false,
-  f: false,
-  F: false,
-  false: false,
-  FALSE: false,
-  False: false,
-};
 
 const utf8Encoder = new TextEncoder();
 const utf8Decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
@@ -479,7 +425,7 @@ export const stdLibrary: Library = {
       globalFn("int64_to_int64", ["int"], "int", (n: bigint) => n),
       globalFn("uint64_to_int64", ["uint"], "int", (u: UInt) => checkInt(u.value)),
       globalFn("double_to_int64", ["double"], "int", doubleToInt),
-      globalFn("string_to_int64", ["string"], "int", parseInt64),
+      globalFn("string_to_int64", ["string"], "int", stringToInt),
       globalFn("timestamp_to_int64", [TS], "int", timestampSeconds),
       globalFn("duration_to_int64", [DUR], "int", (d: Duration) => d.nanos),
     ),
@@ -488,7 +434,7 @@ export const stdLibrary: Library = {
       globalFn("uint64_to_uint64", ["uint"], "uint", (u: UInt) => u),
       globalFn("int64_to_uint64", ["int"], "uint", (n: bigint) => checkUint(n)),
       globalFn("double_to_uint64", ["double"], "uint", doubleToUint),
-      globalFn("string_to_uint64", ["string"], "uint", parseUint64),
+      globalFn("string_to_uint64", ["string"], "uint", stringToUint),
     ),
     fn(
       "double",
@@ -529,8 +475,8 @@ export const stdLibrary: Library = {
       "bool",
       globalFn("bool_to_bool", ["bool"], "bool", (b: boolean) => b),
       globalFn("string_to_bool", ["string"], "bool", (s: string) => {
-        const b = Object.hasOwn(BOOL_TEXT, s) ? BOOL_TEXT[s] : undefined;
-        if (b === undefined) throw conversionError("string", "bool");
+        const b = parseBool(s);
+        if (typeof b === "string") throw conversionError("string", "bool");
         return b;
       }),
     ),

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { celEquals } from "../../../src/cel/equality.ts";
-import { CIDRValue, goQuote, IPValue, ipLibrary } from "../../../src/cel/library/ip.ts";
+import { quote as goQuote } from "../../../src/cel/go/quote.ts";
+import { CIDRValue, IPValue, ipLibrary } from "../../../src/cel/library/ip.ts";
 import { type CelValue, typeName } from "../../../src/cel/values.ts";
 import { errorOf, libraryHarness } from "../../helpers/library.ts";
 

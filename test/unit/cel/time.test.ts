@@ -1,9 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { stdLibrary } from "../../../src/cel/library/std.ts";
+import { civilFromDays, daysFromCivil } from "../../../src/cel/go/time.ts";
 import {
-  civilFromDays,
-  daysFromCivil,
   formatDuration,
   formatTimestamp,
   parseDuration,

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { celEquals } from "../../../src/cel/equality.ts";
-import { goQuote, type URLValue, urlLibrary } from "../../../src/cel/library/url.ts";
+import { quote as goQuote } from "../../../src/cel/go/quote.ts";
+import { type URLValue, urlLibrary } from "../../../src/cel/library/url.ts";
 import { CelMap, type CelValue, mapEntries } from "../../../src/cel/values.ts";
 import { errorOf, evaluate, libraryHarness } from "../../helpers/library.ts";
 

@@ -6,7 +6,6 @@
 import { isAlias, isMap, isScalar, isSeq } from "yaml";
 import type { Document, LineCounter, Node } from "yaml";
 import type { SourceLocation } from "../errors.ts";
-import type { SourceMap } from "./types.ts";
 
 export type PathSegment = string | number;
 
@@ -90,8 +89,11 @@ export function nodeOffset(node: Node | undefined | null): number | undefined {
   return node?.range ? node.range[0] : undefined;
 }
 
-/** A SourceMap over one object of a document (a List's items each get their own). */
-export class YamlSourceMap implements SourceMap {
+/**
+ * Where the field paths of one object of a document are written (a List's items each get their own);
+ * it is the policy model's SourceMap, which later stages use without the YAML syntax tree.
+ */
+export class YamlSourceMap {
   readonly file: string;
 
   constructor(
