@@ -37,6 +37,7 @@ export const DIAGNOSTIC_CODES = {
   PE_FIELD_VALUE: "a field has a value outside what is allowed",
   PE_DUPLICATE: "a name is used twice where it must be unique",
   PE_UNKNOWN_POLICY: "a binding names a policy that is not loaded",
+  PE_CRD_SCHEMA: "a CustomResourceDefinition's schema is not structural, so its objects stay untyped",
   PE_CEL_PARSE: "a CEL expression does not parse",
   PE_CEL_UNKNOWN_IDENT: "a CEL expression refers to a variable that is not declared",
   PE_CEL_UNKNOWN_FUNCTION:

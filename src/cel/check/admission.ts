@@ -2,7 +2,7 @@
  * The admission environment's variables and types, as Kubernetes declares them
  * (k8s.io/apiserver/pkg/admission/plugin/cel/compile.go, composition.go, and cel/mutation):
  *
- * - `object`, `oldObject`: dyn (a later step types them from schemas; they are inputs here);
+ * - `object`, `oldObject`: dyn, or a schema's type with its message types (`schemaMessages`);
  * - `params`: dyn when the policy has a paramKind, undeclared otherwise (an input too);
  * - `request`: `kubernetes.AdmissionRequest` (BuildRequestType), `namespaceObject`:
  *   `kubernetes.Namespace` (BuildNamespaceType), both message types with declared fields;
@@ -139,6 +139,11 @@ export interface AdmissionCheckOptions {
   /** `params`' type; dyn by default; null when the policy has no paramKind (then it is undeclared). */
   readonly params?: CelType | null;
   /**
+   * The message types `object`, `oldObject` and `params` refer to when they are typed from schemas
+   * (src/kube/schemas kindCelType), declared as the DeclTypes of Kubernetes' type checking are.
+   */
+  readonly schemaMessages?: readonly MessageType[];
+  /**
    * The policy's variables compiled before this expression, in order, with their expressions'
    * types (converted as Kubernetes converts them; pass undefined for one that failed to compile).
    */
@@ -170,7 +175,15 @@ export function admissionCheckEnv(options: AdmissionCheckOptions = {}): CheckEnv
   }
   return createCheckEnv({
     variables: vars,
-    messages: [gvk, gvr, userInfo, admissionRequest, ...namespaceTypes, variablesType],
+    messages: [
+      gvk,
+      gvr,
+      userInfo,
+      admissionRequest,
+      ...namespaceTypes,
+      variablesType,
+      ...(options.schemaMessages ?? []),
+    ],
     ...(options.mutation
       ? { resolveMessage: resolveMutationType, withLibraries: ["kubernetes.jsonpatch"] }
       : {}),
