@@ -43,6 +43,7 @@ import {
   PolicyIndex,
   type Unselected,
 } from "../match/index.ts";
+import { routeOf } from "../policy/routing.ts";
 import type { ValidationAction } from "../policy/types.ts";
 import { applyMutation } from "./mutate.ts";
 import { findParams, type ParamLookup } from "./params.ts";
@@ -69,7 +70,7 @@ export interface EngineContext {
 
 export interface EvaluateOptions {
   readonly deadline: number;
-  /** Only policies with this failurePolicy (the webhook's split paths). */
+  /** Only the pairs routed to the split path with this failurePolicy (policy/routing.ts). */
   readonly failurePolicy?: "Fail" | "Ignore";
   /** Also evaluate policies that have no binding, as if bound with validationActions [Deny] (CLI). */
   readonly includeUnbound?: boolean;
@@ -403,6 +404,8 @@ class LazyVariables implements VariableResolver {
 interface Subject {
   readonly policy: CompiledPolicy;
   readonly binding: CompiledBinding | undefined;
+  /** The split path that serves this pair (policy/routing.ts), decided once, when the subject is built. */
+  readonly route: "Fail" | "Ignore";
   /** What every result for this subject starts with (built with the subject, not per request). */
   readonly base: ResultBase;
 }
@@ -413,7 +416,7 @@ function subjectOf(policy: CompiledPolicy, binding: CompiledBinding | undefined)
     policyKind: policy.kind,
   };
   if (binding) base.binding = binding.binding.name;
-  return { policy, binding, base };
+  return { policy, binding, route: routeOf(policy.policy, binding?.binding), base };
 }
 
 /**
@@ -562,7 +565,7 @@ function subjects(
       for (const p of set.unbound) if (p.kind === kind) all.push(subjectOf(p, undefined));
     out = all;
   } else out = indexOf(set)[kind].candidates(request);
-  return options.failurePolicy ? out.filter((s) => s.policy.failurePolicy === options.failurePolicy) : out;
+  return options.failurePolicy ? out.filter((s) => s.route === options.failurePolicy) : out;
 }
 
 /** The skip or error result when a policy's or binding's criteria do not select the request. */

@@ -137,7 +137,7 @@ export interface AdmissionDecision {
 export interface ReviewOptions {
   /** `validate` runs ValidatingAdmissionPolicies, `mutate` runs MutatingAdmissionPolicies. */
   readonly phase: "validate" | "mutate";
-  /** Only policies with this failurePolicy (the split paths `/validate/fail` etc.); absent: all. */
+  /** Only the pairs routed to the split path with this failurePolicy (policy/routing.ts); absent: all. */
   readonly failurePolicy?: "Fail" | "Ignore";
   /**
    * When evaluation must stop and answer by failurePolicy, on the monotonic clock (`performance.now()`
