@@ -28,7 +28,7 @@ export interface TimedWebhook {
 export interface WorstChain {
   /** The longest a request can wait on these webhooks. */
   readonly seconds: number;
-  /** The webhooks of that request, in calling order (mutating first). */
+  /** The webhooks of that request, in calling order (mutating first, "twice" when reinvoked). */
   readonly webhooks: readonly string[];
 }
 
@@ -78,7 +78,13 @@ export function worstCaseWait(webhooks: readonly TimedWebhook[]): WorstChain {
       const v = longestValidating(requests);
       const seconds = sum + (v?.timeoutSeconds ?? 0);
       if (seconds > best.seconds)
-        best = { seconds, webhooks: [...chosen.map((h) => h.name), ...(v ? [v.name] : [])] };
+        best = {
+          seconds,
+          webhooks: [
+            ...chosen.map((h) => (h.reinvoked ? `${h.name} (twice, reinvoked)` : h.name)),
+            ...(v ? [v.name] : []),
+          ],
+        };
       return;
     }
     const h = mutating[i] as TimedWebhook;
