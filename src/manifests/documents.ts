@@ -37,7 +37,8 @@ export function readObjects(
         diagnostics.push({
           code: "PE_YAML_SYNTAX",
           severity: "error",
-          message: e.message.split("\n")[0] ?? e.message,
+          // yaml ends its messages in " at line L, column C:" and a code frame; the location travels apart.
+          message: (e.message.split("\n")[0] ?? e.message).replace(/ at line \d+, column \d+:?$/, ""),
           location: positions.at(e.pos[0]),
         });
       continue;
