@@ -31,6 +31,7 @@ import {
   type RoutedPair,
 } from "./carry.ts";
 import { type Hazard, wildcardHazards } from "./hazards.ts";
+import { components } from "./components.ts";
 import { boundRules, mergeRules, type WebhookRule } from "./rules.ts";
 import { type TimedWebhook, type WorstChain, worstCaseWait } from "./timeouts.ts";
 
@@ -93,8 +94,19 @@ export function certificateName(service: string): string {
   return `${service}-tls`;
 }
 
-export function webhookName(service: string, namespace: string, phase: Phase, fp: FailurePolicy): string {
-  return `${service}.${namespace}.${fp.toLowerCase()}.${phase}.celgate.dev`;
+/**
+ * A webhook's name: the first (or only) webhook of a path is `SERVICE.NS.fail.validate.celgate.dev`,
+ * the next ones of the same path `SERVICE.NS.fail-2.validate.celgate.dev` and so on.
+ */
+export function webhookName(
+  service: string,
+  namespace: string,
+  phase: Phase,
+  fp: FailurePolicy,
+  index = 0,
+): string {
+  const route = index === 0 ? fp.toLowerCase() : `${fp.toLowerCase()}-${index + 1}`;
+  return `${service}.${namespace}.${route}.${phase}.celgate.dev`;
 }
 
 export function configurationName(service: string, namespace: string): string {
@@ -106,14 +118,29 @@ export function serviceDnsNames(service: string, namespace: string): string[] {
   return [`${service}.${namespace}.svc`, `${service}.${namespace}.svc.cluster.local`];
 }
 
-interface Group {
+/** A pair with the webhook rules it needs. */
+interface RuledPair extends RoutedPair {
+  readonly rules: readonly WebhookRule[];
+}
+
+/** The pairs of one route (phase and failurePolicy). */
+interface Route {
+  readonly phase: Phase;
+  readonly failurePolicy: FailurePolicy;
+  readonly pairs: RuledPair[];
+}
+
+/** One webhook to write: a route's pairs that some request may reach together (components.ts). */
+export interface PlannedWebhook {
+  readonly name: string;
   readonly phase: Phase;
   /** The route: the failurePolicy of the webhook and of the split path it calls. */
   readonly failurePolicy: FailurePolicy;
-  readonly rules: WebhookRule[];
-  readonly pairs: RoutedPair[];
-  readonly policies: Set<string>;
-  reinvoke: boolean;
+  readonly pairs: readonly RoutedPair[];
+  /** The union of the pairs' rules, merged. */
+  readonly rules: readonly WebhookRule[];
+  /** A mutating webhook is reinvoked when one of its policies asks for it. */
+  readonly reinvoke: boolean;
 }
 
 export interface WebhookManifests {
@@ -140,16 +167,15 @@ export function excludedNamespaces(
   ];
 }
 
-/** Collects each enforced (policy, binding) pair's rules under its phase and route. */
-function groupBindings(set: EnforcedPolicies, notes: string[]): Group[] {
-  const groups: Group[] = [];
+/** Collects each enforced (policy, binding) pair, with its rules, under its phase and route. */
+function routeBindings(set: EnforcedPolicies, notes: string[]): Route[] {
+  const routes: Route[] = [];
   for (const phase of ["validate", "mutate"] as const)
-    for (const failurePolicy of FAILURE_POLICIES)
-      groups.push({ phase, failurePolicy, rules: [], pairs: [], policies: new Set(), reinvoke: false });
+    for (const failurePolicy of FAILURE_POLICIES) routes.push({ phase, failurePolicy, pairs: [] });
   for (const { binding, policy: compiled } of set.bindings) {
     const policy = compiled.policy;
     const route = routeOf(policy, binding);
-    const group = groups.find((g) => g.phase === phaseOf(policy) && g.failurePolicy === route);
+    const group = routes.find((g) => g.phase === phaseOf(policy) && g.failurePolicy === route);
     if (!group) continue;
     const rules = boundRules(
       policy.matchConstraints?.resourceRules ?? [],
@@ -167,18 +193,52 @@ function groupBindings(set: EnforcedPolicies, notes: string[]): Group[] {
       notes.push(
         `${binding.kind} '${binding.name}' can only warn or audit: policy '${policy.name}' is served on the Ignore webhook, so celgate being down never fails a request for it`,
       );
-    group.rules.push(...rules);
-    group.pairs.push({ policy, binding });
-    group.policies.add(policy.name);
-    if (policy.kind === "MutatingAdmissionPolicy" && policy.reinvocationPolicy === "IfNeeded")
-      group.reinvoke = true;
+    group.pairs.push({ policy, binding, rules });
   }
   for (const p of set.unbound)
     notes.push(`${p.kind} '${p.name}' has no binding: not enforced, so it adds no webhook rules`);
-  return groups.filter((g) => g.policies.size > 0);
+  return routes.filter((g) => g.pairs.length > 0);
 }
 
-function webhook(group: Group, options: WebhookOptions): Record<string, unknown> {
+/** What a webhook of these pairs would carry (carry.ts), as a key: equal keys carry the same. */
+function carriedKey(pairs: readonly RoutedPair[]): string {
+  return JSON.stringify([
+    commonMatchConditions(pairs).map((c) => c.expression.trim()),
+    commonRequirements(pairs.map(namespaceRequirements)),
+    commonRequirements(pairs.map(objectRequirements)),
+  ]);
+}
+
+/**
+ * The webhooks the enforced pairs need: per route, the sets of pairs some request may reach
+ * together (components.ts), those that would carry the same conditions and selectors joined again
+ * (they are still reached apart, and one webhook says the same as two). In binding order. Never throws.
+ */
+export function planWebhooks(
+  set: EnforcedPolicies,
+  options: Pick<WebhookOptions, "service" | "namespace">,
+  notes: string[] = [],
+): PlannedWebhook[] {
+  return routeBindings(set, notes).flatMap((route) => {
+    const joined = new Map<string, RuledPair[]>();
+    for (const part of components(route.pairs, (p) => p.rules)) {
+      const key = carriedKey(part);
+      joined.set(key, [...(joined.get(key) ?? []), ...part]);
+    }
+    return [...joined.values()].map((pairs, index) => ({
+      name: webhookName(options.service, options.namespace, route.phase, route.failurePolicy, index),
+      phase: route.phase,
+      failurePolicy: route.failurePolicy,
+      pairs: pairs.map(({ policy, binding }) => ({ policy, binding })),
+      rules: mergeRules(pairs.flatMap((p) => p.rules)),
+      reinvoke: pairs.some(
+        (p) => p.policy.kind === "MutatingAdmissionPolicy" && p.policy.reinvocationPolicy === "IfNeeded",
+      ),
+    }));
+  });
+}
+
+function webhook(group: PlannedWebhook, options: WebhookOptions): Record<string, unknown> {
   const { service, namespace } = options;
   // Excluding kube-system and kube-node-lease keeps the control plane and the nodes' heartbeats
   // working whatever the policies say; excluding celgate's own namespace lets its pods restart even
@@ -195,7 +255,7 @@ function webhook(group: Group, options: WebhookOptions): Record<string, unknown>
   const objectSelector = renderSelector(commonRequirements(group.pairs.map(objectRequirements)));
   const matchConditions = commonMatchConditions(group.pairs);
   return {
-    name: webhookName(service, namespace, group.phase, group.failurePolicy),
+    name: group.name,
     admissionReviewVersions: [...ADMISSION_REVIEW_VERSIONS],
     clientConfig: {
       service: {
@@ -206,7 +266,7 @@ function webhook(group: Group, options: WebhookOptions): Record<string, unknown>
       },
       ...(options.caBundle !== undefined ? { caBundle: options.caBundle } : {}),
     },
-    rules: mergeRules(group.rules).map((r) => ({
+    rules: group.rules.map((r) => ({
       operations: [...r.operations],
       apiGroups: [...r.apiGroups],
       apiVersions: [...r.apiVersions],
@@ -272,7 +332,7 @@ function certificate(options: WebhookOptions, issuer: CertManagerIssuer): Record
 export function webhookManifests(set: EnforcedPolicies, options: WebhookOptions): WebhookManifests {
   const notes: string[] = [];
   const warnings: string[] = [];
-  const groups = groupBindings(set, notes);
+  const planned = planWebhooks(set, options, notes);
   const documents: Record<string, unknown>[] = [];
   if (options.certManager) documents.push(certificate(options, options.certManager));
   const name = configurationName(options.service, options.namespace);
@@ -281,31 +341,28 @@ export function webhookManifests(set: EnforcedPolicies, options: WebhookOptions)
     ["validate", "ValidatingWebhookConfiguration"],
     ["mutate", "MutatingWebhookConfiguration"],
   ] as const) {
-    const phaseGroups = groups.filter((g) => g.phase === phase);
-    const hooks = phaseGroups.map((g) => webhook(g, options));
+    const hooks = planned.filter((g) => g.phase === phase);
     if (hooks.length === 0) {
       notes.push(
         `no ${kind}: no enforced ${phase === "validate" ? "ValidatingAdmissionPolicy" : "MutatingAdmissionPolicy"} selects any resource`,
       );
       continue;
     }
-    phaseGroups.forEach((g, i) => {
-      const hookName = String(hooks[i]?.name);
-      const rules = mergeRules(g.rules);
-      for (const h of wildcardHazards(rules)) warnings.push(hazardWarning(hookName, h));
+    for (const g of hooks) {
+      for (const h of wildcardHazards(g.rules)) warnings.push(hazardWarning(g.name, h));
       timed.push({
-        name: hookName,
+        name: g.name,
         phase,
         timeoutSeconds: options.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS,
         reinvoked: g.reinvoke,
-        rules,
+        rules: g.rules,
       });
-    });
+    }
     documents.push({
       apiVersion: "admissionregistration.k8s.io/v1",
       kind,
       metadata: metadata(options, name),
-      webhooks: hooks,
+      webhooks: hooks.map((g) => webhook(g, options)),
     });
   }
   return { documents, notes, warnings, worstCase: worstCaseWait(timed) };

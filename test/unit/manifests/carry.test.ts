@@ -280,3 +280,60 @@ void test("hazards: a rule that names leases is meant; one that reaches them thr
     ["leases (coordination.k8s.io)", "events", "admission configuration objects"],
   );
 });
+
+const ONE = (name: string, rule: string, condition?: string) => `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: { name: ${name} }
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules: [${rule}]
+${condition ? `  matchConditions: [{ name: only, expression: "${condition}" }]\n` : ""}  validations: [{ expression: "true" }]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: { name: ${name} }
+spec: { policyName: ${name}, validationActions: [Deny] }
+---
+`;
+
+void test("pairs no request reaches together get webhooks of their own, each carrying its own conditions", () => {
+  const result = manifests(
+    ONE("pods", `{ apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods] }`) +
+      ONE(
+        "csr",
+        `{ apiGroups: [certificates.k8s.io], apiVersions: [v1], operations: [CREATE], resources: [certificatesigningrequests] }`,
+        "object.spec.signerName == 'kubernetes.io/kube-apiserver-client'",
+      ) +
+      ONE("services", `{ apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [services] }`),
+  );
+  assert.deepEqual(
+    hooks(result).map((h) => [
+      h.name,
+      h.clientConfig.service.path,
+      h.rules.flatMap((r) => r.resources),
+      h.matchConditions?.length ?? 0,
+    ]),
+    [
+      // pods and services carry the same (nothing): one webhook says as much as two.
+      ["celgate.celgate.fail.validate.celgate.dev", "/validate/fail", ["pods", "services"], 0],
+      ["celgate.celgate.fail-2.validate.celgate.dev", "/validate/fail", ["certificatesigningrequests"], 1],
+    ],
+  );
+});
+
+void test("pairs whose rules meet share one webhook, even through another group (matchPolicy Equivalent)", () => {
+  const result = manifests(
+    ONE("apps", `{ apiGroups: [apps], apiVersions: [v1], operations: [CREATE], resources: [deployments] }`) +
+      ONE(
+        "extensions",
+        `{ apiGroups: [extensions], apiVersions: [v1beta1], operations: [CREATE, UPDATE], resources: [deployments] }`,
+        "object.metadata.name != 'x'",
+      ),
+  );
+  // A request for apps/v1 deployments reaches an extensions/v1beta1 webhook too, converted: two
+  // webhooks on one path would have the path evaluate both pairs twice.
+  const all = hooks(result);
+  assert.equal(all.length, 1);
+  assert.equal(all[0]?.matchConditions, undefined, "a condition only one pair has is left to celgate");
+});

@@ -90,6 +90,18 @@ const POLICIES =
     "configmaps-warn warns",
   ) +
   vapb("configmaps-warn", "[Warn]") +
+  // A condition only this pair has: it gets a webhook of its own on /validate/fail that carries it.
+  vap(
+    "secrets-deny",
+    "Fail",
+    `{ apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [secrets] }`,
+    "false",
+    "secrets-deny says no",
+  ).replace(
+    "  validations:",
+    "  matchConditions: [{ name: x-only, expression: \"object.metadata.name.startsWith('x-')\" }]\n  validations:",
+  ) +
+  vapb("secrets-deny", "[Deny]") +
   map(
     "label-fail",
     "Fail",
@@ -208,6 +220,7 @@ void test("each pair is served on the path the manifest routes it to: Warn/Audit
     hooks.map((h) => [h.clientConfig.service.path, h.failurePolicy]),
     [
       ["/validate/fail", "Fail"],
+      ["/validate/fail", "Fail"],
       ["/validate/ignore", "Ignore"],
       ["/mutate/fail", "Fail"],
       ["/mutate/ignore", "Ignore"],
@@ -225,7 +238,7 @@ void test("each pair is served on the path the manifest routes it to: Warn/Audit
       )
       .map((h) => [h.clientConfig.service.path, h.rules.flatMap((r) => r.resources)]),
   );
-  assert.deepEqual(byPath.get("/validate/fail"), ["pods"]);
+  assert.deepEqual(byPath.get("/validate/fail"), ["secrets"], "the last webhook of that path");
   assert.deepEqual(byPath.get("/validate/ignore")?.sort(), ["configmaps", "pods"]);
 });
 
@@ -311,4 +324,33 @@ void test("with celgate down, a request only Warn/Audit bindings match is admitt
   const blocked = await cluster.admit(pod({}));
   assert.equal(blocked.allowed, false, "pods are under Deny bindings of Fail policies");
   assert.match(blocked.message ?? "", /failed calling webhook celgate\.celgate\.fail\.mutate\.celgate\.dev/);
+});
+
+void test("a condition carried into a webhook of its own: celgate is never called for what it excludes", async (t) => {
+  const { hook, cluster } = await setup(t);
+  const secret = (name: string): ClusterRequest => ({
+    operation: "CREATE",
+    group: "",
+    version: "v1",
+    resource: "secrets",
+    kind: "Secret",
+    namespace: "team-a",
+    name,
+    namespaced: true,
+    object: { apiVersion: "v1", kind: "Secret", metadata: { name, namespace: "team-a" } },
+  });
+  const denied = await cluster.admit(secret("x-token"));
+  assert.equal(denied.allowed, false);
+  assert.match(denied.message ?? "", /secrets-deny says no/);
+  assert.deepEqual(denied.calls, ["celgate.celgate.fail-2.validate.celgate.dev: called"]);
+  const other = await cluster.admit(secret("y-token"));
+  assert.deepEqual(other, { allowed: true, warnings: [], object: other.object, calls: [], audits: [] });
+
+  await hook.webhook.stop();
+  assert.equal((await cluster.admit(secret("y-token"))).allowed, true, "not sent to celgate, so not failed");
+  assert.equal(
+    (await cluster.admit(secret("x-token"))).allowed,
+    false,
+    "sent to a Fail webhook that is down",
+  );
 });
