@@ -9,7 +9,7 @@ import type { EngineContext } from "../engine/evaluate.ts";
 import { type TimedWebhook, worstCaseWait } from "../manifests/timeouts.ts";
 import type { WebhookConfiguration } from "../manifests/webhook-config.ts";
 import type { ResourceObject } from "../policy/types.ts";
-import { policyDeadlocks, webhookDeadlocks } from "./deadlock.ts";
+import { nativeDeadlocks, servedDeadlocks, webhookDeadlocks } from "./deadlock.ts";
 import { mutationFindings } from "./mutations.ts";
 import { customParamFindings } from "./params.ts";
 import { criticalProbes } from "./probes.ts";
@@ -70,13 +70,18 @@ export function lint(input: LintInput): Finding[] {
   const findings: Finding[] = [];
   for (const set of input.sets) {
     const ctx = context(set.resources);
-    findings.push(...policyDeadlocks(set, probes, ctx, input.options), ...customParamFindings(set, ctx));
+    findings.push(
+      ...(input.options.served === "native"
+        ? nativeDeadlocks(set, probes, ctx)
+        : servedDeadlocks(set, probes, input.options)),
+      ...customParamFindings(set, ctx),
+    );
     findings.push(
       ...mutationFindings(set, input.corpus, (entry) => context([...set.resources, ...entry.resources])),
     );
   }
   if (input.webhooks.length > 0) {
-    findings.push(...webhookDeadlocks(input.webhooks, probes, context([])));
+    findings.push(...webhookDeadlocks(input.webhooks, probes));
     findings.push(...timeoutFindings(input.webhooks, input.options.requestTimeoutSeconds));
   }
   return findings.sort(byLocation);

@@ -60,7 +60,7 @@ function atomicFindings(
       if (step.stage !== "mutation" || step.value === undefined) continue;
       const index = Number(step.name);
       const m = p.policy.mutations[index];
-      if (!m || m.patchType !== "ApplyConfiguration" || seen.has(index)) continue;
+      if (m?.patchType !== "ApplyConfiguration" || seen.has(index)) continue;
       const paths = atomicPaths(step.value);
       if (paths.length === 0) continue;
       seen.add(index);

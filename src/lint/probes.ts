@@ -1,8 +1,9 @@
 /**
  * The requests a cluster cannot do without, as the API server would send them to admission: the
  * writes that start celgate's own Pods (a rollout or a rescheduling after a node failure), those of
- * the control plane in kube-system, and the heartbeats of the nodes (their Node status and their
- * Lease in kube-node-lease). A Fail policy or webhook that matches one of them turns celgate being
+ * the control plane in kube-system, the heartbeats of the nodes (their Node status and their Lease
+ * in kube-node-lease) and the kubelets' certificate requests (a kubelet whose client certificate
+ * expires unrenewed drops out of the cluster). A Fail policy or webhook that matches one of them turns celgate being
  * down, or a policy bug, into a cluster that cannot heal ("Avoiding deadlocks in self-hosted
  * webhooks" and "Avoiding operating on the kube-system namespace" in the dynamic admission control
  * documentation).
@@ -212,6 +213,29 @@ export function criticalProbes(options: LintOptions): Probe[] {
       name: "node-1",
       userInfo: KUBELET,
       object: node,
+    },
+    {
+      rule: "control-plane",
+      what: "the kubelets' client certificate requests",
+      namespaced: false,
+      group: "certificates.k8s.io",
+      version: "v1",
+      kind: "CertificateSigningRequest",
+      resource: "certificatesigningrequests",
+      operation: "CREATE",
+      namespace: "",
+      name: "csr-node-1",
+      userInfo: KUBELET,
+      object: {
+        apiVersion: "certificates.k8s.io/v1",
+        kind: "CertificateSigningRequest",
+        metadata: { name: "csr-node-1" },
+        spec: {
+          signerName: "kubernetes.io/kube-apiserver-client-kubelet",
+          usages: ["digital signature", "client auth"],
+          request: "",
+        },
+      },
     },
   ];
   return specs.map(({ rule, what, namespaced, ...s }, i) => ({

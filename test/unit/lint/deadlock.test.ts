@@ -67,9 +67,12 @@ void test("served by celgate, Pods are safe (its webhooks exclude those namespac
   const [f] = r.report.findings;
   assert.equal(
     f?.message,
-    "ValidatingAdmissionPolicy 'nodes' (binding 'nodes'), served by celgate (a namespaceSelector cannot keep cluster-scoped objects away), can match the kubelets' updates of their Node and the kubelets' Node status reports under failurePolicy Fail: when it cannot be evaluated, or celgate is down, they fail",
+    "ValidatingAdmissionPolicy 'nodes' (binding 'nodes'), served by celgate through webhook celgate.celgate.fail.validate.celgate.dev, can match the kubelets' updates of their Node and the kubelets' Node status reports under failurePolicy Fail: when celgate is down, or the policy cannot be evaluated, they fail",
   );
-  assert.match(f?.fix ?? "", /^narrow spec\.matchConstraints\.resourceRules so they do not reach nodes/);
+  assert.match(
+    f?.fix ?? "",
+    /^narrow spec\.matchConstraints\.resourceRules so they do not reach those objects/,
+  );
 });
 
 void test("--native: a Fail policy on every Pod can block celgate's own Pods and kube-system's", async (t) => {
@@ -197,16 +200,16 @@ void test("--cluster: a Fail webhook on everything can block celgate's Pods, kub
   const lines = r.stdout.split("\n");
   assert.match(
     lines[0] ?? "",
-    /cluster\.yaml:8:15: error: \[self-deadlock\] webhook 'validation\.gatekeeper\.sh' of ValidatingWebhookConfiguration 'gatekeeper-validating-webhook-configuration' can match the creation of celgate's own Pods \(namespace celgate\), .* the nodes' heartbeat Leases in kube-node-lease and the kubelets' updates of their Node under failurePolicy Fail: when its server is down they fail$/,
+    /cluster\.yaml:8:15: error: \[self-deadlock\] webhook 'validation\.gatekeeper\.sh' of ValidatingWebhookConfiguration 'gatekeeper-validating-webhook-configuration' can match the creation of celgate's own Pods \(namespace celgate\), .* the nodes' heartbeat Leases in kube-node-lease, the kubelets' updates of their Node and the kubelets' client certificate requests under failurePolicy Fail: when its server is down they fail$/,
   );
-  assert.match(lines[1] ?? "", /^ {2}fix: narrow its rules so they do not reach nodes/);
+  assert.match(lines[1] ?? "", /^ {2}fix: narrow its rules so they do not reach those objects/);
 });
 
-void test("--cluster: webhooks that exclude the system namespaces and skip nodes are fine, celgate's own among them", async (t) => {
+void test("--cluster: webhooks that exclude the system namespaces and the kubelets are fine, celgate's own among them", async (t) => {
   const excluded = `        namespaceSelector:
           matchExpressions: [{ key: kubernetes.io/metadata.name, operator: NotIn, values: [kube-system, kube-node-lease, celgate] }]
         objectSelector: {}
-        matchConditions: [{ name: not-nodes, expression: "request.resource.resource != 'nodes'" }]
+        matchConditions: [{ name: not-kubelets, expression: "!('system:nodes' in request.userInfo.groups)" }]
 `;
   const dir = await tempTree({ "cluster.yaml": WEBHOOKS(excluded) });
   t.after(() => rm(dir, { recursive: true, force: true }));
