@@ -167,6 +167,7 @@ void test("deploy/ holds the expected kinds", () => {
     "PrometheusRule",
     "Service",
     "ServiceAccount",
+    "ServiceMonitor",
   ]);
   // Which webhook configurations there are depends on the policies (generated).
   const hooks = kinds.filter((k) => k.endsWith("WebhookConfiguration"));
@@ -260,6 +261,10 @@ void test("cert-manager and prometheus-operator objects have their basic shape",
           }
         break;
       }
+      case "monitoring.coreos.com/v1 ServiceMonitor":
+        // Checked against the Service, the Deployment and a real scrape in scrape.test.ts.
+        assert.ok(Array.isArray(o.spec.endpoints), `${label(d)}: endpoints`);
+        break;
       default:
         assert.fail(`${label(d)}: a custom resource the test does not know`);
     }
