@@ -53,20 +53,22 @@ Options:
   -h, --help             show this help
 
 The rules are the union of the rules of the enforced (bound) policies: each policy's matchConstraints
-narrowed by its binding's matchResources, merged, never wider than the policies ask. There is one
-webhook per failurePolicy in use, calling /validate/fail, /validate/ignore, /mutate/fail or
-/mutate/ignore with that failurePolicy, so an unreachable celgate fails each request the way its
-policies say; a binding whose validationActions are only Warn and Audit cannot deny, so it goes to
-the Ignore webhook whatever its policy's failurePolicy. resourceNames and excludeResourceRules cannot
-be expressed in webhook rules: celgate applies them itself. The namespaceSelector and objectSelector
-requirements and the matchConditions that every policy on a webhook shares are carried into it, so
-the API server does not call celgate for requests none of them can select. kube-system,
-kube-node-lease, NS and every --exclude-namespace are never sent to celgate.
+narrowed by its binding's matchResources, merged, never wider than the policies ask. Each webhook
+calls /validate/fail, /validate/ignore, /mutate/fail or /mutate/ignore with that failurePolicy, so an
+unreachable celgate fails each request the way its policies say; a binding whose validationActions
+are only Warn and Audit cannot deny, so it goes to an Ignore webhook whatever its policy's
+failurePolicy. The namespaceSelector and objectSelector requirements and the matchConditions that
+all the policies on a webhook share are carried into it, so the API server does not call celgate
+for requests none of them can select; policies that no request reaches together get webhooks of
+their own on the same path (SERVICE.NS.fail-2.validate.celgate.dev, ...), each carrying its own.
+resourceNames and excludeResourceRules cannot be expressed in webhook rules: celgate applies them
+itself. kube-system, kube-node-lease, NS and every --exclude-namespace are never sent to celgate.
 
 Warnings (on stderr) name the wildcard rules that also match leases, events or the admission
 configuration objects themselves. The webhooks' timeouts are checked against --request-timeout: one
-request may go through both mutating webhooks, twice each when reinvoked, and the validating ones
-(called in parallel); a sum past the deadline is an error, past half of it a warning.
+request goes through every mutating webhook it matches, in turn and twice each when reinvoked, then
+the validating ones (called in parallel); a sum past the deadline is an error, past half of it a
+warning.
 
 Exit status: 0 printed (or no drift), 1 drift found, 2 bad options, policy files that do not parse,
 or timeouts that add up past the request deadline.
