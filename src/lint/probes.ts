@@ -84,7 +84,10 @@ function pod(
   };
 }
 
-/** The critical requests for a cluster where celgate runs in `options.namespace`. */
+/**
+ * The critical requests for a cluster where celgate runs in `options.namespace`. Long because it is
+ * a table: one entry per request, each written out as the API server would send it.
+ */
 export function criticalProbes(options: LintOptions): Probe[] {
   const ns = options.namespace;
   const self = options.selfLabels;

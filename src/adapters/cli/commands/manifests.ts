@@ -133,6 +133,31 @@ export function renderDocuments(documents: readonly Record<string, unknown>[]): 
   return HEADER + documents.map((d) => `---\n${render(d)}`).join("");
 }
 
+/** How the API server is to trust celgate's certificate: `--ca-bundle` read, or `--cert-manager` parsed. */
+async function readTrust(
+  io: CliIO,
+  caBundleFile: string | undefined,
+  issuer: string | undefined,
+): Promise<{ caBundle?: string; certManager?: CertManagerIssuer } | string> {
+  if (caBundleFile !== undefined) {
+    let pem: string;
+    try {
+      pem = await readFile(userPath(io, caBundleFile), "utf8");
+    } catch (e) {
+      return `--ca-bundle ${caBundleFile}: ${(e as Error).message}`;
+    }
+    if (!PEM_CERTIFICATE.test(pem))
+      return `--ca-bundle ${caBundleFile}: no PEM certificate (-----BEGIN CERTIFICATE-----) in it`;
+    return { caBundle: Buffer.from(pem, "utf8").toString("base64") };
+  }
+  if (issuer !== undefined) {
+    const certManager = parseIssuer(issuer);
+    if (!certManager) return `--cert-manager must be an Issuer name or ClusterIssuer/NAME, got '${issuer}'`;
+    return { certManager };
+  }
+  return {};
+}
+
 export async function run(args: readonly string[], io: CliIO): Promise<number> {
   const parsed = parseCommandArgs({ name, usage, help }, args, OPTIONS, io);
   if (typeof parsed === "number") return parsed;
@@ -167,29 +192,9 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   if (values["ca-bundle"] !== undefined && values["cert-manager"] !== undefined)
     return fail("--ca-bundle and --cert-manager are alternatives: give one");
 
-  let caBundle: string | undefined;
-  if (values["ca-bundle"] !== undefined) {
-    const file = userPath(io, values["ca-bundle"]);
-    let pem: string;
-    try {
-      pem = await readFile(file, "utf8");
-    } catch (e) {
-      return fail(`--ca-bundle ${values["ca-bundle"]}: ${(e as Error).message}`);
-    }
-    if (!PEM_CERTIFICATE.test(pem))
-      return fail(
-        `--ca-bundle ${values["ca-bundle"]}: no PEM certificate (-----BEGIN CERTIFICATE-----) in it`,
-      );
-    caBundle = Buffer.from(pem, "utf8").toString("base64");
-  }
-  let certManager: CertManagerIssuer | undefined;
-  if (values["cert-manager"] !== undefined) {
-    certManager = parseIssuer(values["cert-manager"]);
-    if (!certManager)
-      return fail(
-        `--cert-manager must be an Issuer name or ClusterIssuer/NAME, got '${values["cert-manager"]}'`,
-      );
-  }
+  const trust = await readTrust(io, values["ca-bundle"], values["cert-manager"]);
+  if (typeof trust === "string") return fail(trust);
+  const { caBundle, certManager } = trust;
 
   const loaded = await loadSnapshot(policies.map((p) => userPath(io, p)));
   if (!loaded.ok) {
