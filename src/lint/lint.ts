@@ -16,8 +16,10 @@ import { criticalProbes } from "./probes.ts";
 import type { CorpusEntry, Finding, LintOptions } from "./types.ts";
 
 export interface LintInput {
-  /** The policies to lint: the user's files, and those exported from a cluster, each a set. */
+  /** The policies to lint: the user's files, served as `options.served` says. */
   readonly sets: readonly CompiledPolicySet[];
+  /** Policies exported from a cluster: the API server runs them natively. */
+  readonly clusterSets?: readonly CompiledPolicySet[];
   /** Webhook configurations exported from a cluster. */
   readonly webhooks: readonly WebhookConfiguration[];
   readonly corpus: readonly CorpusEntry[];
@@ -68,16 +70,23 @@ function byLocation(a: Finding, b: Finding): number {
 export function lint(input: LintInput): Finding[] {
   const probes = criticalProbes(input.options);
   const findings: Finding[] = [];
-  for (const set of input.sets) {
+  const all = [
+    ...input.sets.map((set) => ({ set, native: input.options.served === "native" })),
+    ...(input.clusterSets ?? []).map((set) => ({ set, native: true })),
+  ];
+  for (const { set, native } of all) {
+    const fromCluster = input.clusterSets?.includes(set) === true;
     const ctx = context(set.resources);
     findings.push(
-      ...(input.options.served === "native"
-        ? nativeDeadlocks(set, probes, ctx)
-        : servedDeadlocks(set, probes, input.options)),
+      ...(native ? nativeDeadlocks(set, probes, ctx) : servedDeadlocks(set, probes, input.options)),
       ...customParamFindings(set, ctx),
     );
+    // A cluster's mutations are tried on the suites' objects too, but that no suite of this
+    // repository exercises them says nothing.
     findings.push(
-      ...mutationFindings(set, input.corpus, (entry) => context([...set.resources, ...entry.resources])),
+      ...mutationFindings(set, input.corpus, (entry) =>
+        context([...set.resources, ...entry.resources]),
+      ).filter((f) => !fromCluster || f.rule !== "mutation-unexercised"),
     );
   }
   if (input.webhooks.length > 0) {

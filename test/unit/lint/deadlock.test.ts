@@ -218,3 +218,40 @@ void test("--cluster: webhooks that exclude the system namespaces and the kubele
   assert.equal(r.code, 0, r.stdout + r.stderr);
   assert.equal(r.stdout, "no findings; 0 test objects in the mutation corpus\n");
 });
+
+void test("--cluster: the cluster's policies run natively, so a Fail one on every Pod is a deadlock there", async (t) => {
+  const dump = `apiVersion: v1
+kind: List
+items:
+  - apiVersion: admissionregistration.k8s.io/v1
+    kind: ValidatingAdmissionPolicy
+    metadata: { name: all-pods, uid: 42, resourceVersion: "7" }
+    spec:
+      failurePolicy: Fail
+      matchConstraints:
+        resourceRules: [${ALL_PODS}]
+        matchPolicy: Equivalent
+        namespaceSelector: {}
+        objectSelector: {}
+      validations: [{ expression: "true" }]
+  - apiVersion: admissionregistration.k8s.io/v1
+    kind: ValidatingAdmissionPolicyBinding
+    metadata: { name: all-pods }
+    spec: { policyName: all-pods, validationActions: [Deny] }
+`;
+  const dir = await tempTree({ "cluster.yaml": dump });
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const r = await cli(["lint", "-o", "json", "--cluster", join(dir, "cluster.yaml")]);
+  assert.equal(r.code, 1, r.stderr);
+  const findings = (
+    JSON.parse(r.stdout) as { findings: { rule: string; message: string; location: { line: number } }[] }
+  ).findings;
+  assert.deepEqual(
+    findings.map((f) => [f.rule, f.location.line]),
+    [["self-deadlock", 6]],
+  );
+  assert.match(
+    findings[0]?.message ?? "",
+    /'all-pods' \(binding 'all-pods'\), applied natively, can match the creation of celgate's own Pods/,
+  );
+});

@@ -62,9 +62,10 @@ ReplicaSets, Pods and leader-election Leases in kube-system, the nodes' Leases i
 or a kubelet's update of its Node. Whether it matches is what a review would say for such a request
 (rules, selectors with namespaces known by name, matchConditions). Served by celgate (the default),
 the webhooks of celgate manifests never send kube-system, kube-node-lease, NS or an
---exclude-namespace to it, so only the other requests (a Node's) count; with --native every one
-does. Webhooks from --cluster are checked the same way, as the cluster has them, and their timeouts
-are added up as the API server would wait on them.
+--exclude-namespace to it, so only the other requests (a kubelet's) count; with --native every one
+does. Webhooks and policies from --cluster are checked the same way, as the cluster has them
+(its policies run natively), and the webhooks' timeouts are added up as the API server would wait
+on them.
 
 Each bound MutatingAdmissionPolicy is applied to every corpus object, then to its own output: a
 second patch means it is not idempotent. An ApplyConfiguration that sets an atomic field (args,
@@ -197,7 +198,8 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   for (const p of corpus.problems) io.stderr(`celgate lint: warning: ${p}\n`);
 
   const findings = lint({
-    sets: [...sets, ...cluster.sets],
+    sets,
+    clusterSets: cluster.sets,
     webhooks: cluster.webhooks,
     corpus: corpus.entries,
     options: {
