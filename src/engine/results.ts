@@ -5,6 +5,7 @@
  */
 // The module's, not the global: reading the global `performance` goes through a lazy getter
 // first, a third of a clock read's cost here, and the engine reads the clock per policy.
+import { routeOf } from "../policy/routing.ts";
 import { performance } from "node:perf_hooks";
 import type { CompiledBinding, CompiledPolicy } from "../compile/policy.ts";
 import type { ValidationAction } from "../policy/types.ts";
@@ -14,6 +15,8 @@ import type { Admission, PolicyResult, Violation } from "./types.ts";
 export interface Subject {
   readonly policy: CompiledPolicy;
   readonly binding: CompiledBinding | undefined;
+  /** The split path that serves this pair (policy/routing.ts), decided once, when the subject is built. */
+  readonly route: "Fail" | "Ignore";
   /** What every result for this subject starts with (built with the subject, not per request). */
   readonly base: ResultBase;
 }
@@ -24,7 +27,7 @@ export function subjectOf(policy: CompiledPolicy, binding: CompiledBinding | und
     policyKind: policy.kind,
   };
   if (binding) base.binding = binding.binding.name;
-  return { policy, binding, base };
+  return { policy, binding, route: routeOf(policy.policy, binding?.binding), base };
 }
 
 export function validationActions(s: Subject): readonly ValidationAction[] {

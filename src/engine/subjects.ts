@@ -66,7 +66,7 @@ export function subjects(
       for (const p of set.unbound) if (p.kind === kind) all.push(subjectOf(p, undefined));
     out = all;
   } else out = indexOf(set)[kind].candidates(request);
-  return options.failurePolicy ? out.filter((s) => s.policy.failurePolicy === options.failurePolicy) : out;
+  return options.failurePolicy ? out.filter((s) => s.route === options.failurePolicy) : out;
 }
 
 /** The skip or error result when a policy's or binding's criteria do not select the request. */

@@ -124,7 +124,7 @@ export interface EvaluateOptions {
    * ms): a wall-clock deadline would move with every adjustment of the system time.
    */
   readonly deadline: number;
-  /** Only policies with this failurePolicy (the webhook's split paths). */
+  /** Only the pairs routed to the split path with this failurePolicy (policy/routing.ts). */
   readonly failurePolicy?: "Fail" | "Ignore";
   /** Also evaluate policies that have no binding, as if bound with validationActions [Deny] (CLI). */
   readonly includeUnbound?: boolean;

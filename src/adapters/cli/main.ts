@@ -7,6 +7,7 @@ import { codegenModeFrom } from "../../cel/index.ts";
 import * as check from "./commands/check.ts";
 import * as evalCommand from "./commands/eval.ts";
 import * as expr from "./commands/expr.ts";
+import * as lintCommand from "./commands/lint.ts";
 import * as manifests from "./commands/manifests.ts";
 import * as repl from "./commands/repl.ts";
 import * as serve from "./commands/serve.ts";
@@ -16,7 +17,16 @@ import { type CliIO, type Command, EXIT_OK, EXIT_OUTCOME, EXIT_USAGE } from "./i
 export type { CliIO, Command } from "./io.ts";
 
 /** Every command, in the order `celgate --help` lists them. Adding a command is one line here. */
-export const COMMANDS: readonly Command[] = [check, evalCommand, expr, testCommand, serve, repl, manifests];
+export const COMMANDS: readonly Command[] = [
+  check,
+  lintCommand,
+  evalCommand,
+  expr,
+  testCommand,
+  serve,
+  repl,
+  manifests,
+];
 
 function findCommand(name: string): Command | undefined {
   return COMMANDS.find((c) => c.name === name);

@@ -17,6 +17,7 @@ import { createWebhookMetrics } from "../../../src/adapters/server/metrics.ts";
 import { buildServer, type WebhookServer } from "../../../src/adapters/server/server.ts";
 import { generateSelfSignedCertificate } from "../../../src/adapters/server/tls.ts";
 import type { AdmissionDecision } from "../../../src/engine/types.ts";
+import { configMapFiles, withGeneratorFiles } from "../../../src/manifests/kustomization.ts";
 import { serviceDnsNames, WEBHOOK_PATHS } from "../../../src/manifests/webhooks.ts";
 import { loadPolicyPaths } from "../../../src/sources/files.ts";
 import { type KubeObject, unknownFields, validateAgainstSchema } from "./kube-schema.ts";
@@ -166,6 +167,7 @@ void test("deploy/ holds the expected kinds", () => {
     "PrometheusRule",
     "Service",
     "ServiceAccount",
+    "ServiceMonitor",
   ]);
   // Which webhook configurations there are depends on the policies (generated).
   const hooks = kinds.filter((k) => k.endsWith("WebhookConfiguration"));
@@ -259,6 +261,10 @@ void test("cert-manager and prometheus-operator objects have their basic shape",
           }
         break;
       }
+      case "monitoring.coreos.com/v1 ServiceMonitor":
+        // Checked against the Service, the Deployment and a real scrape in scrape.test.ts.
+        assert.ok(Array.isArray(o.spec.endpoints), `${label(d)}: endpoints`);
+        break;
       default:
         assert.fail(`${label(d)}: a custom resource the test does not know`);
     }
@@ -482,7 +488,7 @@ void test("deploy/webhooks.yaml is what `celgate manifests` prints for policies/
   assert.equal(
     readFileSync(join(DEPLOY, "webhooks.yaml"), "utf8"),
     out.stdout,
-    `deploy/webhooks.yaml is stale: regenerate it with\n  npm run celgate -- manifests ${argv.join(" ")} > deploy/webhooks.yaml`,
+    "deploy/webhooks.yaml is stale: regenerate it with `npm run manifests:deploy`",
   );
   assert.ok(manifestsHelp.includes("--cert-manager"));
 });
@@ -617,13 +623,17 @@ void test("the policies ConfigMap is generated from exactly the files celgate lo
   for (const f of listed) assert.ok(existsSync(f), `${relative(ROOT, f)} exists`);
   // Test fixtures (objects the *.test.yaml suites use as parameters) are not for a cluster.
   const loaded = await loadPolicyPaths([join(ROOT, "policies")]);
-  const policyFiles = loaded.files
-    .map((f) => relative(ROOT, f))
-    .filter((f) => !f.split("/").includes("fixtures"));
+  const files = configMapFiles(loaded.files, (f) => relative(DEPLOY, f));
   assert.deepEqual(
-    listed.map((f) => relative(ROOT, f)).sort(),
-    policyFiles.sort(),
-    "configMapGenerator files = the policy files under policies/ (add new ones to kustomization.yaml)",
+    generator.files,
+    files,
+    "configMapGenerator files = the policy files under policies/: run `npm run manifests:deploy`",
+  );
+  const text = readFileSync(join(DEPLOY, "kustomization.yaml"), "utf8");
+  assert.equal(
+    text,
+    withGeneratorFiles(text, "celgate-policies", files),
+    "the file is as the generator writes it",
   );
   // ConfigMap keys are the file names: they must be unique and valid keys.
   const keys = generator.files.map((f) => f.split("/").pop() ?? "");

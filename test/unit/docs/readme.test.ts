@@ -14,7 +14,7 @@ void test("README's diagnostic code table is the code catalog, row for row", () 
 void test("every celgate command README mentions exists", () => {
   const names = new Set(COMMANDS.map((c) => c.name));
   const used = [
-    ...readme.matchAll(/(?:celgate --|celgate) (expr|check|eval|serve|test|repl|manifests)\b/g),
+    ...readme.matchAll(/(?:celgate --|celgate) (expr|check|eval|serve|test|repl|manifests|lint)\b/g),
   ].map((m) => m[1]);
   assert.ok(used.length > 0);
   for (const u of used)

@@ -149,6 +149,9 @@ void test("bad options and unreadable inputs exit 2 and say what is wrong", asyn
     [[...BASE, "--cert-manager", "Foo/bar"], /--cert-manager must be an Issuer name or ClusterIssuer\/NAME/],
     [[...BASE, "--cert-manager", "Bad_Name"], /--cert-manager must be/],
     [[...BASE, "--frobnicate"], /unknown option '--frobnicate'/],
+    [[...BASE, "--request-timeout", "0"], /--request-timeout must be a whole number of seconds/],
+    [[...BASE, "--exclude-namespace", "Bad_NS"], /--exclude-namespace must name namespaces/],
+    [[...BASE, "--check-drift", "missing.yaml"], /--check-drift missing\.yaml: ENOENT/],
   ];
   for (const [argv, message] of cases) {
     const r = await cli(argv, { cwd: dir });
@@ -200,6 +203,49 @@ void test("help shows the options", async () => {
     "--cert-manager",
     "--timeout-seconds",
     "--port",
+    "--request-timeout",
+    "--exclude-namespace",
+    "--check-drift",
   ])
     assert.ok(r.stdout.includes(flag), flag);
+});
+
+void test("timeouts that add up past the API server's request deadline are refused, past half of it warned", async () => {
+  // The good fixtures: a reinvoked mutating webhook for pods and a validating one for deployments.
+  // No request meets both, so the worst is a pod's: the mutating webhook, twice.
+  const over = await cli([...BASE, "--timeout-seconds", "20", "--request-timeout", "30"]);
+  assert.equal(over.code, 2);
+  assert.match(
+    over.stderr,
+    /with --timeout-seconds 20, one request can wait 40 s on celgate's webhooks \(celgate\.celgate\.fail\.mutate\.celgate\.dev \(twice, reinvoked\)\), past the API server's 30 s request deadline \(--request-timeout\); lower --timeout-seconds to 15 or less/,
+  );
+  assert.equal(over.stdout, "");
+  const half = await cli([...BASE, "--timeout-seconds", "10", "--request-timeout", "30"]);
+  assert.equal(half.code, 0, half.stderr);
+  assert.match(
+    half.stderr,
+    /warning: one request can wait 20 s on celgate's webhooks .* more than half of the API server's 30 s request deadline/,
+  );
+  const fine = await cli(BASE);
+  assert.doesNotMatch(fine.stderr, /warning/);
+});
+
+void test("--exclude-namespace, repeated or comma-separated, reaches every webhook's namespaceSelector", async () => {
+  const r = await cli([...BASE, "--exclude-namespace", "monitoring,gitops", "--exclude-namespace", "vault"]);
+  assert.equal(r.code, 0, r.stderr);
+  const all = parseAllDocuments(r.stdout).flatMap(
+    (d) =>
+      (d.toJS() as { webhooks?: { namespaceSelector: { matchExpressions: { values: string[] }[] } }[] })
+        .webhooks ?? [],
+  );
+  assert.equal(all.length, 2);
+  for (const h of all)
+    assert.deepEqual(h.namespaceSelector.matchExpressions.at(-1)?.values, [
+      "kube-system",
+      "kube-node-lease",
+      "celgate",
+      "monitoring",
+      "gitops",
+      "vault",
+    ]);
 });

@@ -4,6 +4,7 @@ import { test } from "node:test";
 import { compilePolicySet } from "../../../src/compile/policy.ts";
 import {
   certificateName,
+  DEFAULT_TIMEOUT_SECONDS,
   NAMESPACE_NAME_LABEL,
   serviceDnsNames,
   WEBHOOK_PATHS,
@@ -134,14 +135,20 @@ void test("the good fixtures: one Fail validating webhook for deployments, one F
       scope: "*",
     },
   ]);
+  // Both bindings select namespaces labelled environment=test: the webhook does too.
   assert.deepEqual(hook.namespaceSelector, {
+    matchLabels: { environment: "test" },
     matchExpressions: [
-      { key: NAMESPACE_NAME_LABEL, operator: "NotIn", values: ["kube-system", "policy-system"] },
+      {
+        key: NAMESPACE_NAME_LABEL,
+        operator: "NotIn",
+        values: ["kube-system", "kube-node-lease", "policy-system"],
+      },
     ],
   });
   assert.equal(hook.matchPolicy, "Equivalent");
   assert.equal(hook.sideEffects, "None");
-  assert.equal(hook.timeoutSeconds, 10);
+  assert.equal(hook.timeoutSeconds, DEFAULT_TIMEOUT_SECONDS);
   assert.deepEqual(hook.admissionReviewVersions, ["v1", "v1beta1"]);
   assert.equal(hook.reinvocationPolicy, undefined, "validating webhooks have no reinvocationPolicy");
 
@@ -208,7 +215,7 @@ void test("one webhook per failurePolicy, each on its split path with only its p
     assert.equal(h.reinvocationPolicy, "Never");
 });
 
-void test("a binding's matchResources narrows the rules; its selectors and exclusions are left to celgate", () => {
+void test("a binding's matchResources narrows the rules and its selector is carried; exclusions are left to celgate", () => {
   const set = compiled(
     validating(
       "wide",
@@ -238,9 +245,15 @@ void test("a binding's matchResources narrows the rules; its selectors and exclu
       scope: "Namespaced",
     },
   ]);
+  // The only pair on the webhook selects namespaces labelled team=a: so may the webhook.
   assert.deepEqual(hook.namespaceSelector, {
+    matchLabels: { team: "a" },
     matchExpressions: [
-      { key: NAMESPACE_NAME_LABEL, operator: "NotIn", values: ["kube-system", "policy-system"] },
+      {
+        key: NAMESPACE_NAME_LABEL,
+        operator: "NotIn",
+        values: ["kube-system", "kube-node-lease", "policy-system"],
+      },
     ],
   });
 });
@@ -374,6 +387,8 @@ void test("celgate in kube-system does not list kube-system twice", () => {
     "ValidatingWebhookConfiguration",
   )!.webhooks[0]!;
   assert.deepEqual(hook.namespaceSelector, {
-    matchExpressions: [{ key: NAMESPACE_NAME_LABEL, operator: "NotIn", values: ["kube-system"] }],
+    matchExpressions: [
+      { key: NAMESPACE_NAME_LABEL, operator: "NotIn", values: ["kube-system", "kube-node-lease"] },
+    ],
   });
 });

@@ -1,22 +1,32 @@
 /** `celgate manifests`: the webhook configurations that route the API server's requests to celgate. */
 import { readFile } from "node:fs/promises";
 import { Document, isScalar, visit } from "yaml";
-import { formatDiagnostic } from "../../../errors.ts";
+import { type Diagnostic, formatDiagnostic } from "../../../errors.ts";
+import { readObjects } from "../../../manifests/documents.ts";
+import { compareWebhookConfigurations } from "../../../manifests/drift.ts";
+import { DEFAULT_REQUEST_TIMEOUT_SECONDS } from "../../../manifests/timeouts.ts";
 import {
+  isWebhookConfiguration,
+  readWebhookConfiguration,
+  type WebhookConfiguration,
+} from "../../../manifests/webhook-config.ts";
+import {
+  ALWAYS_EXCLUDED_NAMESPACES,
   type CertManagerIssuer,
   certificateName,
   DEFAULT_PORT,
   DEFAULT_TIMEOUT_SECONDS,
+  type WebhookManifests,
   webhookManifests,
 } from "../../../manifests/webhooks.ts";
 import { loadSnapshot } from "../../../sources/store.ts";
-import { HELP_OPTION, parseCommandArgs, usageError, userPath } from "../args.ts";
-import { type CliIO, EXIT_OK, EXIT_USAGE } from "../io.ts";
+import { HELP_OPTION, parseCommandArgs, splitList, usageError, userPath } from "../args.ts";
+import { type CliIO, EXIT_OK, EXIT_OUTCOME, EXIT_USAGE } from "../io.ts";
 
 export const name = "manifests";
 export const summary = "print the webhook configurations that send admission requests to celgate";
 export const usage =
-  "celgate manifests --policies PATH... --service NAME --namespace NS [--ca-bundle FILE | --cert-manager ISSUER] [options]";
+  "celgate manifests --policies PATH... --service NAME --namespace NS [--ca-bundle FILE | --cert-manager ISSUER] [--check-drift FILE] [options]";
 export const help = `Print, as multi-document YAML, the ValidatingWebhookConfiguration and MutatingWebhookConfiguration
 (admissionregistration.k8s.io/v1) that send the API server's admission requests to a celgate Service.
 
@@ -28,20 +38,40 @@ Options:
   --namespace NS         the Service's namespace
   --port N               the Service port the API server calls (default ${DEFAULT_PORT})
   --timeout-seconds N    how long the API server waits for an answer, 1-30 (default ${DEFAULT_TIMEOUT_SECONDS})
+  --request-timeout N    the API server's own request deadline in seconds, its --request-timeout
+                         (default ${DEFAULT_REQUEST_TIMEOUT_SECONDS}); the webhooks' timeouts must add up to less
+  --exclude-namespace NS never send requests in NS to celgate (repeatable, or a comma-separated list),
+                         besides ${ALWAYS_EXCLUDED_NAMESPACES.join(", ")} and celgate's own namespace
   --ca-bundle FILE       PEM bundle of the CA that signed celgate's certificate, embedded as caBundle
   --cert-manager ISSUER  let cert-manager issue the certificate and inject its CA instead: also prints a
                          Certificate NAME-tls (Secret NAME-tls) issued by ISSUER, an Issuer in NS, or
                          ClusterIssuer/NAME
+  --check-drift FILE     print nothing new: compare the webhook configurations in FILE (YAML, as
+                         \`kubectl get validatingwebhookconfigurations,mutatingwebhookconfigurations -o yaml\`
+                         prints them, or a file this command wrote) with what the policies need now,
+                         and print each difference
   -h, --help             show this help
 
 The rules are the union of the rules of the enforced (bound) policies: each policy's matchConstraints
-narrowed by its binding's matchResources, merged, never wider than the policies ask. There is one
-webhook per failurePolicy in use, calling /validate/fail, /validate/ignore, /mutate/fail or
-/mutate/ignore with that failurePolicy, so an unreachable celgate fails each request the way its
-policies say. resourceNames, excludeResourceRules and selectors cannot be expressed in webhook rules:
-celgate applies them itself. The kube-system namespace and NS are never sent to celgate.
+narrowed by its binding's matchResources, merged, never wider than the policies ask. Each webhook
+calls /validate/fail, /validate/ignore, /mutate/fail or /mutate/ignore with that failurePolicy, so an
+unreachable celgate fails each request the way its policies say; a binding whose validationActions
+are only Warn and Audit cannot deny, so it goes to an Ignore webhook whatever its policy's
+failurePolicy. The namespaceSelector and objectSelector requirements and the matchConditions that
+all the policies on a webhook share are carried into it, so the API server does not call celgate
+for requests none of them can select; policies that no request reaches together get webhooks of
+their own on the same path (SERVICE.NS.fail-2.validate.celgate.dev, ...), each carrying its own.
+resourceNames and excludeResourceRules cannot be expressed in webhook rules: celgate applies them
+itself. kube-system, kube-node-lease, NS and every --exclude-namespace are never sent to celgate.
 
-Exit status: 0 printed, 2 bad options or policy files that do not parse.
+Warnings (on stderr) name the wildcard rules that also match leases, events or the admission
+configuration objects themselves. The webhooks' timeouts are checked against --request-timeout: one
+request goes through every mutating webhook it matches, in turn and twice each when reinvoked, then
+the validating ones (called in parallel); a sum past the deadline is an error, past half of it a
+warning.
+
+Exit status: 0 printed (or no drift), 1 drift found, 2 bad options, policy files that do not parse,
+or timeouts that add up past the request deadline.
 `;
 
 const OPTIONS = {
@@ -52,8 +82,11 @@ const OPTIONS = {
     namespace: { type: "string" },
     port: { type: "string", default: String(DEFAULT_PORT) },
     "timeout-seconds": { type: "string", default: String(DEFAULT_TIMEOUT_SECONDS) },
+    "request-timeout": { type: "string", default: String(DEFAULT_REQUEST_TIMEOUT_SECONDS) },
+    "exclude-namespace": { type: "string", multiple: true },
     "ca-bundle": { type: "string" },
     "cert-manager": { type: "string" },
+    "check-drift": { type: "string" },
   },
   allowPositionals: false,
 } as const;
@@ -100,6 +133,31 @@ export function renderDocuments(documents: readonly Record<string, unknown>[]): 
   return HEADER + documents.map((d) => `---\n${render(d)}`).join("");
 }
 
+/** How the API server is to trust celgate's certificate: `--ca-bundle` read, or `--cert-manager` parsed. */
+async function readTrust(
+  io: CliIO,
+  caBundleFile: string | undefined,
+  issuer: string | undefined,
+): Promise<{ caBundle?: string; certManager?: CertManagerIssuer } | string> {
+  if (caBundleFile !== undefined) {
+    let pem: string;
+    try {
+      pem = await readFile(userPath(io, caBundleFile), "utf8");
+    } catch (e) {
+      return `--ca-bundle ${caBundleFile}: ${(e as Error).message}`;
+    }
+    if (!PEM_CERTIFICATE.test(pem))
+      return `--ca-bundle ${caBundleFile}: no PEM certificate (-----BEGIN CERTIFICATE-----) in it`;
+    return { caBundle: Buffer.from(pem, "utf8").toString("base64") };
+  }
+  if (issuer !== undefined) {
+    const certManager = parseIssuer(issuer);
+    if (!certManager) return `--cert-manager must be an Issuer name or ClusterIssuer/NAME, got '${issuer}'`;
+    return { certManager };
+  }
+  return {};
+}
+
 export async function run(args: readonly string[], io: CliIO): Promise<number> {
   const parsed = parseCommandArgs({ name, usage, help }, args, OPTIONS, io);
   if (typeof parsed === "number") return parsed;
@@ -122,32 +180,21 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     return fail(
       `--timeout-seconds must be a whole number of seconds from 1 to 30, got '${values["timeout-seconds"]}'`,
     );
+  const requestTimeout = integer(values["request-timeout"], 1, 3600);
+  if (requestTimeout === undefined)
+    return fail(
+      `--request-timeout must be a whole number of seconds from 1 to 3600, got '${values["request-timeout"]}'`,
+    );
+  const excludeNamespaces = (values["exclude-namespace"] ?? []).flatMap(splitList);
+  for (const ns of excludeNamespaces)
+    if (!DNS1123_LABEL.test(ns))
+      return fail(`--exclude-namespace must name namespaces (lower-case RFC 1123 labels), got '${ns}'`);
   if (values["ca-bundle"] !== undefined && values["cert-manager"] !== undefined)
     return fail("--ca-bundle and --cert-manager are alternatives: give one");
 
-  let caBundle: string | undefined;
-  if (values["ca-bundle"] !== undefined) {
-    const file = userPath(io, values["ca-bundle"]);
-    let pem: string;
-    try {
-      pem = await readFile(file, "utf8");
-    } catch (e) {
-      return fail(`--ca-bundle ${values["ca-bundle"]}: ${(e as Error).message}`);
-    }
-    if (!PEM_CERTIFICATE.test(pem))
-      return fail(
-        `--ca-bundle ${values["ca-bundle"]}: no PEM certificate (-----BEGIN CERTIFICATE-----) in it`,
-      );
-    caBundle = Buffer.from(pem, "utf8").toString("base64");
-  }
-  let certManager: CertManagerIssuer | undefined;
-  if (values["cert-manager"] !== undefined) {
-    certManager = parseIssuer(values["cert-manager"]);
-    if (!certManager)
-      return fail(
-        `--cert-manager must be an Issuer name or ClusterIssuer/NAME, got '${values["cert-manager"]}'`,
-      );
-  }
+  const trust = await readTrust(io, values["ca-bundle"], values["cert-manager"]);
+  if (typeof trust === "string") return fail(trust);
+  const { caBundle, certManager } = trust;
 
   const loaded = await loadSnapshot(policies.map((p) => userPath(io, p)));
   if (!loaded.ok) {
@@ -161,9 +208,15 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     namespace,
     port,
     timeoutSeconds,
+    ...(excludeNamespaces.length > 0 ? { excludeNamespaces } : {}),
     ...(caBundle !== undefined ? { caBundle } : {}),
     ...(certManager ? { certManager } : {}),
   });
+  const worst = result.worstCase;
+  if (worst.seconds > requestTimeout)
+    return fail(
+      `with --timeout-seconds ${timeoutSeconds}, one request can wait ${worst.seconds} s on celgate's webhooks (${worst.webhooks.join(", ")}), past the API server's ${requestTimeout} s request deadline (--request-timeout); lower --timeout-seconds to ${Math.floor((requestTimeout * timeoutSeconds) / worst.seconds)} or less`,
+    );
   const notes = [...result.notes];
   if (certManager)
     notes.push(
@@ -173,7 +226,65 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     notes.push(
       "no --ca-bundle or --cert-manager: the API server will verify celgate's certificate against its own trust roots",
     );
+  const warnings = [...result.warnings];
+  if (worst.seconds * 2 > requestTimeout)
+    warnings.push(
+      `one request can wait ${worst.seconds} s on celgate's webhooks (${worst.webhooks.join(", ")}), more than half of the API server's ${requestTimeout} s request deadline, which other webhooks and the write itself share`,
+    );
   for (const note of notes) io.stderr(`celgate manifests: ${note}\n`);
+  for (const warning of warnings) io.stderr(`celgate manifests: warning: ${warning}\n`);
+  if (values["check-drift"] !== undefined) return checkDrift(io, values["check-drift"], result);
   if (result.documents.length > 0) io.stdout(renderDocuments(result.documents));
   return EXIT_OK;
+}
+
+const GENERATED = { file: "(generated)", line: 1, column: 1 };
+
+/** `--check-drift FILE`: the differences between FILE's webhook configurations and the wanted ones. */
+async function checkDrift(io: CliIO, given: string, result: WebhookManifests): Promise<number> {
+  const fail = (message: string) => usageError(io, { name, usage }, message);
+  const file = userPath(io, given);
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (e) {
+    return fail(`--check-drift ${given}: ${(e as Error).message}`);
+  }
+  const read = readObjects(text, given);
+  const problems: Diagnostic[] = [...read.diagnostics];
+  const live: WebhookConfiguration[] = [];
+  for (const o of read.objects) {
+    if (!isWebhookConfiguration(o.value)) continue;
+    const r = readWebhookConfiguration(o.value, { strict: false, locate: o.locate });
+    problems.push(...r.diagnostics.filter((d) => d.severity === "error"));
+    if (r.config) live.push(r.config);
+  }
+  if (problems.length > 0) {
+    io.stderr(
+      `celgate manifests: --check-drift ${given} does not read:\n${problems.map((d) => `${formatDiagnostic(d)}\n`).join("")}`,
+    );
+    return EXIT_USAGE;
+  }
+  const wanted: WebhookConfiguration[] = [];
+  for (const d of result.documents) {
+    if (!isWebhookConfiguration(d)) continue;
+    const r = readWebhookConfiguration(d, { strict: true, locate: () => GENERATED });
+    // What this command generates always reads back; a failure here is a bug worth seeing.
+    if (!r.config)
+      throw new Error(`generated ${String(d.kind)} does not read back: ${r.diagnostics[0]?.message}`);
+    wanted.push(r.config);
+  }
+  const report = compareWebhookConfigurations(wanted, live);
+  for (const i of report.ignored)
+    io.stderr(`celgate manifests: --check-drift: not celgate's, left alone: ${i}\n`);
+  if (report.differences.length === 0) {
+    io.stdout(
+      `no drift: ${given} holds the ${wanted.length === 1 ? "configuration" : `${wanted.length} configurations`} the policies need\n`,
+    );
+    return EXIT_OK;
+  }
+  io.stdout(
+    `${report.differences.map((d) => `${d}\n`).join("")}${report.differences.length} difference${report.differences.length === 1 ? "" : "s"}: regenerate with celgate manifests and apply it\n`,
+  );
+  return EXIT_OUTCOME;
 }

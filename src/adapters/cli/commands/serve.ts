@@ -29,8 +29,10 @@ Options:
   -h, --help             show this help
 
 Routes: POST /validate, /mutate and the split paths /validate/fail, /validate/ignore,
-/mutate/fail, /mutate/ignore that evaluate only the policies with that failurePolicy;
-GET /healthz, /readyz. Policies without a binding are loaded and checked, not enforced.
+/mutate/fail, /mutate/ignore that evaluate only the policies with that failurePolicy (a binding
+whose validationActions are only Warn and Audit is served on /validate/ignore, as
+\`celgate manifests\` routes it); GET /healthz, /readyz. Policies without a binding are loaded
+and checked, not enforced.
 
 Policy reloads never fail open: a file that does not parse keeps the last good policies, and a
 reload that would remove a policy, binding or param (a file emptied, truncated or deleted) waits

@@ -1,0 +1,65 @@
+/**
+ * Resources a wildcard webhook rule takes in without anyone having asked for them, and why each is
+ * worth a warning. A rule that names such a resource explicitly was meant; one that reaches it only
+ * through `*` (any group or any resource) usually was not.
+ */
+import type { WebhookRule } from "./rules.ts";
+
+export interface Hazard {
+  /** What the resources are, for the message. */
+  readonly what: string;
+  readonly resources: readonly { readonly group: string; readonly resource: string }[];
+  readonly why: string;
+}
+
+export const HAZARDS: readonly Hazard[] = [
+  {
+    what: "leases (coordination.k8s.io)",
+    resources: [{ group: "coordination.k8s.io", resource: "leases" }],
+    why: "leader election and node heartbeats renew them every few seconds; each renewal would wait for celgate, and fail with it",
+  },
+  {
+    what: "events",
+    resources: [
+      { group: "", resource: "events" },
+      { group: "events.k8s.io", resource: "events" },
+    ],
+    why: "every controller writes them; a busy cluster would send celgate most of its writes for nothing",
+  },
+  {
+    what: "admission configuration objects",
+    // The API server never calls webhooks for these (admission/plugin/webhook/predicates/rules:
+    // IsExemptAdmissionConfigurationResource), so a policy meant for them is silently not enforced.
+    resources: [
+      "validatingwebhookconfigurations",
+      "mutatingwebhookconfigurations",
+      "validatingadmissionpolicies",
+      "validatingadmissionpolicybindings",
+      "mutatingadmissionpolicies",
+      "mutatingadmissionpolicybindings",
+    ].map((resource) => ({ group: "admissionregistration.k8s.io", resource })),
+    why: "the API server never sends them to a webhook, so policies meant for them are not enforced this way (apply such policies natively, or as static manifests)",
+  },
+];
+
+function resourceMatches(pattern: string, resource: string): boolean {
+  const [res, sub] = pattern.split("/", 2) as [string, string | undefined];
+  return (res === "*" || res === resource) && (sub === undefined || sub === "*");
+}
+
+/** Whether the rule matches the resource only because of a wildcard group or resource. */
+export function matchesByWildcard(rule: WebhookRule, group: string, resource: string): boolean {
+  const byGroup = rule.apiGroups.includes("*") || rule.apiGroups.includes(group);
+  const patterns = rule.resources.filter((p) => resourceMatches(p, resource));
+  if (!byGroup || patterns.length === 0) return false;
+  const explicitGroup = rule.apiGroups.includes(group);
+  const explicitResource = patterns.some((p) => p.split("/")[0] === resource);
+  return !(explicitGroup && explicitResource);
+}
+
+/** The hazards some rule reaches through a wildcard. */
+export function wildcardHazards(rules: readonly WebhookRule[]): Hazard[] {
+  return HAZARDS.filter((h) =>
+    h.resources.some((r) => rules.some((rule) => matchesByWildcard(rule, r.group, r.resource))),
+  );
+}
