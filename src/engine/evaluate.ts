@@ -45,7 +45,7 @@ import {
 } from "../match/index.ts";
 import type { ValidationAction } from "../policy/types.ts";
 import { applyMutation } from "./mutate.ts";
-import { findParams, type ParamLookup } from "./params.ts";
+import { lookupParams, type ParamLookup } from "./params.ts";
 import type {
   AdmissionDecision,
   AdmissionRequest,
@@ -628,7 +628,12 @@ function evaluateSubject(
     results.push(body(null, ev, started, base));
     return;
   }
-  const found = findParams(ctx.params, paramKind, ref, request.namespace);
+  const found = lookupParams(ctx.params, paramKind, ref, request.namespace);
+  if (typeof found === "string") {
+    const message = `failed to configure binding: ${found}`;
+    results.push(errorResult(base, subject, "param-not-found", message, ev, started));
+    return;
+  }
   if (found.length === 0) {
     results.push(
       ref.parameterNotFoundAction === "Allow"
