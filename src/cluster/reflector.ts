@@ -232,13 +232,14 @@ export class Reflector {
     this.observer.relisted(this.name, reason);
     this.observer.objects(this.name, count);
     if (reason !== "initial") this.log.info({ resource: this.name, objects: count, reason }, "relisted");
-    this.options.onChange?.();
-    if (!this.syncedOnce) {
-      this.syncedOnce = true;
+    const first = !this.syncedOnce;
+    this.syncedOnce = true;
+    if (first) {
       this.observer.synced(this.name, true);
       this.log.info({ resource: this.name, objects: count }, "cache synced");
-      for (const w of this.syncWaiters.splice(0)) w();
     }
+    this.options.onChange?.();
+    if (first) for (const w of this.syncWaiters.splice(0)) w();
   }
 
   /** Items of built-in kinds come without apiVersion and kind in a list; policies expect both. */

@@ -52,5 +52,7 @@ export function lookupParams(
   ref: ParamRef,
   requestNamespace: string,
 ): readonly ResourceObject[] | string {
-  return lookup.select ? lookup.select(kind, ref, requestNamespace) : findParams(lookup, kind, ref, requestNamespace);
+  return lookup.select
+    ? lookup.select(kind, ref, requestNamespace)
+    : findParams(lookup, kind, ref, requestNamespace);
 }

@@ -10,13 +10,17 @@ import { contextFromSet, createAdmitter } from "../../engine/admitter.ts";
 import type { Admitter } from "../../engine/types.ts";
 import { type Diagnostic, formatDiagnostic } from "../../errors.ts";
 import type { CompiledPolicySet } from "../../compile/policy.ts";
+import { type ClusterLink, type ClusterLinkOptions, openClusterLink } from "../../cluster/link.ts";
+import type { ClusterLog } from "../../cluster/observe.ts";
 import type { LabelSelector } from "../../policy/types.ts";
 import type { PolicySnapshot } from "../../sources/store.ts";
 import { PolicyStore } from "../../sources/store.ts";
 import { BatchedLogSink } from "./log-sink.ts";
 import { createWebhookMetrics, type WebhookMetrics } from "./metrics.ts";
 import type { LogLevel } from "./review-log.ts";
+import type { ReviewAdmitter } from "./batch.ts";
 import { buildMetricsServer, buildServer, type WebhookServer } from "./server.ts";
+import { serverLog } from "./server-log.ts";
 import { certificateExpiry, generateSelfSignedCertificate, loadTlsMaterial } from "./tls.ts";
 
 export interface ServeOptions {
@@ -33,7 +37,21 @@ export interface ServeOptions {
   /** pino level, or false for no request logs (tests). */
   readonly logLevel: LogLevel | false;
   readonly pollMs?: number;
+  /**
+   * The cluster connection: with `kubeconfig`, or in a pod unless `disabled`. Absent, or with
+   * neither, serve sees only its files.
+   */
+  readonly cluster?: ClusterServeOptions;
 }
+
+export type ClusterServeOptions = Omit<
+  ClusterLinkOptions,
+  "log" | "registry" | "compile" | "onPoliciesChanged"
+> & {
+  readonly disabled?: boolean;
+  /** Where cluster log lines go; default the server's JSON log. */
+  readonly log?: ClusterLog;
+};
 
 export interface RunningWebhook {
   readonly url: string;
@@ -41,6 +59,8 @@ export interface RunningWebhook {
   readonly server: WebhookServer;
   readonly store: PolicyStore;
   readonly metrics: WebhookMetrics;
+  /** The cluster connection, when serve has one. */
+  readonly cluster: ClusterLink | undefined;
   /** The self-signed certificate, when one was generated (for clients that must trust it). */
   readonly generatedCert: string | undefined;
   /** Drains the webhook (readiness off, answers for the drain window), then releases everything. */
@@ -85,7 +105,7 @@ function selectorKeys(sel: LabelSelector | undefined): string[] {
 }
 
 /** Lines to log about a snapshot: its problems and the policies loaded without a binding. */
-export function describeSnapshot(s: PolicySnapshot): string[] {
+export function describeSnapshot(s: PolicySnapshot, connected = false): string[] {
   const lines = s.diagnostics.map((d: Diagnostic) => formatDiagnostic(d));
   for (const p of s.set.unbound)
     lines.push(`${p.kind} '${p.name}' is loaded and checked but not enforced: no binding refers to it`);
@@ -100,7 +120,7 @@ export function describeSnapshot(s: PolicySnapshot): string[] {
   ];
   for (const [who, sel] of selectors) {
     const unknown = selectorKeys(sel).filter((k) => !KNOWN_NAMESPACE_LABELS.has(k));
-    if (unknown.length > 0 && !knownNamespaces) {
+    if (unknown.length > 0 && !knownNamespaces && !connected) {
       lines.push(
         `WARNING: ${who} selects namespaces by ${unknown.map((k) => `'${k}'`).join(", ")}; serve sees only the Namespaces in its policy files (none are loaded), so other namespaces match as if they had only kubernetes.io/metadata.name`,
       );
@@ -136,18 +156,47 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
   const registry = new Registry();
   const metrics = createWebhookMetrics(registry);
   metrics.setCertificateExpiry(certificateExpiry(tls.cert));
+  const logging =
+    options.logLevel === false ? undefined : { level: options.logLevel, stream: new BatchedLogSink() };
+  // Set once the first policy set is loaded; the cluster link may ask for a new admitter before.
+  let filesSet: CompiledPolicySet | undefined;
+  let link: ClusterLink | undefined;
+  if (options.cluster && !options.cluster.disabled) {
+    const { disabled: _off, log: clusterLog, ...linkOptions } = options.cluster;
+    const linked = await openClusterLink({
+      ...linkOptions,
+      log: clusterLog ?? serverLog(logging ?? false),
+      registry,
+      ...(options.celExtras ? { compile: { extras: options.celExtras } } : {}),
+      onPoliciesChanged: () => {
+        if (filesSet) admitter = serveAdmitter(filesSet);
+      },
+    });
+    if (!linked.ok) return { ok: false, message: linked.error };
+    link = linked.value;
+    if (!link && options.cluster.policiesFromCluster)
+      return {
+        ok: false,
+        message: "--policies-from-cluster needs a cluster: give --kubeconfig, or run in a pod",
+      };
+    if (link) log(`connected to the cluster at ${link.server}; ready once its caches have synced`);
+  }
+  const serveAdmitter = (set: CompiledPolicySet): ReviewAdmitter => {
+    filesSet = set;
+    return link ? link.admitter(set) : admitterFor(set);
+  };
   const opened = await PolicyStore.open(options.policies, {
     ...(options.celExtras ? { compile: { extras: options.celExtras } } : {}),
     ...(options.pollMs ? { pollMs: options.pollMs } : {}),
     onReload: (outcome) => {
       metrics.recordReload(outcome.ok);
       if (outcome.ok) {
-        admitter = admitterFor(outcome.snapshot.set);
+        admitter = serveAdmitter(outcome.snapshot.set);
         reportSnapshot(metrics, outcome.snapshot);
         log(
           `policies reloaded: ${outcome.snapshot.set.policies.length} policies, ${outcome.snapshot.set.bindings.length} bindings`,
         );
-        for (const line of describeSnapshot(outcome.snapshot)) log(line);
+        for (const line of describeSnapshot(outcome.snapshot, link !== undefined)) log(line);
       } else {
         log("policy reload rejected; the last good policies keep serving:");
         for (const d of outcome.diagnostics) log(formatDiagnostic(d));
@@ -155,6 +204,7 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
     },
   });
   if (!("store" in opened)) {
+    link?.stop();
     return {
       ok: false,
       message: ["policies could not be loaded:", ...opened.diagnostics.map((d) => formatDiagnostic(d))].join(
@@ -164,18 +214,16 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
   }
   const store = opened.store;
   const first = store.current();
-  let admitter: Admitter = admitterFor(first.set);
+  let admitter: ReviewAdmitter = serveAdmitter(first.set);
   metrics.recordReload(true, first.loadedAt);
   reportSnapshot(metrics, first);
-  for (const line of describeSnapshot(first)) log(line);
-  const logging =
-    options.logLevel === false ? undefined : { level: options.logLevel, stream: new BatchedLogSink() };
+  for (const line of describeSnapshot(first, link !== undefined)) log(line);
   const server = await buildServer({
     admitter: () => admitter,
     tls,
     logger: logging ?? false,
     metrics,
-    readiness: () => true,
+    readiness: () => link?.ready() ?? true,
     ...(options.drainMs !== undefined ? { drainMs: options.drainMs } : {}),
   });
   const address = await server.start({ host: options.host, port: options.port });
@@ -195,6 +243,7 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
     `celgate serving ${first.set.policies.length} policies (${first.set.bindings.length} bindings) on ${address.url}; metrics on ${metricsAddress.url}/metrics`,
   );
   const release = async () => {
+    link?.stop();
     store.close();
     certWatcher?.close();
     await metricsServer.close();
@@ -212,6 +261,7 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
       server,
       store,
       metrics,
+      cluster: link,
       generatedCert,
       stop,
       release,

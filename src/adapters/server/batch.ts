@@ -13,19 +13,31 @@
  * it; the engine is synchronous, so it waited for them before too, only in a different order. The
  * deadline still counts from the request's arrival, and the engine checks it as it runs.
  */
-import type { AdmissionDecision, AdmissionRequest, Admitter, ReviewOptions } from "../../engine/types.ts";
+import type { AdmissionDecision, AdmissionRequest, ReviewOptions } from "../../engine/types.ts";
+
+/**
+ * What the webhook asks for a decision: the engine's Admitter, or one whose decision may wait for
+ * the cluster (a SubjectAccessReview, src/cluster/admitter.ts), which then answers with a promise.
+ */
+export interface ReviewAdmitter {
+  review(request: AdmissionRequest, options: ReviewOptions): AdmissionDecision | Promise<AdmissionDecision>;
+}
 
 interface QueuedReview {
-  readonly admitter: Admitter;
+  readonly admitter: ReviewAdmitter;
   readonly request: AdmissionRequest;
   readonly options: ReviewOptions;
-  readonly resolve: (decision: AdmissionDecision) => void;
+  readonly resolve: (decision: AdmissionDecision | Promise<AdmissionDecision>) => void;
   readonly reject: (error: unknown) => void;
 }
 
 export interface ReviewBatcher {
   /** The admitter's decision on `request`, once this turn's queued reviews have run. Rejects as `review` throws. */
-  review(admitter: Admitter, request: AdmissionRequest, options: ReviewOptions): Promise<AdmissionDecision>;
+  review(
+    admitter: ReviewAdmitter,
+    request: AdmissionRequest,
+    options: ReviewOptions,
+  ): Promise<AdmissionDecision>;
 }
 
 export function createReviewBatcher(): ReviewBatcher {
@@ -34,7 +46,7 @@ export function createReviewBatcher(): ReviewBatcher {
     const batch = queue;
     queue = [];
     for (const q of batch) {
-      let decision: AdmissionDecision;
+      let decision: AdmissionDecision | Promise<AdmissionDecision>;
       try {
         decision = q.admitter.review(q.request, q.options);
       } catch (e) {

@@ -14,7 +14,7 @@
 import { type Logger, pino } from "pino";
 import type { ServerLogging } from "./review-log.ts";
 
-export type ServerLog = Pick<Logger, "info" | "error" | "debug">;
+export type ServerLog = Pick<Logger, "info" | "warn" | "error" | "debug">;
 
 /** A logger at the configured level on the configured stream, or one that writes nothing. */
 export function serverLog(logging: ServerLogging | false): ServerLog {

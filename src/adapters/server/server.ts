@@ -20,8 +20,8 @@ import Fastify, {
 import type { Registry } from "prom-client";
 import type { Result } from "../../result.ts";
 import { decodeAdmissionReview, encodeAdmissionReview } from "../admission/codec.ts";
-import type { AdmissionDecision, Admitter, ReviewOptions } from "../../engine/types.ts";
-import { createReviewBatcher } from "./batch.ts";
+import type { AdmissionDecision, ReviewOptions } from "../../engine/types.ts";
+import { createReviewBatcher, type ReviewAdmitter } from "./batch.ts";
 import { deadlineFor, requestTimeoutMs } from "./deadline.ts";
 import {
   type CertificateInfo,
@@ -82,7 +82,7 @@ type LoggerOptions = Exclude<NonNullable<FastifyServerOptions<HttpsServer>["logg
 
 export interface ServerDeps {
   /** Called once per request; hot reload swaps what it returns, and a request keeps the one it got. */
-  readonly admitter: () => Admitter;
+  readonly admitter: () => ReviewAdmitter;
   /** PEM strings. With `ca`, clients must present a certificate signed by it. */
   readonly tls: { readonly cert: string; readonly key: string; readonly ca?: string };
   /** pino's options for the server's log; the review line is written to the same stream. */
