@@ -142,7 +142,7 @@ export class SubjectAccessReviewer {
   /** Sends one SubjectAccessReview; never rejects: a failed call is an answer with an error. */
   async ask(spec: SarSpec, deadline: number): Promise<AuthorizationAnswer> {
     const started = this.now();
-    const timeout = Math.max(1, Math.min(this.timeoutMs, deadline - started));
+    const timeout = Math.max(1, Math.ceil(Math.min(this.timeoutMs, deadline - started)));
     try {
       const res = await this.client.request(
         "POST",

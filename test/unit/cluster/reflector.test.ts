@@ -13,9 +13,9 @@ import { type ApiClient, connect } from "../../../src/cluster/client.ts";
 import type { ResourceInfo } from "../../../src/cluster/discovery.ts";
 import type { CacheObserver } from "../../../src/cluster/observe.ts";
 import { Reflector } from "../../../src/cluster/reflector.ts";
-import { type KubeApiServer, startKubeApiServer } from "../../helpers/kube-apiserver.ts";
+import { startKubeApiServer } from "../../helpers/kube-apiserver.ts";
 import { tempDir } from "../../helpers/webhook.ts";
-import { eventually } from "./wait.ts";
+import { clientFor, eventually } from "./helpers.ts";
 
 const CONFIGMAPS: ResourceInfo = {
   apiVersion: "v1",
@@ -28,15 +28,6 @@ const CONFIGMAPS: ResourceInfo = {
 
 function configMap(name: string, data: Record<string, string>, namespace = "default") {
   return { apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace }, data };
-}
-
-export async function clientFor(t: import("node:test").TestContext, api: KubeApiServer): Promise<ApiClient> {
-  const dir = await tempDir(t, "celgate-kubeconfig-");
-  const file = join(dir, "kubeconfig");
-  await writeFile(file, api.kubeconfig());
-  const c = await connect({ kubeconfig: file });
-  assert.ok(c.ok, c.ok ? "" : c.error);
-  return c.value;
 }
 
 function recorder() {
