@@ -113,9 +113,17 @@ export function rbacRules(
   }
   const rules: PolicyRule[] = [...byGroup.entries()]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([group, resources]) => ({ apiGroups: [group], resources: [...resources].sort(), verbs: [...READ] }));
+    .map(([group, resources]) => ({
+      apiGroups: [group],
+      resources: [...resources].sort(),
+      verbs: [...READ],
+    }));
   if (set.bindings.some((b) => b.policy.needs.authorizer || b.policy.needs.requestResource))
-    rules.push({ apiGroups: ["authorization.k8s.io"], resources: ["subjectaccessreviews"], verbs: ["create"] });
+    rules.push({
+      apiGroups: ["authorization.k8s.io"],
+      resources: ["subjectaccessreviews"],
+      verbs: ["create"],
+    });
   if (policiesFromCluster)
     rules.push({
       apiGroups: ["admissionregistration.k8s.io"],

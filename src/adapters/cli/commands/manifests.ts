@@ -15,7 +15,8 @@ import { HELP_OPTION, parseCommandArgs, usageError, userPath } from "../args.ts"
 import { type CliIO, EXIT_OK, EXIT_USAGE } from "../io.ts";
 
 export const name = "manifests";
-export const summary = "print the webhook configurations that send admission requests to celgate, or its RBAC";
+export const summary =
+  "print the webhook configurations that send admission requests to celgate, or its RBAC";
 export const usage =
   "celgate manifests --policies PATH... --service NAME --namespace NS [--ca-bundle FILE | --cert-manager ISSUER | --rbac] [options]";
 export const help = `Print, as multi-document YAML, the ValidatingWebhookConfiguration and MutatingWebhookConfiguration
