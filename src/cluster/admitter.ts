@@ -14,7 +14,7 @@
 import type { CompiledPolicySet } from "../compile/policy.ts";
 import { createAdmitter } from "../engine/admitter.ts";
 import type { EngineContext } from "../engine/evaluate.ts";
-import type { AdmissionDecision, AdmissionRequest, ReviewOptions } from "../engine/types.ts";
+import type { AdmissionDecision, AdmissionRequest, ReviewOptions, UserInfo } from "../engine/types.ts";
 import type { SubjectAccessReviewer } from "./sar.ts";
 
 /** An admitter whose decision may have to wait for the cluster. */
@@ -49,4 +49,25 @@ export function clusterAdmitter(
       })();
     },
   };
+}
+
+/**
+ * The same rounds for any synchronous evaluation (`celgate audit`'s dry runs): `evaluate` runs with
+ * a SubjectAccessReview authorizer for `user`, again after each round of answers.
+ */
+export async function evaluateWithReviews<T>(
+  reviewer: SubjectAccessReviewer,
+  user: UserInfo,
+  ctx: EngineContext,
+  deadline: number,
+  evaluate: (ctx: EngineContext) => T,
+): Promise<T> {
+  const session = reviewer.session(user);
+  const withAuthorizer = { ...ctx, authorizer: session };
+  let result = evaluate(withAuthorizer);
+  for (let round = 0; round <= reviewer.budget && session.pending; round++) {
+    await session.resolve(deadline);
+    result = evaluate(withAuthorizer);
+  }
+  return result;
 }

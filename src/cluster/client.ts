@@ -129,27 +129,33 @@ class KubeClient implements ApiClient {
     }
     const send = this.https ? httpsRequest : httpRequest;
     return new Promise<ApiResponse>((resolve, reject) => {
-      const req = send(
-        url,
-        { method, headers, agent: this.agent, timeout: timeoutMs, signal: AbortSignal.timeout(timeoutMs) },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on("data", (c: Buffer) => chunks.push(c));
-          res.on("error", reject);
-          res.on("end", () => {
-            const text = Buffer.concat(chunks).toString("utf8");
-            let parsed: unknown = text;
-            try {
-              parsed = text === "" ? undefined : JSON.parse(text);
-            } catch {
-              // Not JSON (a proxy's error page): the text is the body.
-            }
-            resolve({ status: res.statusCode ?? 0, body: parsed });
-          });
-        },
+      // A timer cleared on the answer, not AbortSignal.timeout: that signal keeps the request, and
+      // with it the whole response body, reachable until it fires.
+      let timer: NodeJS.Timeout | undefined;
+      const done = <T>(settle: (v: T) => void) => (v: T) => {
+        clearTimeout(timer);
+        settle(v);
+      };
+      const req = send(url, { method, headers, agent: this.agent }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("error", done(reject));
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          let parsed: unknown = text;
+          try {
+            parsed = text === "" ? undefined : JSON.parse(text);
+          } catch {
+            // Not JSON (a proxy's error page): the text is the body.
+          }
+          done(resolve)({ status: res.statusCode ?? 0, body: parsed });
+        });
+      });
+      timer = setTimeout(
+        () => req.destroy(new Error(`${method} ${path}: no answer within ${timeoutMs} ms`)),
+        timeoutMs,
       );
-      req.on("timeout", () => req.destroy(new Error(`${method} ${path}: no answer within ${timeoutMs} ms`)));
-      req.on("error", reject);
+      req.on("error", done(reject));
       req.end(payload);
     });
   }

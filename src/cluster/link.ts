@@ -7,7 +7,6 @@ import type { Registry } from "prom-client";
 import type { CompiledPolicySet, CompileOptions } from "../compile/policy.ts";
 import { contextFromSet } from "../engine/admitter.ts";
 import { formatDiagnostic } from "../errors.ts";
-import type { ParamKind } from "../policy/types.ts";
 import { err, ok, type Result } from "../result.ts";
 import { type ClusterAdmitter, clusterAdmitter } from "./admitter.ts";
 import { type ApiClient, type ConnectOptions, connect, inCluster } from "./client.ts";
@@ -16,7 +15,7 @@ import type { ClusterLog } from "./observe.ts";
 import { ClusterPolicies, combineWithCluster } from "./policies.ts";
 import type { ReflectorOptions } from "./reflector.ts";
 import { type SarOptions, SubjectAccessReviewer } from "./sar.ts";
-import { type CacheStatus, ClusterState } from "./state.ts";
+import { type CacheStatus, ClusterState, paramKindsOf } from "./state.ts";
 
 export interface ClusterLinkOptions extends ConnectOptions {
   /** Also serve the cluster's ValidatingAdmissionPolicy/MutatingAdmissionPolicy objects. */
@@ -41,16 +40,6 @@ export interface ClusterLink {
   whenReady(timeoutMs: number): Promise<boolean>;
   status(): CacheStatus[];
   stop(): void;
-}
-
-/** The paramKinds that the set's bound policies use (a policy without a binding reads no params). */
-export function paramKindsOf(set: CompiledPolicySet): ParamKind[] {
-  const kinds = new Map<string, ParamKind>();
-  for (const b of set.bindings) {
-    const k = b.policy.policy.paramKind;
-    if (k && b.binding.paramRef) kinds.set(`${k.apiVersion}/${k.kind}`, k);
-  }
-  return [...kinds.values()];
 }
 
 /**

@@ -15,6 +15,7 @@
  * Objects in the policy files still count: a cluster object replaces a file object of the same
  * kind, namespace and name, and file objects fill in where the cluster has none.
  */
+import type { CompiledPolicySet } from "../compile/policy.ts";
 import type { EngineContext } from "../engine/evaluate.ts";
 import { findParams, type ParamLookup } from "../engine/params.ts";
 import { compileLabelSelector } from "../match/index.ts";
@@ -86,6 +87,16 @@ function asResource(o: KubeObject): ResourceObject {
     converted.set(o, r);
   }
   return r;
+}
+
+/** The paramKinds that the set's bound policies use (a policy without a binding reads no params). */
+export function paramKindsOf(set: CompiledPolicySet): ParamKind[] {
+  const kinds = new Map<string, ParamKind>();
+  for (const b of set.bindings) {
+    const k = b.policy.policy.paramKind;
+    if (k && b.binding.paramRef) kinds.set(`${k.apiVersion}/${k.kind}`, k);
+  }
+  return [...kinds.values()];
 }
 
 export interface CacheStatus {
