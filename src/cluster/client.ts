@@ -132,10 +132,12 @@ class KubeClient implements ApiClient {
       // A timer cleared on the answer, not AbortSignal.timeout: that signal keeps the request, and
       // with it the whole response body, reachable until it fires.
       let timer: NodeJS.Timeout | undefined;
-      const done = <T>(settle: (v: T) => void) => (v: T) => {
-        clearTimeout(timer);
-        settle(v);
-      };
+      const done =
+        <T>(settle: (v: T) => void) =>
+        (v: T) => {
+          clearTimeout(timer);
+          settle(v);
+        };
       const req = send(url, { method, headers, agent: this.agent }, (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));
