@@ -89,6 +89,8 @@ interface Cached {
 
 export class SubjectAccessReviewer {
   private readonly cache = new Map<string, Cached>();
+  /** SARs on their way, by key: concurrent reviews that ask the same check share one. */
+  private readonly inFlight = new Map<string, Promise<AuthorizationAnswer>>();
   private readonly ttlMs: number;
   private readonly maxEntries: number;
   readonly budget: number;
@@ -137,6 +139,22 @@ export class SubjectAccessReviewer {
   /** @internal */
   get observe(): SarObserver {
     return this.observer;
+  }
+
+  /** @internal The answer to a SAR already sent for this key, if one is on its way. */
+  pendingAnswer(key: string): Promise<AuthorizationAnswer> | undefined {
+    return this.inFlight.get(key);
+  }
+
+  /** @internal Sends a SAR for `key` that concurrent reviews can share, and caches its answer. */
+  send(key: string, spec: SarSpec, deadline: number): Promise<AuthorizationAnswer> {
+    const sent = this.ask(spec, deadline).then((answer) => {
+      this.inFlight.delete(key);
+      this.remember(key, answer);
+      return answer;
+    });
+    this.inFlight.set(key, sent);
+    return sent;
   }
 
   /** Sends one SubjectAccessReview; never rejects: a failed call is an answer with an error. */
@@ -218,6 +236,13 @@ export class SarSession implements AuthorizerBackend {
   async resolve(deadline: number): Promise<void> {
     const asks: Promise<void>[] = [];
     for (const [key, spec] of this.missing) {
+      const shared = this.reviewer.pendingAnswer(key);
+      if (shared) {
+        // Another review asked the same a moment ago: its answer will do, for no SAR of ours.
+        this.reviewer.observe.check(true);
+        asks.push(shared.then((answer) => void this.answers.set(key, answer)));
+        continue;
+      }
       this.reviewer.observe.check(false);
       if (this.sent >= this.reviewer.budget) {
         this.reviewer.observe.call("budget", 0);
@@ -229,12 +254,7 @@ export class SarSession implements AuthorizerBackend {
         continue;
       }
       this.sent++;
-      asks.push(
-        this.reviewer.ask(spec, deadline).then((answer) => {
-          this.answers.set(key, answer);
-          this.reviewer.remember(key, answer);
-        }),
-      );
+      asks.push(this.reviewer.send(key, spec, deadline).then((answer) => void this.answers.set(key, answer)));
     }
     this.missing.clear();
     await Promise.all(asks);

@@ -21,6 +21,7 @@ import {
   deploymentReview,
   postReview,
   replaceFile,
+  runLoad,
   sampleValue,
   scrape,
   startTestWebhook,
@@ -470,4 +471,47 @@ void test("--policies-from-cluster serves the cluster's own policies next to the
     throw new Error(`${e.message}: ${w.clusterLines.join("\n")}`);
   });
   assert.equal((await review(w, deploymentReview({ object: deployment("web", 1) }))).allowed, true);
+});
+
+void test("under load, SubjectAccessReviews are one per user and check: the rest hit the cache or share one in flight", async (t) => {
+  const api = await startKubeApiServer(t);
+  api.put(namespace("team-a"));
+  // Slow answers, so that concurrent reviews by one user overlap while their SAR is on its way.
+  api.authorize = async (a) => {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    return { allowed: a.nonResourceAttributes !== undefined || a.groups.includes("dev") };
+  };
+  const w = await serveConnected(t, api, AUTHZ, { sarTtlMs: 60_000 });
+  // Two users over ten connections: every user has several reviews in flight at once.
+  const users = ["u0", "u1"];
+  const records = await runLoad({
+    workers: 10,
+    maxRequests: 400,
+    maxMs: 60_000,
+    request: async (i) => {
+      const body = deploymentReview();
+      const user = users[i % users.length]!;
+      (body.request as { userInfo: unknown }).userInfo = {
+        username: user,
+        groups: i % 2 === 0 ? ["dev"] : ["dev", "x"],
+      };
+      return (await postReview(w.port, w.ca, "/validate", body)).response;
+    },
+  });
+  assert.equal(records.length, 400);
+  assert.deepEqual(
+    records
+      .filter((r) => r.error || !r.result?.allowed)
+      .map((r) => r.error?.message ?? r.result?.status?.message),
+    [],
+  );
+  // 2 users × 2 checks.
+  assert.equal(api.sarCalls, 4);
+  const metrics = await scrape(w.webhook.metricsUrl);
+  const hits = sampleValue(metrics, "celgate_authorizer_checks_total", { cache: "hit" }) ?? 0;
+  const misses = sampleValue(metrics, "celgate_authorizer_checks_total", { cache: "miss" }) ?? 0;
+  assert.equal(misses, 4);
+  t.diagnostic(
+    `SAR cache: ${hits} hits, ${misses} misses over 400 reviews (${((100 * hits) / (hits + misses)).toFixed(1)}% hits)`,
+  );
 });
