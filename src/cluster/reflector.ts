@@ -162,12 +162,18 @@ export class Reflector {
         if (this.stopped) return;
         if (!lost) {
           lost = true;
+          const message = (e as Error).message;
           this.log.error(
             {
               resource: this.name,
               server: this.client.server,
-              error: (e as Error).message,
+              error: message,
               cacheAgeSeconds: this.ageSeconds() ?? null,
+              ...(/HTTP 40[13]\b/.test(message)
+                ? {
+                    hint: `the credentials may not get, list and watch ${this.name}: apply the ClusterRole of \`celgate manifests --rbac\`, or serve with --no-cluster`,
+                  }
+                : {}),
             },
             "cluster connection lost; serving from the last synced state",
           );
