@@ -92,6 +92,11 @@ export class Reflector {
     return this.watching ? 0 : Math.max(0, (this.now() - this.currentSince) / 1000);
   }
 
+  /** The last resourceVersion seen (a list's, an event's or a bookmark's): where a new watch starts. */
+  get lastResourceVersion(): string {
+    return this.resourceVersion;
+  }
+
   get size(): number {
     return this.count;
   }

@@ -193,7 +193,14 @@ void test("readiness waits for the first sync; the API server going away leaves 
   await waitFor("ready", async () => ((await readyz()).status === 200 ? true : undefined));
   let metrics = await scrape(w.webhook.metricsUrl);
   assert.equal(sampleValue(metrics, "celgate_cluster_cache_synced", { resource: "namespaces" }), 1);
-  assert.equal(sampleValue(metrics, "celgate_cluster_cache_age_seconds", { resource: "namespaces" }), 0);
+  // 0 once the watch that follows the list is open.
+  await waitFor("a current cache", async () =>
+    sampleValue(await scrape(w.webhook.metricsUrl), "celgate_cluster_cache_age_seconds", {
+      resource: "namespaces",
+    }) === 0
+      ? true
+      : undefined,
+  );
 
   await api.goAway();
   await waitFor("the lost connection to be logged", () =>
@@ -222,8 +229,13 @@ void test("readiness waits for the first sync; the API server going away leaves 
   api.put(namespace("team-a", { env: "dev" }));
   await api.comeBack();
   await waitFor("the cache to catch up", async () => ((await review(w, body)).allowed ? true : undefined));
-  metrics = await scrape(w.webhook.metricsUrl);
-  assert.equal(sampleValue(metrics, "celgate_cluster_cache_age_seconds", { resource: "namespaces" }), 0);
+  await waitFor("a current cache again", async () =>
+    sampleValue(await scrape(w.webhook.metricsUrl), "celgate_cluster_cache_age_seconds", {
+      resource: "namespaces",
+    }) === 0
+      ? true
+      : undefined,
+  );
 });
 
 void test("a namespace the cache has never seen is an error that failurePolicy decides", async (t) => {
@@ -291,7 +303,8 @@ spec:
   await waitFor("the configmaps watch to stop", () =>
     api.watchCount("configmaps") === 0 ? true : undefined,
   );
-  assert.equal(api.watchCount("limits"), 1);
+  // Its list came first (the decision above used it); its watch opens right after.
+  await waitFor("the limits watch", () => (api.watchCount("limits") === 1 ? true : undefined));
   assert.ok(api.requests.includes("GET /apis/example.com/v1"), "found through discovery");
 });
 

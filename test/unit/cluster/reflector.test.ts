@@ -96,7 +96,7 @@ void test("after a bookmark a new watch resumes from the bookmark's resourceVers
   api.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "x" } });
   api.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "y" } });
   assert.equal(api.bookmark(), 1);
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  await eventually(() => r.lastResourceVersion === "103");
   await api.goAway();
   await api.comeBack();
   await eventually(() => api.watchCount("configmaps") === 1);
