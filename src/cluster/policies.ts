@@ -82,9 +82,10 @@ export class ClusterPolicies {
       let found: Reflector | false = false;
       for (const version of VERSIONS) {
         let r = await discovery.resolve(`${GROUP}/${version}`, kind);
-        // A failed discovery request (not an answer that the kind is missing) is asked again.
-        for (let attempt = 0; !r.ok && !r.missing && attempt < 5 && !this.stopped; attempt++) {
-          await new Promise((resolve) => setTimeout(resolve, 200 * 2 ** attempt));
+        // A failed discovery request (not an answer that the kind is missing) is asked again until
+        // the API server answers: readiness waits for it meanwhile.
+        for (let attempt = 0; !r.ok && !r.missing && !this.stopped; attempt++) {
+          await new Promise((resolve) => setTimeout(resolve, Math.min(30_000, 200 * 2 ** attempt)).unref());
           r = await discovery.resolve(`${GROUP}/${version}`, kind);
         }
         if (this.stopped) return;

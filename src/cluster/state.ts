@@ -49,6 +49,8 @@ interface KindEntry {
   /** Set when discovery says the server does not serve the kind. */
   missing?: string;
   retry?: NodeJS.Timeout;
+  /** Discovery requests that failed in a row. */
+  failures?: number;
   stopped: boolean;
 }
 
@@ -181,7 +183,13 @@ export class ClusterState {
       entry.missing = found.message;
       this.changed();
     }
-    entry.retry = setTimeout(() => void this.resolve(entry, kind), this.options.retryMs ?? 30_000);
+    // A kind the server does not serve is asked about again now and then (a CRD may be installed);
+    // a failed request sooner, backing off, since readiness waits for it.
+    const failures = (entry.failures = found.missing ? 0 : (entry.failures ?? 0) + 1);
+    const delay = found.missing
+      ? (this.options.retryMs ?? 30_000)
+      : Math.min(this.options.retryMs ?? 30_000, 250 * 2 ** (failures - 1));
+    entry.retry = setTimeout(() => void this.resolve(entry, kind), delay);
     entry.retry.unref();
   }
 

@@ -74,6 +74,8 @@ void test("a kind not yet synced, and one the cluster does not serve, are errors
     "paramKind kind `/v1, Kind=ConfigMap` not yet synced to use for admission",
   );
   assert.equal(state.ready(), false);
+  // Long enough for discovery to fail while the server is away: it must then ask again, soon.
+  await new Promise((resolve) => setTimeout(resolve, 300));
   await api.comeBack();
   assert.ok(await state.whenReady(5000), "ready without the kind the cluster lacks");
   assert.equal(
