@@ -185,7 +185,8 @@ export class ClusterState {
     }
     // A kind the server does not serve is asked about again now and then (a CRD may be installed);
     // a failed request sooner, backing off, since readiness waits for it.
-    const failures = (entry.failures = found.missing ? 0 : (entry.failures ?? 0) + 1);
+    const failures = found.missing ? 0 : (entry.failures ?? 0) + 1;
+    entry.failures = failures;
     const delay = found.missing
       ? (this.options.retryMs ?? 30_000)
       : Math.min(this.options.retryMs ?? 30_000, 250 * 2 ** (failures - 1));
