@@ -172,13 +172,16 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
         if (filesSet) admitter = serveAdmitter(filesSet);
       },
     });
-    if (!linked.ok) return { ok: false, message: linked.error };
-    link = linked.value;
-    if (!link && options.cluster.policiesFromCluster)
-      return {
-        ok: false,
-        message: "--policies-from-cluster needs a cluster: give --kubeconfig, or run in a pod",
-      };
+    link = linked.ok ? linked.value : undefined;
+    const refused = !linked.ok
+      ? linked.error
+      : !link && options.cluster.policiesFromCluster
+        ? "--policies-from-cluster needs a cluster: give --kubeconfig, or run in a pod"
+        : undefined;
+    if (refused !== undefined) {
+      logging?.stream.close();
+      return { ok: false, message: refused };
+    }
     if (link) log(`connected to the cluster at ${link.server}; ready once its caches have synced`);
   }
   const serveAdmitter = (set: CompiledPolicySet): ReviewAdmitter => {
@@ -205,6 +208,7 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
   });
   if (!("store" in opened)) {
     link?.stop();
+    logging?.stream.close();
     return {
       ok: false,
       message: ["policies could not be loaded:", ...opened.diagnostics.map((d) => formatDiagnostic(d))].join(
