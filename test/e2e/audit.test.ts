@@ -332,3 +332,21 @@ void test("audit --kubeconfig over 10,000 objects streams them: it runs in a hea
   // Even pods are in prod (5,000); of those, every fifth has a :latest image (i % 10 === 0).
   assert.match(noLatest ?? "", /^no-latest\s+no-latest\s+4000\s+1000\s+0\s+0\s+5000$/);
 });
+
+void test("on a terminal, audit shows its progress on stderr and clears the line; piped, it does not", async (t) => {
+  const dir = await setup(t);
+  const api = await startKubeApiServer(t);
+  for (const o of [...NAMESPACES, LIMITS]) api.put(o);
+  for (let i = 0; i < 5; i++) api.put(pod(`p${i}`, "prod", ["a:1"], { team: "x" }));
+  const kubeconfig = await kubeconfigFor(dir, api);
+  const tty = { stdout: "", stderr: "" };
+  const ttyIo = { ...io(dir, tty), isTTY: true };
+  await run(["-p", "policies", "--kubeconfig", kubeconfig, "--page-size", "2"], ttyIo);
+  const ERASE = "\r\x1b[K";
+  assert.ok(tty.stderr.includes(`${ERASE}celgate audit: 2 objects (pods)`), tty.stderr);
+  assert.ok(tty.stderr.includes(`${ERASE}celgate audit: 5 objects (pods)`), tty.stderr);
+  assert.ok(tty.stderr.endsWith(ERASE), "the progress line is cleared");
+  const piped = { stdout: "", stderr: "" };
+  await run(["-p", "policies", "--kubeconfig", kubeconfig, "--page-size", "2"], io(dir, piped));
+  assert.equal(piped.stderr, "");
+});
