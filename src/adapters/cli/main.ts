@@ -4,6 +4,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { codegenModeFrom } from "../../cel/index.ts";
+import * as audit from "./commands/audit.ts";
 import * as check from "./commands/check.ts";
 import * as evalCommand from "./commands/eval.ts";
 import * as expr from "./commands/expr.ts";
@@ -16,7 +17,16 @@ import { type CliIO, type Command, EXIT_OK, EXIT_OUTCOME, EXIT_USAGE } from "./i
 export type { CliIO, Command } from "./io.ts";
 
 /** Every command, in the order `celgate --help` lists them. Adding a command is one line here. */
-export const COMMANDS: readonly Command[] = [check, evalCommand, expr, testCommand, serve, repl, manifests];
+export const COMMANDS: readonly Command[] = [
+  check,
+  evalCommand,
+  expr,
+  testCommand,
+  audit,
+  serve,
+  repl,
+  manifests,
+];
 
 function findCommand(name: string): Command | undefined {
   return COMMANDS.find((c) => c.name === name);

@@ -9,14 +9,16 @@ import {
   DEFAULT_TIMEOUT_SECONDS,
   webhookManifests,
 } from "../../../manifests/webhooks.ts";
+import { rbacManifests } from "../../../manifests/rbac.ts";
 import { loadSnapshot } from "../../../sources/store.ts";
 import { HELP_OPTION, parseCommandArgs, usageError, userPath } from "../args.ts";
 import { type CliIO, EXIT_OK, EXIT_USAGE } from "../io.ts";
 
 export const name = "manifests";
-export const summary = "print the webhook configurations that send admission requests to celgate";
+export const summary =
+  "print the webhook configurations that send admission requests to celgate, or its RBAC";
 export const usage =
-  "celgate manifests --policies PATH... --service NAME --namespace NS [--ca-bundle FILE | --cert-manager ISSUER] [options]";
+  "celgate manifests --policies PATH... --service NAME --namespace NS [--ca-bundle FILE | --cert-manager ISSUER | --rbac] [options]";
 export const help = `Print, as multi-document YAML, the ValidatingWebhookConfiguration and MutatingWebhookConfiguration
 (admissionregistration.k8s.io/v1) that send the API server's admission requests to a celgate Service.
 
@@ -32,6 +34,13 @@ Options:
   --cert-manager ISSUER  let cert-manager issue the certificate and inject its CA instead: also prints a
                          Certificate NAME-tls (Secret NAME-tls) issued by ISSUER, an Issuer in NS, or
                          ClusterIssuer/NAME
+  --rbac                 print instead the ClusterRole and ClusterRoleBinding a cluster-connected
+                         serve needs: get/list/watch on namespaces and on each bound paramKind's
+                         resource, create on subjectaccessreviews when a bound policy reads
+                         authorizer; named NAME and bound to the ServiceAccount NAME in NS
+  --service-account SA   with --rbac, bind to this ServiceAccount instead of NAME
+  --policies-from-cluster
+                         with --rbac, also get/list/watch the admission policy kinds
   -h, --help             show this help
 
 The rules are the union of the rules of the enforced (bound) policies: each policy's matchConstraints
@@ -40,6 +49,9 @@ webhook per failurePolicy in use, calling /validate/fail, /validate/ignore, /mut
 /mutate/ignore with that failurePolicy, so an unreachable celgate fails each request the way its
 policies say. resourceNames, excludeResourceRules and selectors cannot be expressed in webhook rules:
 celgate applies them itself. The kube-system namespace and NS are never sent to celgate.
+
+A paramKind's resource name comes from a table of built-in kinds; for any other kind --rbac
+guesses the plural as the API machinery does and says so: check it against the CRD.
 
 Exit status: 0 printed, 2 bad options or policy files that do not parse.
 `;
@@ -54,6 +66,9 @@ const OPTIONS = {
     "timeout-seconds": { type: "string", default: String(DEFAULT_TIMEOUT_SECONDS) },
     "ca-bundle": { type: "string" },
     "cert-manager": { type: "string" },
+    rbac: { type: "boolean", default: false },
+    "service-account": { type: "string" },
+    "policies-from-cluster": { type: "boolean", default: false },
   },
   allowPositionals: false,
 } as const;
@@ -122,6 +137,31 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     return fail(
       `--timeout-seconds must be a whole number of seconds from 1 to 30, got '${values["timeout-seconds"]}'`,
     );
+  if (values.rbac) {
+    if (values["ca-bundle"] !== undefined || values["cert-manager"] !== undefined)
+      return fail("--rbac prints RBAC only: it takes no --ca-bundle or --cert-manager");
+    const serviceAccount = values["service-account"] ?? service;
+    if (!DNS1123_SUBDOMAIN.test(serviceAccount))
+      return fail(`--service-account must be a ServiceAccount name, got '${serviceAccount}'`);
+    const loaded = await loadSnapshot(policies.map((p) => userPath(io, p)));
+    if (!loaded.ok) {
+      io.stderr(
+        `celgate manifests: the policies do not load:\n${loaded.diagnostics.map((d) => `${formatDiagnostic(d)}\n`).join("")}`,
+      );
+      return EXIT_USAGE;
+    }
+    const rbac = rbacManifests(loaded.snapshot.set, {
+      name: service,
+      namespace,
+      serviceAccount,
+      policiesFromCluster: values["policies-from-cluster"],
+    });
+    for (const note of rbac.notes) io.stderr(`celgate manifests: ${note}\n`);
+    io.stdout(renderDocuments(rbac.documents));
+    return EXIT_OK;
+  }
+  if (values["service-account"] !== undefined || values["policies-from-cluster"])
+    return fail("--service-account and --policies-from-cluster go with --rbac");
   if (values["ca-bundle"] !== undefined && values["cert-manager"] !== undefined)
     return fail("--ca-bundle and --cert-manager are alternatives: give one");
 
