@@ -5,6 +5,11 @@ import type { ParamKind, ParamRef, ResourceObject } from "../policy/types.ts";
 export interface ParamLookup {
   /** Objects of this apiVersion and kind. */
   ofKind(apiVersion: string, kind: string): readonly ResourceObject[];
+  /**
+   * A lookup that knows the kind's scope and whether its objects are known yet (a cluster cache)
+   * answers a paramRef itself: the params, or why none can be looked up, which failurePolicy decides.
+   */
+  select?(kind: ParamKind, ref: ParamRef, requestNamespace: string): readonly ResourceObject[] | string;
 }
 
 export function paramLookup(resources: readonly ResourceObject[]): ParamLookup {
@@ -38,4 +43,16 @@ export function findParams(
     return candidates.filter((r) => m.value.matches(r.labels));
   }
   return [];
+}
+
+/** The params of a paramRef, or why they cannot be looked up: `select` where the lookup has it. */
+export function lookupParams(
+  lookup: ParamLookup,
+  kind: ParamKind,
+  ref: ParamRef,
+  requestNamespace: string,
+): readonly ResourceObject[] | string {
+  return lookup.select
+    ? lookup.select(kind, ref, requestNamespace)
+    : findParams(lookup, kind, ref, requestNamespace);
 }

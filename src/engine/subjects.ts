@@ -13,7 +13,7 @@ import type { AdmissionRequest } from "../request/types.ts";
 import type { EngineContext } from "./context.ts";
 import { type Evaluation, newEvaluation } from "./evaluate.ts";
 import { errorResult } from "./failure-policy.ts";
-import { findParams } from "./params.ts";
+import { lookupParams } from "./params.ts";
 import { type ResultBase, type Subject, skipResult, subjectOf } from "./results.ts";
 import type { EvaluateOptions, EvaluationErrorKind, PolicyResult } from "./types.ts";
 
@@ -121,7 +121,12 @@ export function evaluateSubject(
     results.push(body(null, ev, started, base));
     return;
   }
-  const found = findParams(ctx.params, paramKind, ref, request.namespace);
+  const found = lookupParams(ctx.params, paramKind, ref, request.namespace);
+  if (typeof found === "string") {
+    const message = `failed to configure binding: ${found}`;
+    results.push(errorResult(base, subject, "param-not-found", message, ev, started));
+    return;
+  }
   if (found.length === 0) {
     results.push(
       ref.parameterNotFoundAction === "Allow"

@@ -4,6 +4,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { codegenModeFrom } from "../../cel/index.ts";
+import * as audit from "./commands/audit.ts";
 import * as check from "./commands/check.ts";
 import * as evalCommand from "./commands/eval.ts";
 import * as expr from "./commands/expr.ts";
@@ -23,6 +24,7 @@ export const COMMANDS: readonly Command[] = [
   evalCommand,
   expr,
   testCommand,
+  audit,
   serve,
   repl,
   manifests,

@@ -26,6 +26,15 @@ export interface Admitter {
   review(request: AdmissionRequest, options: ReviewOptions): AdmissionDecision;
 }
 
+/**
+ * What the server asks for a decision: an Admitter, or one whose decision may wait for the cluster
+ * (authorizer checks answered by SubjectAccessReviews, cluster-admitter.ts), which then answers
+ * with a promise.
+ */
+export interface ReviewAdmitter {
+  review(request: AdmissionRequest, options: ReviewOptions): AdmissionDecision | Promise<AdmissionDecision>;
+}
+
 export function createAdmitter(
   set: CompiledPolicySet,
   ctx: EngineContext = contextFromSet(set),

@@ -1,22 +1,26 @@
 /**
  * `celgate serve` put together: the policy store (load, compile, watch), the admitter it yields,
- * TLS material (given or generated), the webhook server, the metrics server, and the signals.
- * The CLI command only parses flags and prints; everything that runs lives here.
+ * TLS material (given or generated), the cluster connection when there is one, the webhook server,
+ * the metrics server, and the signals. The CLI command only parses flags and prints; everything
+ * that runs lives here.
  */
 import { readFile } from "node:fs/promises";
 import { Registry } from "prom-client";
 import type { CelExtras } from "../../cel/index.ts";
-import { type Admitter, createAdmitter } from "./admitter.ts";
+import { type Admitter, createAdmitter, type ReviewAdmitter } from "./admitter.ts";
 import { contextFromSet } from "../../engine/context.ts";
 import { type Diagnostic, formatDiagnostic } from "../../errors.ts";
 import type { CompiledPolicySet } from "../../compile/policy.ts";
+import { type ClusterLink, type ClusterLinkOptions, openClusterLink } from "../../cluster/link.ts";
+import type { ClusterLog } from "../../cluster/observe.ts";
 import type { LabelSelector } from "../../policy/types.ts";
 import type { PolicySnapshot } from "../../sources/store.ts";
 import { PolicyStore } from "../../sources/store.ts";
+import { clusterAdmitterFor } from "./cluster-admitter.ts";
 import { BatchedLogSink } from "./log-sink.ts";
 import { createWebhookMetrics, type WebhookMetrics } from "./metrics.ts";
 import { reportReload } from "./reload-report.ts";
-import type { LogLevel, LogStream } from "./review-log.ts";
+import type { LogLevel, LogStream, ServerLogging } from "./review-log.ts";
 import { type ServerLog, serverLog } from "./server-log.ts";
 import { buildMetricsServer } from "./metrics-server.ts";
 import type { ServerTls } from "./http.ts";
@@ -42,7 +46,21 @@ export interface ServeOptions {
   readonly pollMs?: number;
   /** How long a reload that removes policies waits for the files to read the same again (store.ts). */
   readonly settleMs?: number;
+  /**
+   * The cluster connection: with `kubeconfig`, or in a pod unless `disabled`. Absent, or with
+   * neither, serve sees only its files.
+   */
+  readonly cluster?: ClusterServeOptions;
 }
+
+export type ClusterServeOptions = Omit<
+  ClusterLinkOptions,
+  "log" | "registry" | "compile" | "onPoliciesChanged"
+> & {
+  readonly disabled?: boolean;
+  /** Where cluster log lines go; default the server's JSON log. */
+  readonly log?: ClusterLog;
+};
 
 export interface RunningWebhook {
   readonly url: string;
@@ -50,6 +68,8 @@ export interface RunningWebhook {
   readonly server: WebhookServer;
   readonly store: PolicyStore;
   readonly metrics: WebhookMetrics;
+  /** The cluster connection, when serve has one. */
+  readonly cluster: ClusterLink | undefined;
   /** The self-signed certificate, when one was generated (for clients that must trust it). */
   readonly generatedCert: string | undefined;
   /** Drains the webhook (readiness off, answers for the drain window), then releases everything. */
@@ -77,7 +97,7 @@ function reportSnapshot(metrics: WebhookMetrics, s: PolicySnapshot): void {
 }
 
 /**
- * serve has no connection to the cluster, so it sees Namespaces only through the policy files. A
+ * serve without a cluster connection sees Namespaces only through the policy files. A
  * namespace it does not know is taken to have the one label the API server sets on every
  * Namespace (`kubernetes.io/metadata.name`), which is what selectors such as "not kube-system" use.
  */
@@ -94,12 +114,15 @@ function selectorKeys(sel: LabelSelector | undefined): string[] {
 }
 
 /** Lines to log about a snapshot: its problems, then snapshotNotes. */
-export function describeSnapshot(s: PolicySnapshot): string[] {
-  return [...s.diagnostics.map((d: Diagnostic) => formatDiagnostic(d)), ...snapshotNotes(s)];
+export function describeSnapshot(s: PolicySnapshot, connected = false): string[] {
+  return [...s.diagnostics.map((d: Diagnostic) => formatDiagnostic(d)), ...snapshotNotes(s, connected)];
 }
 
-/** The policies loaded without a binding, and namespace selectors serve cannot follow. */
-export function snapshotNotes(s: PolicySnapshot): string[] {
+/**
+ * The policies loaded without a binding, and namespace selectors serve cannot follow (none when
+ * `connected`: the cluster's Namespaces are known).
+ */
+export function snapshotNotes(s: PolicySnapshot, connected = false): string[] {
   const lines: string[] = [];
   for (const p of s.set.unbound)
     lines.push(`${p.kind} '${p.name}' is loaded and checked but not enforced: no binding refers to it`);
@@ -114,7 +137,7 @@ export function snapshotNotes(s: PolicySnapshot): string[] {
   ];
   for (const [who, sel] of selectors) {
     const unknown = selectorKeys(sel).filter((k) => !KNOWN_NAMESPACE_LABELS.has(k));
-    if (unknown.length > 0 && !knownNamespaces) {
+    if (unknown.length > 0 && !knownNamespaces && !connected) {
       lines.push(
         `WARNING: ${who} selects namespaces by ${unknown.map((k) => `'${k}'`).join(", ")}; serve sees only the Namespaces in its policy files (none are loaded), so other namespaces match as if they had only kubernetes.io/metadata.name`,
       );
@@ -174,6 +197,37 @@ function watchCertificate(
     : undefined;
 }
 
+/**
+ * The cluster connection, when serve has one (`--kubeconfig`, or in a pod), or why it cannot be
+ * had. Without a cluster to connect to the result is ok(undefined): serve runs from its files.
+ */
+async function openCluster(
+  options: ServeOptions,
+  registry: Registry,
+  logging: ServerLogging | undefined,
+  onPoliciesChanged: () => void,
+): Promise<
+  | { readonly ok: true; readonly link: ClusterLink | undefined }
+  | { readonly ok: false; readonly message: string }
+> {
+  if (!options.cluster || options.cluster.disabled) return { ok: true, link: undefined };
+  const { disabled: _off, log: clusterLog, ...linkOptions } = options.cluster;
+  const linked = await openClusterLink({
+    ...linkOptions,
+    log: clusterLog ?? serverLog(logging ?? false),
+    registry,
+    ...(options.celExtras ? { compile: { extras: options.celExtras } } : {}),
+    onPoliciesChanged,
+  });
+  if (!linked.ok) return { ok: false, message: linked.error };
+  if (!linked.value && options.cluster.policiesFromCluster)
+    return {
+      ok: false,
+      message: "--policies-from-cluster needs a cluster: give --kubeconfig, or run in a pod",
+    };
+  return { ok: true, link: linked.value };
+}
+
 export async function startWebhook(options: ServeOptions, log: (line: string) => void): Promise<StartResult> {
   const material = await tlsMaterial(options, log);
   if (!material.ok) return material;
@@ -181,8 +235,29 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
   const registry = new Registry();
   const metrics = createWebhookMetrics(registry);
   metrics.setCertificateExpiry(certificateExpiry(tls.cert));
-  // Set once the log exists; reloads are reported only after the store starts watching.
+  // The log exists before the cluster link, which writes to it; a failed start closes its sink.
+  const sink =
+    options.logLevel !== false && options.logStream === undefined ? new BatchedLogSink() : undefined;
+  const stream = options.logStream ?? sink;
+  const logging =
+    options.logLevel === false || stream === undefined ? undefined : { level: options.logLevel, stream };
+  // Reloads are reported only after the store starts watching.
   let reloadLog: ServerLog = serverLog(false);
+  // Set once the first policy set is loaded; the cluster link may ask for a new admitter before.
+  let filesSet: CompiledPolicySet | undefined;
+  const cluster = await openCluster(options, registry, logging, () => {
+    if (filesSet) admitter = serveAdmitter(filesSet);
+  });
+  if (!cluster.ok) {
+    sink?.close();
+    return cluster;
+  }
+  const link = cluster.link;
+  if (link) log(`connected to the cluster at ${link.server}; ready once its caches have synced`);
+  const serveAdmitter = (set: CompiledPolicySet): ReviewAdmitter => {
+    filesSet = set;
+    return link ? clusterAdmitterFor(link, set) : admitterFor(set);
+  };
   const opened = await PolicyStore.open(options.policies, {
     ...(options.celExtras ? { compile: { extras: options.celExtras } } : {}),
     ...(options.pollMs ? { pollMs: options.pollMs } : {}),
@@ -190,14 +265,16 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
     // Reloads are reported as JSON lines in the log (reload-report.ts), not on stderr.
     onReload: (outcome) => {
       if (outcome.status === "applied") {
-        admitter = admitterFor(outcome.snapshot.set);
+        admitter = serveAdmitter(outcome.snapshot.set);
         reportSnapshot(metrics, outcome.snapshot);
       }
-      const notes = outcome.status === "applied" ? snapshotNotes(outcome.snapshot) : [];
+      const notes = outcome.status === "applied" ? snapshotNotes(outcome.snapshot, link !== undefined) : [];
       reportReload(outcome, metrics, reloadLog, notes);
     },
   });
   if (!("store" in opened)) {
+    link?.stop();
+    sink?.close();
     return {
       ok: false,
       message: ["policies could not be loaded:", ...opened.diagnostics.map((d) => formatDiagnostic(d))].join(
@@ -207,22 +284,17 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
   }
   const store = opened.store;
   const first = store.current();
-  let admitter: Admitter = admitterFor(first.set);
+  let admitter: ReviewAdmitter = serveAdmitter(first.set);
   metrics.recordReload("success", first.loadedAt);
   reportSnapshot(metrics, first);
-  for (const line of describeSnapshot(first)) log(line);
-  const sink =
-    options.logLevel !== false && options.logStream === undefined ? new BatchedLogSink() : undefined;
-  const stream = options.logStream ?? sink;
-  const logging =
-    options.logLevel === false || stream === undefined ? undefined : { level: options.logLevel, stream };
+  for (const line of describeSnapshot(first, link !== undefined)) log(line);
   reloadLog = serverLog(logging ?? false);
   const server = await buildServer({
     admitter: () => admitter,
     tls,
     logger: logging ?? false,
     metrics,
-    readiness: () => true,
+    readiness: () => link?.ready() ?? true,
     ...(options.drainMs !== undefined ? { drainMs: options.drainMs } : {}),
   });
   const address = await server.start({ host: options.host, port: options.port });
@@ -234,6 +306,7 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
     `celgate serving ${first.set.policies.length} policies (${first.set.bindings.length} bindings) on ${address.url}; metrics on ${metricsAddress.url}/metrics`,
   );
   const release = async () => {
+    link?.stop();
     store.close();
     certWatcher?.close();
     await metricsServer.close();
@@ -251,6 +324,7 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
       server,
       store,
       metrics,
+      cluster: link,
       generatedCert,
       stop,
       release,

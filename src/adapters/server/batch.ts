@@ -11,23 +11,29 @@
  * What it costs: a request that arrives alone waits for the rest of its turn's I/O (none), so it
  * is reviewed in the same turn as before. In a busy turn a review waits for the ones queued before
  * it; the engine is synchronous, so it waited for them before too, only in a different order. The
- * deadline still counts from the request's arrival, and the engine checks it as it runs.
+ * deadline still counts from the request's arrival, and the engine checks it as it runs. A review
+ * that waits for the cluster (a SubjectAccessReview, cluster-admitter.ts) runs its synchronous part
+ * in the batch and answers with a promise, so it holds up no other review of the turn.
  */
 import type { AdmissionDecision } from "../../engine/types.ts";
-import type { Admitter, ReviewOptions } from "./admitter.ts";
 import type { AdmissionRequest } from "../../request/types.ts";
+import type { ReviewAdmitter, ReviewOptions } from "./admitter.ts";
 
 interface QueuedReview {
-  readonly admitter: Admitter;
+  readonly admitter: ReviewAdmitter;
   readonly request: AdmissionRequest;
   readonly options: ReviewOptions;
-  readonly resolve: (decision: AdmissionDecision) => void;
+  readonly resolve: (decision: AdmissionDecision | Promise<AdmissionDecision>) => void;
   readonly reject: (error: unknown) => void;
 }
 
 export interface ReviewBatcher {
   /** The admitter's decision on `request`, once this turn's queued reviews have run. Rejects as `review` throws. */
-  review(admitter: Admitter, request: AdmissionRequest, options: ReviewOptions): Promise<AdmissionDecision>;
+  review(
+    admitter: ReviewAdmitter,
+    request: AdmissionRequest,
+    options: ReviewOptions,
+  ): Promise<AdmissionDecision>;
 }
 
 export function createReviewBatcher(): ReviewBatcher {
@@ -36,7 +42,7 @@ export function createReviewBatcher(): ReviewBatcher {
     const batch = queue;
     queue = [];
     for (const q of batch) {
-      let decision: AdmissionDecision;
+      let decision: AdmissionDecision | Promise<AdmissionDecision>;
       try {
         decision = q.admitter.review(q.request, q.options);
       } catch (e) {

@@ -6,7 +6,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { AdmissionDecision } from "../../engine/types.ts";
 import { decodeAdmissionReview, encodeAdmissionReview } from "../admission/codec.ts";
-import type { Admitter, ReviewOptions } from "./admitter.ts";
+import type { ReviewAdmitter, ReviewOptions } from "./admitter.ts";
 import type { ReviewBatcher } from "./batch.ts";
 import { deadlineFor, requestTimeoutMs } from "./deadline.ts";
 import { elapsedMs, INTERNAL_ERROR_MESSAGE, problem, type RecordInvalid } from "./http.ts";
@@ -38,7 +38,7 @@ export function isDebugging(logging: ServerLogging | false): boolean {
 /** What every review route shares: the engine, and where its answers are counted and logged. */
 export interface ReviewContext {
   /** Called once per request; hot reload swaps what it returns, and a request keeps the one it got. */
-  readonly admitter: () => Admitter;
+  readonly admitter: () => ReviewAdmitter;
   readonly metrics: WebhookMetrics;
   readonly log: ServerLog;
   /** Names and kinds only: object contents can hold secrets and do not belong in info logs. */

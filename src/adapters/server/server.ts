@@ -40,13 +40,13 @@ import type { WebhookMetrics } from "./metrics.ts";
 import { reviewLogWriter, type ServerLogging } from "./review-log.ts";
 import { isDebugging, REVIEW_PATHS, REVIEW_ROUTES, type ReviewContext, reviewHandler } from "./routes.ts";
 import { type ServerLog, serverLog } from "./server-log.ts";
-import type { Admitter } from "./admitter.ts";
+import type { ReviewAdmitter } from "./admitter.ts";
 
 export type { HttpsApp };
 
 export interface ServerDeps {
   /** Called once per request; hot reload swaps what it returns, and a request keeps the one it got. */
-  readonly admitter: () => Admitter;
+  readonly admitter: () => ReviewAdmitter;
   readonly tls: ServerTls;
   /** pino's options for the server's log; the review line is written to the same stream. */
   readonly logger: ServerLogging | false;

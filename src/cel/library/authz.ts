@@ -1,8 +1,9 @@
 /**
  * Kubernetes' authorizer library: `authorizer.group('apps').resource('deployments')
  * .namespace('ns').name('x').check('delete').allowed()` and friends. The answers come from an
- * AuthorizerBackend: a table of rules offline (`eval`, `test`, `repl`), or none in `serve` until
- * celgate can ask a cluster — then checks fail with a clear error, handled by failurePolicy.
+ * AuthorizerBackend: a table of rules offline (`eval`, `test`, `repl`), SubjectAccessReviews when
+ * `serve` or `audit` is connected to a cluster (src/cluster/sar.ts), or none — then checks fail
+ * with a clear error, handled by failurePolicy.
  */
 import { CelError, CelObject, type CelValue } from "../values.ts";
 import { fn, type Library, memberFn } from "./types.ts";
@@ -33,11 +34,11 @@ export interface AuthorizerBackend {
   authorize(attributes: AuthorizationAttributes): AuthorizationAnswer;
 }
 
-/** The backend of `serve` until a cluster-connected mode exists: every check is an error. */
+/** The backend without a cluster or a table: every check is an error. */
 export const unavailableAuthorizer: AuthorizerBackend = {
   authorize: () => {
     throw new CelError(
-      "authorizer is not available: celgate serve has no connection to a cluster's authorizer yet",
+      "authorizer is not available: celgate is not connected to a cluster (serve with --kubeconfig, or in a pod)",
     );
   },
 };

@@ -14,6 +14,7 @@ import { run as manifestsRun, help as manifestsHelp } from "../../../src/adapter
 import { help as serveHelp } from "../../../src/adapters/cli/commands/serve.ts";
 import type { CliIO } from "../../../src/adapters/cli/io.ts";
 import { createWebhookMetrics } from "../../../src/adapters/server/metrics.ts";
+import { createClusterMetrics } from "../../../src/cluster/metrics.ts";
 import { buildServer, type WebhookServer } from "../../../src/adapters/server/server.ts";
 import { generateSelfSignedCertificate } from "../../../src/adapters/server/tls.ts";
 import type { AdmissionDecision } from "../../../src/engine/types.ts";
@@ -156,6 +157,8 @@ void test("deploy/ holds the expected kinds", () => {
   assert.deepEqual(kinds.filter((k) => !k.endsWith("WebhookConfiguration")).sort(), [
     "Certificate",
     "Certificate",
+    "ClusterRole",
+    "ClusterRoleBinding",
     "Deployment",
     "HorizontalPodAutoscaler",
     "Issuer",
@@ -279,6 +282,8 @@ void test("every namespaced object is in celgate's namespace, which deploy/ crea
   const clusterScoped = new Set([
     "Namespace",
     "PriorityClass",
+    "ClusterRole",
+    "ClusterRoleBinding",
     "ValidatingWebhookConfiguration",
     "MutatingWebhookConfiguration",
   ]);
@@ -318,8 +323,9 @@ void test("the Deployment: replicas, spread across nodes, priority, service acco
     | { automountServiceAccountToken?: boolean }
     | undefined;
   assert.ok(sa, "its ServiceAccount is in deploy/");
+  // Only celgate's own pods get the token, which serve needs to read the cluster.
   assert.equal(sa.automountServiceAccountToken, false);
-  assert.equal(podSpec.automountServiceAccountToken, false);
+  assert.equal(podSpec.automountServiceAccountToken, true);
   assert.ok(container.resources.requests.cpu && container.resources.requests.memory, "requests");
   assert.ok(container.resources.limits.memory, "memory limit");
 });
@@ -398,7 +404,18 @@ void test("the NetworkPolicy admits the webhook port from anywhere and metrics f
   for (const r of np.spec.ingress)
     for (const p of r.ports) assert.ok(containerPort(p.port), `port ${p.port} is a container port`);
   assert.deepEqual(np.spec.policyTypes, ["Ingress", "Egress"]);
-  assert.deepEqual(np.spec.egress, [], "celgate makes no outbound connections");
+  assert.deepEqual(
+    np.spec.egress,
+    [
+      {
+        ports: [
+          { port: 443, protocol: "TCP" },
+          { port: 6443, protocol: "TCP" },
+        ],
+      },
+    ],
+    "celgate connects only to the API server",
+  );
 });
 
 void test("the container's arguments are serve options, and the mounts hold what they name", () => {
@@ -493,6 +510,63 @@ void test("deploy/webhooks.yaml is what `celgate manifests` prints for policies/
   assert.ok(manifestsHelp.includes("--cert-manager"));
 });
 
+void test("deploy/rbac.yaml is what `celgate manifests --rbac` prints for policies/ now", async () => {
+  const command = /celgate manifests (--rbac --policies .*)$/m.exec(
+    readFileSync(join(DEPLOY, "kustomization.yaml"), "utf8"),
+  );
+  assert.ok(command, "kustomization.yaml documents the command");
+  const argv = command[1]!.trim().split(/\s+/);
+  const out = { stdout: "", stderr: "" };
+  const io: CliIO = {
+    stdout: (t) => {
+      out.stdout += t;
+    },
+    stderr: (t) => {
+      out.stderr += t;
+    },
+    stdin: async () => "",
+    cwd: ROOT,
+    env: {},
+    isTTY: false,
+  };
+  assert.equal(await manifestsRun(argv, io), 0, out.stderr);
+  assert.equal(
+    readFileSync(join(DEPLOY, "rbac.yaml"), "utf8"),
+    out.stdout,
+    `deploy/rbac.yaml is stale: regenerate it with\n  npm run celgate -- manifests ${argv.join(" ")} > deploy/rbac.yaml`,
+  );
+});
+
+void test("the ClusterRole only reads, except SubjectAccessReviews, and is bound to the Deployment's ServiceAccount", () => {
+  const role = only("ClusterRole") as unknown as {
+    metadata: { name: string };
+    rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+  };
+  for (const r of role.rules) {
+    if (r.resources.includes("subjectaccessreviews")) {
+      assert.deepEqual(r, {
+        apiGroups: ["authorization.k8s.io"],
+        resources: ["subjectaccessreviews"],
+        verbs: ["create"],
+      });
+    } else assert.deepEqual(r.verbs, ["get", "list", "watch"], r.resources.join());
+    assert.ok(!r.resources.includes("*") && !r.apiGroups.includes("*"), "no wildcards");
+  }
+  assert.ok(role.rules.some((r) => r.apiGroups[0] === "" && r.resources.includes("namespaces")));
+  const binding = only("ClusterRoleBinding") as unknown as {
+    roleRef: { kind: string; name: string };
+    subjects: { kind: string; name: string; namespace: string }[];
+  };
+  assert.deepEqual(binding.roleRef, {
+    apiGroup: "rbac.authorization.k8s.io",
+    kind: "ClusterRole",
+    name: role.metadata.name,
+  });
+  assert.deepEqual(binding.subjects, [
+    { kind: "ServiceAccount", name: podSpec.serviceAccountName, namespace: NAMESPACE },
+  ]);
+});
+
 // ---------------------------------------------------------------------------------------------
 // The real server: probe and webhook paths exist, alert metrics exist
 
@@ -543,6 +617,7 @@ void test("the split paths the webhooks call are review routes of the server", a
 void test("every metric the alerts use is one celgate exports", async () => {
   const registry = new Registry();
   createWebhookMetrics(registry);
+  createClusterMetrics(registry);
   const exported = new Set<string>(["up"]);
   for (const m of await registry.getMetricsAsJSON()) {
     exported.add(m.name);
@@ -560,6 +635,7 @@ void test("every metric the alerts use is one celgate exports", async () => {
     "CelgateHighErrorRate",
     "CelgatePolicyReloadFailing",
     "CelgateCertificateExpiringSoon",
+    "CelgateClusterStateStale",
   ])
     assert.ok(names.includes(wanted), wanted);
   const PROMQL_WORDS = new Set([
@@ -576,6 +652,7 @@ void test("every metric the alerts use is one celgate exports", async () => {
     "job",
     "outcome",
     "result",
+    "resource",
   ]);
   for (const a of alerts) {
     const identifiers =

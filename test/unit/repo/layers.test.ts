@@ -52,6 +52,21 @@ const PROBES: readonly (readonly [string, string, boolean])[] = [
   ["adapters/cli/p7.ts", "../../repl/session.ts", false],
   ["adapters/repl/p8.ts", "../output/results.ts", false],
   ["adapters/server/p8.ts", "fastify", false],
+  // The cluster link is an I/O stage after the core: it may use the network, prom-client and the
+  // Kubernetes client, the core never imports it or that client, and it never imports an adapter.
+  ["engine/p7.ts", "../cluster/link.ts", true],
+  ["sources/p7.ts", "../cluster/state.ts", true],
+  ["suite/p7.ts", "../cluster/reviews.ts", true],
+  ["match/p7.ts", "@kubernetes/client-node", true],
+  ["cluster/p1.ts", "../adapters/server/admitter.ts", true],
+  ["cluster/p2.ts", "fastify", true],
+  ["cluster/p3.ts", "@bufbuild/cel", true],
+  ["cluster/p4.ts", "../engine/context.ts", false],
+  ["cluster/p5.ts", "../sources/files.ts", false],
+  ["cluster/p6.ts", "@kubernetes/client-node", false],
+  ["cluster/p7.ts", "prom-client", false],
+  ["cluster/p8.ts", "node:https", false],
+  ["adapters/server/p9.ts", "../../cluster/link.ts", false],
   // The library API is the core and the file loader, with no server in it.
   ["index.ts", "./adapters/server/server.ts", true],
 ];

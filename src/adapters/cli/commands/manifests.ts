@@ -19,14 +19,16 @@ import {
   type WebhookManifests,
   webhookManifests,
 } from "../../../manifests/webhooks.ts";
+import { rbacManifests } from "../../../manifests/rbac.ts";
 import { loadSnapshot } from "../../../sources/store.ts";
 import { HELP_OPTION, parseCommandArgs, splitList, usageError, userPath } from "../args.ts";
 import { type CliIO, EXIT_OK, EXIT_OUTCOME, EXIT_USAGE } from "../io.ts";
 
 export const name = "manifests";
-export const summary = "print the webhook configurations that send admission requests to celgate";
+export const summary =
+  "print the webhook configurations that send admission requests to celgate, or its RBAC";
 export const usage =
-  "celgate manifests --policies PATH... --service NAME --namespace NS [--ca-bundle FILE | --cert-manager ISSUER] [--check-drift FILE] [options]";
+  "celgate manifests --policies PATH... --service NAME --namespace NS [--ca-bundle FILE | --cert-manager ISSUER | --rbac] [--check-drift FILE] [options]";
 export const help = `Print, as multi-document YAML, the ValidatingWebhookConfiguration and MutatingWebhookConfiguration
 (admissionregistration.k8s.io/v1) that send the API server's admission requests to a celgate Service.
 
@@ -50,6 +52,13 @@ Options:
                          \`kubectl get validatingwebhookconfigurations,mutatingwebhookconfigurations -o yaml\`
                          prints them, or a file this command wrote) with what the policies need now,
                          and print each difference
+  --rbac                 print instead the ClusterRole and ClusterRoleBinding a cluster-connected
+                         serve needs: get/list/watch on namespaces and on each bound paramKind's
+                         resource, create on subjectaccessreviews when a bound policy reads
+                         authorizer; named NAME and bound to the ServiceAccount NAME in NS
+  --service-account SA   with --rbac, bind to this ServiceAccount instead of NAME
+  --policies-from-cluster
+                         with --rbac, also get/list/watch the admission policy kinds
   -h, --help             show this help
 
 The rules are the union of the rules of the enforced (bound) policies: each policy's matchConstraints
@@ -70,6 +79,9 @@ request goes through every mutating webhook it matches, in turn and twice each w
 the validating ones (called in parallel); a sum past the deadline is an error, past half of it a
 warning.
 
+A paramKind's resource name comes from a table of built-in kinds; for any other kind --rbac
+guesses the plural as the API machinery does and says so: check it against the CRD.
+
 Exit status: 0 printed (or no drift), 1 drift found, 2 bad options, policy files that do not parse,
 or timeouts that add up past the request deadline.
 `;
@@ -87,6 +99,9 @@ const OPTIONS = {
     "ca-bundle": { type: "string" },
     "cert-manager": { type: "string" },
     "check-drift": { type: "string" },
+    rbac: { type: "boolean", default: false },
+    "service-account": { type: "string" },
+    "policies-from-cluster": { type: "boolean", default: false },
   },
   allowPositionals: false,
 } as const;
@@ -189,6 +204,31 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   for (const ns of excludeNamespaces)
     if (!DNS1123_LABEL.test(ns))
       return fail(`--exclude-namespace must name namespaces (lower-case RFC 1123 labels), got '${ns}'`);
+  if (values.rbac) {
+    if (values["ca-bundle"] !== undefined || values["cert-manager"] !== undefined)
+      return fail("--rbac prints RBAC only: it takes no --ca-bundle or --cert-manager");
+    const serviceAccount = values["service-account"] ?? service;
+    if (!DNS1123_SUBDOMAIN.test(serviceAccount))
+      return fail(`--service-account must be a ServiceAccount name, got '${serviceAccount}'`);
+    const loaded = await loadSnapshot(policies.map((p) => userPath(io, p)));
+    if (!loaded.ok) {
+      io.stderr(
+        `celgate manifests: the policies do not load:\n${loaded.diagnostics.map((d) => `${formatDiagnostic(d)}\n`).join("")}`,
+      );
+      return EXIT_USAGE;
+    }
+    const rbac = rbacManifests(loaded.snapshot.set, {
+      name: service,
+      namespace,
+      serviceAccount,
+      policiesFromCluster: values["policies-from-cluster"],
+    });
+    for (const note of rbac.notes) io.stderr(`celgate manifests: ${note}\n`);
+    io.stdout(renderDocuments(rbac.documents));
+    return EXIT_OK;
+  }
+  if (values["service-account"] !== undefined || values["policies-from-cluster"])
+    return fail("--service-account and --policies-from-cluster go with --rbac");
   if (values["ca-bundle"] !== undefined && values["cert-manager"] !== undefined)
     return fail("--ca-bundle and --cert-manager are alternatives: give one");
 

@@ -26,7 +26,20 @@ Options:
   --log-level LEVEL      fatal, error, warn, info (default), debug, trace or silent; the
                          request log is JSON lines on stdout, written at least once a second
   --cel-extras LIST      compile with non-Kubernetes CEL features: bind, math, base64 (or all)
+  --kubeconfig FILE      connect to the cluster in FILE; in a pod (KUBERNETES_SERVICE_HOST and a
+                         ServiceAccount token) serve connects by itself
+  --no-cluster           do not connect, even in a pod: only the policy files' objects are known
+  --policies-from-cluster
+                         also serve the cluster's ValidatingAdmissionPolicy and
+                         MutatingAdmissionPolicy objects and bindings (files win a name clash)
   -h, --help             show this help
+
+Connected to a cluster, serve keeps a cache (list, then watch) of Namespaces and of every
+paramKind its bindings use, answers authorizer checks with SubjectAccessReviews, and reports
+ready only once every cache has synced. If the API server goes away it keeps serving from the
+last synced state (metric celgate_cluster_cache_age_seconds); a Namespace or param never seen is
+an error that the policy's failurePolicy decides. \`celgate manifests --rbac\` prints the
+ClusterRole this needs.
 
 Routes: POST /validate, /mutate and the split paths /validate/fail, /validate/ignore,
 /mutate/fail, /mutate/ignore that evaluate only the policies with that failurePolicy (a binding
@@ -55,6 +68,9 @@ const OPTIONS = {
     "drain-seconds": { type: "string", default: "10" },
     "log-level": { type: "string", default: "info" },
     "cel-extras": { type: "string" },
+    kubeconfig: { type: "string" },
+    "no-cluster": { type: "boolean", default: false },
+    "policies-from-cluster": { type: "boolean", default: false },
   },
   allowPositionals: false,
 } as const;
@@ -87,6 +103,8 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     if (!e.ok) return fail(e.error);
     celExtras = e.value;
   }
+  if (values["no-cluster"] && (values.kubeconfig !== undefined || values["policies-from-cluster"]))
+    return fail("--no-cluster cannot go with --kubeconfig or --policies-from-cluster");
   const log = (line: string) => io.stderr(`${line}\n`);
   const started = await startWebhook(
     {
@@ -100,6 +118,11 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
       drainMs: drain * 1000,
       celExtras,
       logLevel,
+      cluster: {
+        disabled: values["no-cluster"],
+        ...(values.kubeconfig !== undefined ? { kubeconfig: userPath(io, values.kubeconfig) } : {}),
+        policiesFromCluster: values["policies-from-cluster"],
+      },
     },
     log,
   );

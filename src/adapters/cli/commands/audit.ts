@@ -1,0 +1,369 @@
+/**
+ * `celgate audit`: policies against objects that already exist, from files or from a cluster,
+ * reported per policy and as PolicyReports. Each object is reviewed as the CREATE of itself.
+ */
+import { randomUUID } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import type { CelExtras } from "../../../cel/index.ts";
+import { asksAuthorizer, evaluateWithReviews } from "../../../cluster/reviews.ts";
+import type { ApiClient } from "../../../cluster/client.ts";
+import type { ResourceInfo } from "../../../cluster/discovery.ts";
+import { listableResources, pages, resourcesToAudit } from "../../../cluster/objects.ts";
+import { SubjectAccessReviewer } from "../../../cluster/sar.ts";
+import { ClusterState, paramKindsOf } from "../../../cluster/state.ts";
+import { type CompiledPolicySet, compilePolicySet } from "../../../compile/policy.ts";
+import { admit } from "../../../engine/admit.ts";
+import { contextFromResources, type EngineContext } from "../../../engine/context.ts";
+import { buildRequest, type ResourceRef, resourceRef } from "../../../engine/request.ts";
+import type { PolicyResult } from "../../../engine/types.ts";
+import type { AdmissionRequest, UserInfo } from "../../../request/types.ts";
+import type { ResourceObject, SourceMap } from "../../../policy/types.ts";
+import { err, ok, type Result } from "../../../result.ts";
+import { loadPolicyPaths } from "../../../sources/files.ts";
+import { type DataDocument, isJsonObject, parseDocuments } from "../../input/documents.ts";
+import { AuditTally, type ReportApi } from "../../output/audit.ts";
+import { errorCount, formatDiagnostics } from "../../output/diagnostics.ts";
+import { HELP_OPTION, parseCommandArgs, splitList, usageError, userPath } from "../args.ts";
+import { parseExtras } from "../expression.ts";
+import { type CliIO, EXIT_OK, EXIT_OUTCOME, EXIT_USAGE } from "../io.ts";
+
+export const name = "audit";
+export const summary = "evaluate policies against existing objects, from files or a cluster";
+export const usage = "celgate audit -p POLICY_PATH... (-r FILE... | --kubeconfig FILE) [options]";
+export const help = `Evaluate admission policies against objects that already exist, and report what they find.
+
+usage: ${usage}
+
+Each object is reviewed as the CREATE of itself: operation CREATE, no oldObject (there is no
+UPDATE to compare with), the user of --user/--groups, mutating policies first and validating
+policies on the result, as \`celgate eval\` does. Mutations are a shadow run: the patch each object
+would get is reported, nothing is written.
+
+Options:
+  -p, --policy PATH          policy file or directory (repeatable); parameter objects and
+                             Namespaces found there are used too
+  -r, --resource FILE        objects to audit, YAML or JSON, one or more documents or a List
+                             (\`kubectl get -A -o yaml\`); '-' reads standard input (repeatable).
+                             Namespaces and objects of the policies' paramKinds among them are
+                             used as Namespaces and params. A file is read whole.
+  --kubeconfig FILE          audit the cluster in FILE instead: every resource a policy can select
+                             on CREATE, listed page by page (--page-size) so memory stays bounded,
+                             with Namespaces and params from the same cluster and authorizer checks
+                             answered by SubjectAccessReviews
+  --page-size N              objects per list request (default 500)
+  --params PATH              more files or directories with parameter objects (repeatable)
+  --user NAME                request.userInfo.username (default: celgate)
+  --groups G1,G2             request.userInfo.groups (default: system:authenticated)
+  --cel-extras LIST          compile with non-Kubernetes CEL features: bind, math, base64 (or all)
+  -o, --output FORMAT        table (default): passes, failures, warnings, errors and skips per
+                             policy and binding; json or yaml: the same and every finding (each
+                             result that is not a pass or skip); policyreport: PolicyReport and
+                             ClusterPolicyReport objects (wgpolicyk8s.io/v1alpha2); openreports:
+                             the same as Report and ClusterReport (openreports.io/v1alpha1).
+                             Reports keep one entry per result; the other formats do not grow
+                             with the number of objects that pass.
+  --stats                    print objects, objects/s and the process's peak memory on stderr
+  -h, --help                 show this help
+
+A result is fail when a validation failed and its binding denies or audits, warn when the binding
+only warns, and warn for a mutating policy that would change the object (the patch is in the
+finding, and in a report result's properties.patch). Policies without a binding are audited as if
+bound with validationActions [Deny]. On a terminal, progress goes to stderr.
+
+Exit status: 0 no fail and no error, 1 a fail or an error, 2 bad options or input.
+`;
+
+const OPTIONS = {
+  options: {
+    ...HELP_OPTION,
+    policy: { type: "string", short: "p", multiple: true },
+    resource: { type: "string", short: "r", multiple: true },
+    kubeconfig: { type: "string" },
+    "page-size": { type: "string", default: "500" },
+    params: { type: "string", multiple: true },
+    user: { type: "string" },
+    groups: { type: "string" },
+    "cel-extras": { type: "string" },
+    output: { type: "string", short: "o", default: "table" },
+    stats: { type: "boolean", default: false },
+  },
+  allowPositionals: false,
+} as const;
+
+const OUTPUTS = ["table", "json", "yaml", "policyreport", "openreports"] as const;
+type Output = (typeof OUTPUTS)[number];
+
+/** How long one object may take through all policies, SubjectAccessReviews included. */
+const OBJECT_DEADLINE_MS = 30_000;
+
+interface Audit {
+  readonly set: CompiledPolicySet;
+  readonly tally: AuditTally;
+  readonly user: UserInfo;
+  readonly progress: (note: string) => void;
+}
+
+const INPUT_SOURCE: SourceMap = { file: "(input)", locate: () => ({ file: "(input)", line: 1, column: 1 }) };
+
+function asResource(o: Record<string, unknown>, ref: ResourceRef): ResourceObject {
+  const md = isJsonObject(o.metadata) ? o.metadata : {};
+  const labels = isJsonObject(md.labels) ? (md.labels as Record<string, string>) : {};
+  return {
+    apiVersion: ref.apiVersion,
+    kind: ref.kind,
+    name: ref.name,
+    ...(ref.namespace ? { namespace: ref.namespace } : {}),
+    labels,
+    object: o,
+    source: INPUT_SOURCE,
+  };
+}
+
+function uidOf(o: Record<string, unknown>): string | undefined {
+  const md = isJsonObject(o.metadata) ? o.metadata : {};
+  return typeof md.uid === "string" ? md.uid : undefined;
+}
+
+/** `kind: List` and typed lists (`PodList`) alike. */
+function items(doc: unknown): unknown[] {
+  if (
+    isJsonObject(doc) &&
+    typeof doc.kind === "string" &&
+    doc.kind.endsWith("List") &&
+    Array.isArray(doc.items)
+  )
+    return doc.items;
+  return [doc];
+}
+
+/**
+ * eval's dry run, the engine's whole admission chain (mutate, then validate the result; unbound
+ * policies as if bound [Deny]), without the explain trace, which an audit never shows.
+ */
+function dryRun(
+  set: CompiledPolicySet,
+  request: AdmissionRequest,
+  ctx: EngineContext,
+): readonly PolicyResult[] {
+  const options = { deadline: performance.now() + OBJECT_DEADLINE_MS, includeUnbound: true, trace: false };
+  return admit(set, request, ctx, options).results;
+}
+
+/**
+ * The CREATE review of an existing object, as `eval` builds it (the request's namespace, the API
+ * server's defaults), or why it cannot be built.
+ */
+function reviewOf(
+  audit: Audit,
+  object: Record<string, unknown>,
+  ref: ResourceRef,
+): Result<AdmissionRequest, string> {
+  const built = buildRequest(ref, {
+    operation: "CREATE",
+    object,
+    userInfo: audit.user,
+    uid: randomUUID(),
+  });
+  return built.ok ? ok(built.value.request) : built;
+}
+
+/** Counts one object's results (once, whatever number of runs SubjectAccessReviews took). */
+function tallyObject(
+  audit: Audit,
+  request: AdmissionRequest,
+  ref: ResourceRef,
+  results: readonly PolicyResult[],
+): void {
+  const named = { ...ref, namespace: ref.kind === "Namespace" ? "" : request.namespace };
+  const uid = uidOf(request.object ?? {});
+  audit.tally.add({ ref: named, ...(uid ? { uid } : {}) }, results);
+}
+
+/**
+ * A file's documents. `kubectl get -o json` output is one JSON document, often large: it is read
+ * with JSON.parse, many times faster and smaller than the YAML parser; anything else (YAML, or JSON
+ * with an error, for a located message) goes through the YAML parser.
+ */
+async function readObjects(file: string, io: CliIO): Promise<Result<DataDocument[], string>> {
+  let text: string;
+  const name = file === "-" ? "<stdin>" : file;
+  try {
+    text = file === "-" ? await io.stdin() : await readFile(userPath(io, file), "utf8");
+  } catch (e) {
+    return err(`cannot read ${file}: ${(e as Error).message}`);
+  }
+  if (/^\s*[{[]/.test(text)) {
+    try {
+      return ok([{ file: name, index: 1, value: JSON.parse(text) as unknown }]);
+    } catch {
+      // Not plain JSON after all (JSON-like YAML, or a syntax error to locate): the YAML parser says.
+    }
+  }
+  return parseDocuments(text, name);
+}
+
+async function auditFiles(audit: Audit, files: readonly string[], io: CliIO): Promise<string | undefined> {
+  const objects: { object: Record<string, unknown>; ref: ResourceRef }[] = [];
+  for (const file of files) {
+    const docs = await readObjects(file, io);
+    if (!docs.ok) return docs.error;
+    for (const doc of docs.value) {
+      for (const [i, item] of items(doc.value).entries()) {
+        const ref = resourceRef(item, `${file} (document ${doc.index}) item ${i}`);
+        if (!ref.ok) return ref.error;
+        objects.push({ object: item as Record<string, unknown>, ref: ref.value });
+      }
+    }
+  }
+  const paramKinds = new Set(paramKindsOf(audit.set).map((k) => `${k.apiVersion}/${k.kind}`));
+  const context = objects
+    .filter((o) => o.ref.kind === "Namespace" || paramKinds.has(`${o.ref.apiVersion}/${o.ref.kind}`))
+    .map((o) => asResource(o.object, o.ref));
+  const ctx = contextFromResources([...audit.set.resources, ...context], { assumeNamespaces: true });
+  for (const [i, o] of objects.entries()) {
+    const request = reviewOf(audit, o.object, o.ref);
+    if (!request.ok) return `${o.ref.kind} '${o.ref.name}': ${request.error}`;
+    tallyObject(audit, request.value, o.ref, dryRun(audit.set, request.value, ctx));
+    if (i % 500 === 499) audit.progress(`${i + 1} of ${objects.length} objects`);
+  }
+  return undefined;
+}
+
+async function auditCluster(
+  audit: Audit,
+  client: ApiClient,
+  pageSize: number,
+  io: CliIO,
+): Promise<string | undefined> {
+  const state = new ClusterState(client);
+  try {
+    state.follow(paramKindsOf(audit.set));
+    audit.progress("listing Namespaces and params");
+    if (!(await state.whenReady(60_000)))
+      return `the cluster's Namespaces and params did not finish listing within 60 s (${client.server})`;
+    const ctx = state.context(contextFromResources(audit.set.resources));
+    const reviewer = asksAuthorizer(audit.set) ? new SubjectAccessReviewer(client) : undefined;
+    let resources: ResourceInfo[];
+    try {
+      resources = resourcesToAudit(audit.set, await listableResources(client));
+    } catch (e) {
+      return `discovery failed: ${(e as Error).message}`;
+    }
+    if (resources.length === 0) io.stderr("celgate audit: no resource the policies select is served\n");
+    for (const r of resources) {
+      const label = r.group === "" ? r.resource : `${r.resource}.${r.group}`;
+      for await (const page of pages(client, r, pageSize)) {
+        for (const object of page) {
+          const ref = resourceRef(object, label);
+          if (!ref.ok) continue;
+          // The cluster says where the object lives and what its resource is called.
+          const info: ResourceRef = { ...ref.value, namespace: r.namespaced ? ref.value.namespace : "" };
+          const request = reviewOf(audit, object as Record<string, unknown>, info);
+          if (!request.ok) {
+            io.stderr(`celgate audit: ${label} '${info.name}' not audited: ${request.error}\n`);
+            continue;
+          }
+          const results = reviewer
+            ? await evaluateWithReviews(
+                reviewer,
+                audit.user,
+                ctx,
+                performance.now() + OBJECT_DEADLINE_MS,
+                (c) => dryRun(audit.set, request.value, c),
+              )
+            : dryRun(audit.set, request.value, ctx);
+          tallyObject(audit, request.value, info, results);
+        }
+        audit.progress(`${audit.tally.objectCount} objects (${label})`);
+      }
+    }
+    return undefined;
+  } catch (e) {
+    return `${client.server}: ${(e as Error).message}`;
+  } finally {
+    state.stop();
+  }
+}
+
+export async function run(args: readonly string[], io: CliIO): Promise<number> {
+  const parsed = parseCommandArgs({ name, usage, help }, args, OPTIONS, io);
+  if (typeof parsed === "number") return parsed;
+  const { values } = parsed;
+  const fail = (message: string) => usageError(io, { name, usage }, message);
+  const output = values.output as Output;
+  if (!OUTPUTS.includes(output))
+    return fail(`unknown output format '${output}'; expected ${OUTPUTS.join(", ")}`);
+  const policyPaths = values.policy ?? [];
+  if (policyPaths.length === 0) return fail("missing -p/--policy");
+  const files = values.resource ?? [];
+  if (files.length === 0 && values.kubeconfig === undefined)
+    return fail("give -r/--resource FILE or --kubeconfig FILE");
+  if (files.length > 0 && values.kubeconfig !== undefined)
+    return fail("-r/--resource and --kubeconfig are alternatives: audit files or a cluster");
+  if (files.filter((f) => f === "-").length > 1) return fail("standard input ('-') can be read only once");
+  const pageSize = Number(values["page-size"]);
+  if (!Number.isInteger(pageSize) || pageSize < 1)
+    return fail(`--page-size must be a positive whole number, got '${values["page-size"]}'`);
+  let extras: CelExtras = {};
+  if (values["cel-extras"] !== undefined) {
+    const e = parseExtras(values["cel-extras"]);
+    if (!e.ok) return fail(e.error);
+    extras = e.value;
+  }
+  const user: UserInfo = {
+    username: values.user ?? "celgate",
+    groups: values.groups !== undefined ? splitList(values.groups) : ["system:authenticated"],
+  };
+
+  const loaded = await loadPolicyPaths(policyPaths.map((p) => userPath(io, p)));
+  const compiled = compilePolicySet(loaded.set, { extras });
+  const paramFiles = values.params ?? [];
+  const params =
+    paramFiles.length > 0 ? await loadPolicyPaths(paramFiles.map((p) => userPath(io, p))) : undefined;
+  const diagnostics = [...loaded.diagnostics, ...compiled.diagnostics, ...(params?.diagnostics ?? [])];
+  if (diagnostics.length > 0) io.stderr(formatDiagnostics(diagnostics));
+  if (errorCount(diagnostics) > 0) {
+    io.stderr("celgate audit: the policy files have errors; nothing was audited\n");
+    return EXIT_USAGE;
+  }
+  const set: CompiledPolicySet = {
+    ...compiled,
+    resources: [...compiled.resources, ...(params?.set.resources ?? [])],
+  };
+  const reports = output === "policyreport" || output === "openreports";
+  const tally = new AuditTally({ reports, findings: output === "json" || output === "yaml" });
+  const progress = io.isTTY ? (note: string) => io.stderr(`\r\x1b[Kcelgate audit: ${note}`) : () => {};
+  const audit: Audit = { set, tally, user, progress };
+  const started = performance.now();
+
+  let problem: string | undefined;
+  if (values.kubeconfig !== undefined) {
+    const { connect } = await import("../../../cluster/client.ts");
+    const client = await connect({ kubeconfig: userPath(io, values.kubeconfig) });
+    if (!client.ok) return fail(client.error);
+    problem = await auditCluster(audit, client.value, pageSize, io);
+  } else problem = await auditFiles(audit, files, io);
+  if (io.isTTY) io.stderr("\r\x1b[K");
+  if (problem !== undefined) {
+    io.stderr(`celgate audit: ${problem}\n`);
+    return EXIT_USAGE;
+  }
+
+  if (output === "table") io.stdout(tally.table());
+  else if (output === "json") io.stdout(tally.json());
+  else if (output === "yaml") io.stdout(tally.yaml());
+  else {
+    const api: ReportApi = output === "openreports" ? "openreports.io/v1alpha1" : "wgpolicyk8s.io/v1alpha2";
+    const docs = tally.reports(api, new Date());
+    io.stdout(JSON.stringify({ apiVersion: "v1", kind: "List", items: docs }, null, 2) + "\n");
+  }
+  if (values.stats) {
+    const seconds = (performance.now() - started) / 1000;
+    const rate = seconds > 0 ? Math.round(tally.objectCount / seconds) : tally.objectCount;
+    const maxRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
+    io.stderr(
+      `celgate audit: ${tally.objectCount} objects in ${seconds.toFixed(2)} s (${rate} objects/s), peak RSS ${maxRssMb} MB\n`,
+    );
+  }
+  return tally.failed() ? EXIT_OUTCOME : EXIT_OK;
+}

@@ -1,0 +1,160 @@
+/**
+ * `serve`'s connection to the cluster, put together: the caches (Namespaces, paramKinds, and with
+ * `--policies-from-cluster` the policy objects), the SubjectAccessReview authorizer, their metrics
+ * and log lines, and readiness. For each policy set it loads, the server asks it for the set to
+ * serve and the engine context over the caches; with the reviewer, the webhook builds its admitter
+ * (adapters/server/cluster-admitter.ts).
+ */
+import type { Registry } from "prom-client";
+import type { CompiledPolicySet, CompileOptions } from "../compile/policy.ts";
+import { contextFromSet, type EngineContext } from "../engine/context.ts";
+import { formatDiagnostic } from "../errors.ts";
+import { err, ok, type Result } from "../result.ts";
+import { type ApiClient, type ConnectOptions, connect, inCluster } from "./client.ts";
+import { createClusterMetrics } from "./metrics.ts";
+import type { ClusterLog } from "./observe.ts";
+import { ClusterPolicies, combineWithCluster } from "./policies.ts";
+import type { ReflectorOptions } from "./reflector.ts";
+import { type SarOptions, SubjectAccessReviewer } from "./sar.ts";
+import { type CacheStatus, ClusterState, paramKindsOf } from "./state.ts";
+
+export interface ClusterLinkOptions extends ConnectOptions {
+  /** Also serve the cluster's ValidatingAdmissionPolicy/MutatingAdmissionPolicy objects. */
+  readonly policiesFromCluster?: boolean;
+  readonly compile?: CompileOptions;
+  readonly log: ClusterLog;
+  readonly registry: Registry;
+  readonly sar?: Omit<SarOptions, "observer">;
+  readonly reflector?: Omit<ReflectorOptions, "log" | "observer" | "onChange">;
+  /** How often to log the cached state's age while the API server cannot be reached; default 30 s. */
+  readonly staleLogMs?: number;
+  /** The cluster's policy objects changed: the server should ask for a new admitter. */
+  readonly onPoliciesChanged?: () => void;
+}
+
+/** What to serve for one policy set from the files. */
+export interface ClusterServing {
+  /** The files' set, plus the cluster's own policies when asked for (files win a name clash). */
+  readonly set: CompiledPolicySet;
+  /** Namespaces and params from the cluster's caches (the files' objects where the caches have none). */
+  readonly context: EngineContext;
+}
+
+export interface ClusterLink {
+  readonly server: string;
+  /** Answers `authorizer` checks with SubjectAccessReviews. */
+  readonly reviewer: SubjectAccessReviewer;
+  /**
+   * The set and context for a policy set from the files; the caches start following the set's
+   * paramKinds (and stop following the ones no longer bound).
+   */
+  serving(files: CompiledPolicySet): ClusterServing;
+  /** True once every cache has completed its first list. */
+  ready(): boolean;
+  whenReady(timeoutMs: number): Promise<boolean>;
+  status(): CacheStatus[];
+  stop(): void;
+}
+
+/**
+ * Connects when there is a cluster to connect to: `kubeconfig` given, or running in a pod. Without
+ * either the result is ok(undefined): `serve` runs from its files as before. A kubeconfig that
+ * cannot be used is an error.
+ */
+export async function openClusterLink(
+  options: ClusterLinkOptions,
+): Promise<Result<ClusterLink | undefined, string>> {
+  if (options.kubeconfig === undefined && !inCluster(options)) return ok(undefined);
+  const connected = await connect(options);
+  if (!connected.ok) return err(connected.error);
+  return ok(createLink(connected.value, options));
+}
+
+export function createLink(client: ApiClient, options: ClusterLinkOptions): ClusterLink {
+  const metrics = createClusterMetrics(options.registry);
+  const log = options.log;
+  const state = new ClusterState(client, {
+    log,
+    observer: metrics.caches,
+    ...(options.reflector ? { reflector: options.reflector } : {}),
+  });
+  const reviewer = new SubjectAccessReviewer(client, { ...options.sar, observer: metrics.sar });
+  let timer: NodeJS.Timeout | undefined;
+  let policies: ClusterPolicies | undefined;
+  if (options.policiesFromCluster) {
+    policies = new ClusterPolicies(client, {
+      log,
+      observer: metrics.caches,
+      ...(options.reflector ? { reflector: options.reflector } : {}),
+      onChange: () => {
+        // A relist changes many objects at once: one new admitter for the lot.
+        clearTimeout(timer);
+        timer = setTimeout(() => options.onPoliciesChanged?.(), 50);
+        timer.unref();
+      },
+    });
+    void policies.start();
+  }
+  const status = (): CacheStatus[] => [
+    ...state.status(),
+    ...(policies?.caches ?? []).map((r) => ({
+      resource: r.name,
+      synced: r.synced,
+      objects: r.size,
+      ageSeconds: r.ageSeconds() ?? null,
+    })),
+  ];
+  metrics.watch(status);
+  let lastReported = "";
+  const stale = setInterval(() => {
+    // Under a second is the gap between a list and its watch, not a lost connection.
+    const old = status().filter((s) => s.ageSeconds !== null && s.ageSeconds >= 1);
+    if (old.length === 0) return;
+    log.warn(
+      {
+        server: client.server,
+        caches: old.map((s) => ({ resource: s.resource, ageSeconds: Math.round(s.ageSeconds ?? 0) })),
+      },
+      "the API server cannot be reached: serving from the last synced cluster state",
+    );
+  }, options.staleLogMs ?? 30_000);
+  stale.unref();
+  const ready = () => state.ready() && (policies?.ready() ?? true);
+  return {
+    server: client.server,
+    reviewer,
+    serving(files) {
+      let set = files;
+      if (policies) {
+        const combined = combineWithCluster(files, policies.parsed(), options.compile);
+        set = combined.set;
+        const report = combined.diagnostics.map((d) => formatDiagnostic(d)).join("\n");
+        if (report !== lastReported && report !== "")
+          log.warn(
+            { diagnostics: combined.diagnostics.map((d) => formatDiagnostic(d)) },
+            "cluster policy objects",
+          );
+        lastReported = report;
+      }
+      state.follow(paramKindsOf(set));
+      return { set, context: state.context(contextFromSet(set)) };
+    },
+    ready,
+    whenReady: async (timeoutMs) => {
+      const end = performance.now() + timeoutMs;
+      if (!(await state.whenReady(timeoutMs))) return false;
+      while (!ready()) {
+        if (performance.now() > end) return false;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      return true;
+    },
+    status,
+    stop() {
+      clearInterval(stale);
+      clearTimeout(timer);
+      state.stop();
+      policies?.stop();
+    },
+  };
+}

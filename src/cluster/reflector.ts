@@ -1,0 +1,345 @@
+/**
+ * A cache of one resource's objects, kept as client-go's reflector keeps an informer's store: list
+ * (page by page, `limit`/`continue`), then watch from the list's resourceVersion with bookmarks on;
+ * a watch that ends is opened again from the last resourceVersion seen (an event's or a
+ * bookmark's); a `410 Gone` (an `ERROR` event or an expired continue token) means that version is
+ * compacted away, so the cache lists again from scratch. Failed requests are retried with capped
+ * exponential backoff, and the cache keeps serving what it last had meanwhile.
+ * (client-go: tools/cache/reflector.go ListAndWatch, watchHandler; isExpiredError.)
+ */
+import type { ApiClient, WatchEvent, WatchHandle } from "./client.ts";
+import { collectionPath, type ResourceInfo } from "./discovery.ts";
+import { type CacheObserver, type ClusterLog, NO_CACHE_OBSERVER, QUIET_LOG } from "./observe.ts";
+
+export type KubeObject = Readonly<Record<string, unknown>> & {
+  readonly metadata?: {
+    readonly name?: string;
+    readonly namespace?: string;
+    readonly resourceVersion?: string;
+    readonly labels?: Readonly<Record<string, string>>;
+  };
+};
+
+export interface ReflectorOptions {
+  /** Objects per list page; client-go's default is 500. */
+  readonly pageSize?: number;
+  readonly backoffInitialMs?: number;
+  readonly backoffMaxMs?: number;
+  readonly log?: ClusterLog;
+  readonly observer?: CacheObserver;
+  /** Called after every change to the store (an event or a relist). */
+  readonly onChange?: () => void;
+  /** Monotonic milliseconds; tests may pass their own clock. */
+  readonly now?: () => number;
+}
+
+interface ListPage {
+  readonly metadata?: { readonly resourceVersion?: string; readonly continue?: string };
+  readonly items?: readonly KubeObject[];
+}
+
+function isGone(status: number, body: unknown): boolean {
+  return status === 410 || (body as { code?: number } | undefined)?.code === 410;
+}
+
+export class Reflector {
+  /** namespace ("" for cluster-scoped) → name → object */
+  private store = new Map<string, Map<string, KubeObject>>();
+  private count = 0;
+  private resourceVersion = "";
+  private stopped = true;
+  private handle: WatchHandle | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private wake: (() => void) | undefined;
+  private syncedOnce = false;
+  private readonly syncWaiters: (() => void)[] = [];
+  /** While a watch is open the cache is current; otherwise, when it last was (undefined: never). */
+  private currentSince: number | undefined;
+  private watching = false;
+  private readonly log: ClusterLog;
+  private readonly observer: CacheObserver;
+  private readonly now: () => number;
+  readonly name: string;
+
+  constructor(
+    private readonly client: ApiClient,
+    readonly resource: ResourceInfo,
+    private readonly options: ReflectorOptions = {},
+  ) {
+    this.name = resource.group === "" ? resource.resource : `${resource.resource}.${resource.group}`;
+    this.log = options.log ?? QUIET_LOG;
+    this.observer = options.observer ?? NO_CACHE_OBSERVER;
+    this.now = options.now ?? (() => performance.now());
+  }
+
+  /** Whether the first full list has completed. */
+  get synced(): boolean {
+    return this.syncedOnce;
+  }
+
+  /** Resolves once the first full list has completed (at once if it has). */
+  whenSynced(): Promise<void> {
+    if (this.syncedOnce) return Promise.resolve();
+    return new Promise((resolve) => this.syncWaiters.push(resolve));
+  }
+
+  /**
+   * How old the cached state may be, in seconds: 0 while a watch is open, the time since the last
+   * open watch or completed list otherwise, undefined before the first list.
+   */
+  ageSeconds(): number | undefined {
+    if (this.currentSince === undefined) return undefined;
+    return this.watching ? 0 : Math.max(0, (this.now() - this.currentSince) / 1000);
+  }
+
+  /** The last resourceVersion seen (a list's, an event's or a bookmark's): where a new watch starts. */
+  get lastResourceVersion(): string {
+    return this.resourceVersion;
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  get(namespace: string, name: string): KubeObject | undefined {
+    return this.store.get(namespace)?.get(name);
+  }
+
+  /** Objects in one namespace ("" for cluster-scoped objects). */
+  inNamespace(namespace: string): Iterable<KubeObject> {
+    return this.store.get(namespace)?.values() ?? [];
+  }
+
+  *all(): Iterable<KubeObject> {
+    for (const ns of this.store.values()) yield* ns.values();
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    void this.run();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.handle?.abort();
+    this.handle = undefined;
+    clearTimeout(this.timer);
+    this.wake?.();
+    this.observer.removed(this.name);
+  }
+
+  private async run(): Promise<void> {
+    let backoff = this.options.backoffInitialMs ?? 250;
+    const maxBackoff = this.options.backoffMaxMs ?? 30_000;
+    let relistReason: "initial" | "expired" | "error" = "initial";
+    let lost = false;
+    while (!this.stopped) {
+      try {
+        if (this.resourceVersion === "") {
+          await this.relist(relistReason);
+          relistReason = "error";
+        }
+        if (this.stopped) return;
+        const opened = this.now();
+        const outcome = await this.watchOnce(() => {
+          if (lost) {
+            lost = false;
+            this.log.info({ resource: this.name, server: this.client.server }, "cluster connection restored");
+          }
+          backoff = this.options.backoffInitialMs ?? 250;
+        });
+        if (this.stopped) return;
+        this.observer.watchRestarted(this.name, outcome);
+        if (outcome === "expired") {
+          this.resourceVersion = "";
+          relistReason = "expired";
+          this.log.info({ resource: this.name }, "watch expired (410 Gone): listing again");
+          continue;
+        }
+        // A watch the server ends (its timeout) is opened again at once; one that ends at once
+        // is waited for, so a server that closes every watch is not asked in a tight loop.
+        if (this.now() - opened < 1000) {
+          await this.sleep(backoff);
+          backoff = Math.min(maxBackoff, backoff * 2);
+        }
+      } catch (e) {
+        if (this.stopped) return;
+        if (!lost) {
+          lost = true;
+          const message = (e as Error).message;
+          this.log.error(
+            {
+              resource: this.name,
+              server: this.client.server,
+              error: message,
+              cacheAgeSeconds: this.ageSeconds() ?? null,
+              ...(/HTTP 40[13]\b/.test(message)
+                ? {
+                    hint: `the credentials may not get, list and watch ${this.name}: apply the ClusterRole of \`celgate manifests --rbac\`, or serve with --no-cluster`,
+                  }
+                : {}),
+            },
+            "cluster connection lost; serving from the last synced state",
+          );
+        }
+        this.observer.watchRestarted(this.name, "error");
+        await this.sleep(backoff);
+        backoff = Math.min(maxBackoff, backoff * 2);
+      }
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.wake = resolve;
+      this.timer = setTimeout(resolve, ms);
+      this.timer.unref();
+    });
+  }
+
+  /** A full list, page by page; replaces the store only when it is complete. */
+  private async relist(reason: "initial" | "expired" | "error"): Promise<void> {
+    const pageSize = this.options.pageSize ?? 500;
+    const path = collectionPath(this.resource);
+    const fresh = new Map<string, Map<string, KubeObject>>();
+    let count = 0;
+    let token: string | undefined;
+    let listVersion = "";
+    for (;;) {
+      const query = new URLSearchParams({ limit: String(pageSize) });
+      if (token) query.set("continue", token);
+      const res = await this.client.request("GET", `${path}?${query}`);
+      if (this.stopped) return;
+      if (token && isGone(res.status, res.body)) {
+        // The continue token outlived its snapshot: start the list over (client-go does the same).
+        this.log.info({ resource: this.name }, "list continue token expired: listing again from the start");
+        fresh.clear();
+        count = 0;
+        token = undefined;
+        continue;
+      }
+      if (res.status !== 200) throw new Error(`list ${path}: HTTP ${res.status}${statusMessage(res.body)}`);
+      const page = res.body as ListPage;
+      if (token === undefined) listVersion = page.metadata?.resourceVersion ?? "";
+      for (const item of page.items ?? []) {
+        const o = this.complete(item);
+        const ns = o.metadata?.namespace ?? "";
+        let m = fresh.get(ns);
+        if (!m) {
+          m = new Map();
+          fresh.set(ns, m);
+        }
+        m.set(o.metadata?.name ?? "", o);
+        count++;
+      }
+      token = page.metadata?.continue || undefined;
+      if (token === undefined) break;
+    }
+    this.store = fresh;
+    this.count = count;
+    this.resourceVersion = listVersion;
+    this.currentSince = this.now();
+    this.observer.relisted(this.name, reason);
+    this.observer.objects(this.name, count);
+    if (reason !== "initial") this.log.info({ resource: this.name, objects: count, reason }, "relisted");
+    const first = !this.syncedOnce;
+    this.syncedOnce = true;
+    if (first) {
+      this.observer.synced(this.name, true);
+      this.log.info({ resource: this.name, objects: count }, "cache synced");
+    }
+    this.options.onChange?.();
+    if (first) for (const w of this.syncWaiters.splice(0)) w();
+  }
+
+  /** Items of built-in kinds come without apiVersion and kind in a list; policies expect both. */
+  private complete(item: KubeObject): KubeObject {
+    if (item.apiVersion !== undefined && item.kind !== undefined) return item;
+    return { apiVersion: this.resource.apiVersion, kind: this.resource.kind, ...item };
+  }
+
+  /** One watch stream, until it ends: how it ended. Throws when it cannot be opened or fails. */
+  private watchOnce(onOpen: () => void): Promise<"closed" | "expired" | "error"> {
+    return new Promise((resolve, reject) => {
+      let expired = false;
+      let failure: string | undefined;
+      let opened = false;
+      let ended = false;
+      const onEvent = (e: WatchEvent) => {
+        if (!opened) {
+          opened = true;
+          onOpen();
+        }
+        if (e.type === "ERROR") {
+          const code = (e.object as { code?: number }).code;
+          if (code === 410) expired = true;
+          else failure = `watch error: ${String((e.object as { message?: unknown }).message ?? code)}`;
+          return;
+        }
+        this.apply(e);
+      };
+      const onDone = (error: (Error & { statusCode?: number }) | null) => {
+        ended = true;
+        this.handle = undefined;
+        if (this.watching) this.currentSince = this.now();
+        this.watching = false;
+        if (expired || error?.statusCode === 410) resolve("expired");
+        else if (error) reject(error);
+        else if (failure) reject(new Error(failure));
+        else resolve("closed");
+      };
+      const query = {
+        resourceVersion: this.resourceVersion,
+        allowWatchBookmarks: "true",
+        // client-go asks for a random 5 to 10 minutes, so watches of many clients do not end together.
+        timeoutSeconds: String(300 + Math.floor(Math.random() * 300)),
+      };
+      this.client.watch(collectionPath(this.resource), query, onEvent, onDone).then(
+        (handle) => {
+          if (this.stopped || ended) handle.abort();
+          else {
+            this.handle = handle;
+            // The response headers arrived: the stream is open and the cache current from here.
+            if (!opened) {
+              opened = true;
+              onOpen();
+            }
+            this.watching = true;
+          }
+        },
+        (e: unknown) => reject(e instanceof Error ? e : new Error(String(e))),
+      );
+    });
+  }
+
+  private apply(e: WatchEvent): void {
+    const o = this.complete(e.object as KubeObject);
+    const rv = o.metadata?.resourceVersion;
+    if (rv) this.resourceVersion = rv;
+    if (e.type === "BOOKMARK") return;
+    const ns = o.metadata?.namespace ?? "";
+    const name = o.metadata?.name ?? "";
+    let m = this.store.get(ns);
+    if (e.type === "DELETED") {
+      if (m?.delete(name)) {
+        this.count--;
+        if (m.size === 0) this.store.delete(ns);
+      }
+    } else if (e.type === "ADDED" || e.type === "MODIFIED") {
+      if (!m) {
+        m = new Map();
+        this.store.set(ns, m);
+      }
+      if (!m.has(name)) this.count++;
+      m.set(name, o);
+    } else return;
+    this.observer.objects(this.name, this.count);
+    this.options.onChange?.();
+  }
+}
+
+function statusMessage(body: unknown): string {
+  const m = (body as { message?: unknown } | undefined)?.message;
+  return typeof m === "string" ? `: ${m}` : "";
+}

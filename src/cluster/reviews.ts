@@ -1,0 +1,48 @@
+/**
+ * Evaluation with `authorizer` checks answered by SubjectAccessReviews, for any synchronous
+ * evaluation: the webhook's review (adapters/server/cluster-admitter.ts) and `celgate audit`'s dry
+ * runs.
+ *
+ * The engine is synchronous (the API server calls its authorizer synchronously too, in-process) and
+ * a SAR is a network call. An evaluation whose policies make authorizer checks runs once; the checks
+ * it made without a known answer are sent as SARs (concurrently, within the budget and deadline),
+ * and it runs again with the answers; a check that only the second run reaches (one check's answer
+ * decides whether another is made) takes a third, and so on, at most once per SAR the budget allows.
+ * Only the last run's result is used. An evaluation whose checks are all answered from the cache,
+ * and one whose policies make none, is decided in one synchronous run, as without a cluster.
+ * docs/architecture.md says why this and not the others.
+ */
+import type { CompiledPolicySet } from "../compile/policy.ts";
+import type { EngineContext } from "../engine/context.ts";
+import type { UserInfo } from "../request/types.ts";
+import type { SubjectAccessReviewer } from "./sar.ts";
+
+/** Whether any policy of `set` may ask the authorizer, so that evaluating it may wait for SARs. */
+export function asksAuthorizer(set: CompiledPolicySet): boolean {
+  return set.policies.some((p) => p.needs.authorizer || p.needs.requestResource);
+}
+
+/**
+ * `evaluate` with a SubjectAccessReview authorizer for `user`, again after each round of answers.
+ * Synchronous (a plain value) when the first run asked nothing the cache could not answer.
+ */
+export function evaluateWithReviews<T>(
+  reviewer: SubjectAccessReviewer,
+  user: UserInfo,
+  ctx: EngineContext,
+  deadline: number,
+  evaluate: (ctx: EngineContext) => T,
+): T | Promise<T> {
+  const session = reviewer.session(user);
+  const withAuthorizer: EngineContext = { ...ctx, authorizer: session };
+  const first = evaluate(withAuthorizer);
+  if (!session.pending) return first;
+  return (async () => {
+    let result = first;
+    for (let round = 0; round <= reviewer.budget && session.pending; round++) {
+      await session.resolve(deadline);
+      result = evaluate(withAuthorizer);
+    }
+    return result;
+  })();
+}

@@ -1,0 +1,544 @@
+/**
+ * A test Kubernetes API server that speaks the real wire protocol over HTTPS, for driving
+ * `@kubernetes/client-node` and celgate's cluster code without a cluster. What it implements, and
+ * where each behaviour comes from upstream (kubernetes/kubernetes, staging/src/k8s.io/apiserver):
+ *
+ * - Bearer-token authentication; anything else is 401 with a `Status` body (endpoints/handlers).
+ * - Discovery: `/api`, `/api/v1`, `/apis`, `/apis/{group}/{version}` (APIVersions, APIGroupList,
+ *   APIResourceList), as `kubectl` and client libraries read them.
+ * - List with `limit`/`continue` (an opaque token; an expired one is 410 `Expired`, as
+ *   storage/etcd3 answers after compaction) and `metadata.resourceVersion` on the list. Items of
+ *   built-in kinds carry no apiVersion/kind, as the real server encodes typed lists.
+ * - Watch (`?watch=true&resourceVersion=N`): a chunked stream of `{"type","object"}` lines, events
+ *   after N replayed from a bounded history; N older than the history gets one `ERROR` event with
+ *   a 410 `Expired` Status and the stream ends (storage/cacher/watch_cache.go "too old resource
+ *   version"). `allowWatchBookmarks=true` streams get `BOOKMARK` events on `bookmark()`.
+ * - SubjectAccessReview create (authorization.k8s.io/v1), answered by a function the test sets.
+ * - `goAway()` closes the listener and every connection; `comeBack()` listens again on the same port.
+ */
+import { createServer, type Server } from "node:https";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+import { generateCertificate } from "../../src/adapters/server/tls.ts";
+import {
+  apiVersionOf,
+  BUILT_IN,
+  type KubeObject,
+  type ResourceType,
+  type SarAttributes,
+  type SarStatus,
+  status,
+} from "./kube-apiserver-types.ts";
+
+export type { KubeObject, ResourceType, SarAttributes, SarStatus } from "./kube-apiserver-types.ts";
+
+interface WatchEvent {
+  readonly rv: number;
+  readonly type: "ADDED" | "MODIFIED" | "DELETED";
+  readonly object: KubeObject;
+}
+
+interface Watcher {
+  readonly type: ResourceType;
+  readonly namespace: string | undefined;
+  readonly bookmarks: boolean;
+  readonly res: ServerResponse;
+}
+
+export interface KubeApiServerOptions {
+  /** Events kept for watch replay; older resourceVersions get 410. Default 10,000. */
+  readonly history?: number;
+}
+
+export class KubeApiServer {
+  readonly token = `test-token-${Math.random().toString(36).slice(2)}`;
+  readonly ca: string;
+  private readonly cert: string;
+  private readonly key: string;
+  private server: Server | undefined;
+  private readonly sockets = new Set<Socket>();
+  private port = 0;
+  private rv = 100;
+  private readonly types: ResourceType[] = [...BUILT_IN];
+  /** key: apiVersion/kind → namespace/name → object */
+  private readonly objects = new Map<string, Map<string, KubeObject>>();
+  private history: WatchEvent[] = [];
+  private readonly historyLimit: number;
+  private readonly watchers = new Set<Watcher>();
+  /** Every request's method and path with query, in order. */
+  readonly requests: string[] = [];
+  sarCalls = 0;
+  /** Answers SubjectAccessReviews; default: allow nothing. */
+  authorize: (a: SarAttributes) => SarStatus | Promise<SarStatus> = () => ({ allowed: false });
+
+  constructor(options: KubeApiServerOptions = {}) {
+    this.historyLimit = options.history ?? 10_000;
+    const now = Date.now();
+    const authority = generateCertificate({
+      subject: { organization: "celgate-test", commonName: "test kube-apiserver CA" },
+      notBefore: new Date(now - 3_600_000),
+      notAfter: new Date(now + 86_400_000),
+      isCA: true,
+      keyUsage: ["keyCertSign", "cRLSign"],
+    });
+    const serving = generateCertificate({
+      subject: { organization: "celgate-test", commonName: "kube-apiserver" },
+      notBefore: new Date(now - 3_600_000),
+      notAfter: new Date(now + 86_400_000),
+      isCA: false,
+      keyUsage: ["digitalSignature"],
+      extKeyUsage: ["serverAuth"],
+      hosts: ["127.0.0.1", "localhost"],
+      issuer: authority,
+    });
+    this.ca = authority.cert;
+    this.cert = serving.cert;
+    this.key = serving.key;
+  }
+
+  get url(): string {
+    return `https://127.0.0.1:${this.port}`;
+  }
+
+  /** A kubeconfig for this server and its token, as `kubectl config view --raw` writes one. */
+  kubeconfig(token = this.token): string {
+    const ca = Buffer.from(this.ca).toString("base64");
+    return [
+      "apiVersion: v1",
+      "kind: Config",
+      "clusters:",
+      "  - name: test",
+      `    cluster: { server: "${this.url}", certificate-authority-data: "${ca}" }`,
+      "users:",
+      "  - name: celgate",
+      `    user: { token: "${token}" }`,
+      "contexts:",
+      "  - name: test",
+      "    context: { cluster: test, user: celgate }",
+      "current-context: test",
+      "",
+    ].join("\n");
+  }
+
+  async start(): Promise<void> {
+    const server = createServer({ cert: this.cert, key: this.key }, (req, res) => {
+      void this.handle(req, res).catch((e: unknown) => {
+        if (!res.headersSent) this.send(res, 500, status(500, "InternalError", String(e)));
+        else res.destroy();
+      });
+    });
+    server.on("connection", (s: Socket) => {
+      this.sockets.add(s);
+      s.on("close", () => this.sockets.delete(s));
+    });
+    server.on("secureConnection", (s: Socket) => {
+      this.sockets.add(s);
+      s.on("close", () => this.sockets.delete(s));
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(this.port, "127.0.0.1", () => resolve());
+    });
+    const address = server.address();
+    if (address && typeof address === "object") this.port = address.port;
+    this.server = server;
+  }
+
+  /** Stops answering: the listener closes and every open connection (watches too) is cut. */
+  async goAway(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    for (const w of this.watchers) w.res.destroy();
+    this.watchers.clear();
+    for (const s of this.sockets) s.destroy();
+    this.sockets.clear();
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  /** Listens again on the same port. */
+  comeBack(): Promise<void> {
+    return this.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.goAway();
+  }
+
+  /** Serves a custom resource kind (as a CRD would), found through discovery. */
+  addType(t: ResourceType): void {
+    this.types.push(t);
+  }
+
+  /** Creates or replaces an object; watchers see ADDED or MODIFIED. Returns its resourceVersion. */
+  put(object: KubeObject): string {
+    const t = this.typeOf(object.apiVersion, object.kind);
+    const store = this.storeOf(t);
+    const key = `${object.metadata.namespace ?? ""}/${object.metadata.name}`;
+    const existed = store.has(key);
+    this.rv++;
+    const stored = structuredClone(object);
+    stored.metadata = {
+      ...stored.metadata,
+      resourceVersion: String(this.rv),
+      uid: (store.get(key)?.metadata.uid as string | undefined) ?? `uid-${this.rv}`,
+    };
+    if (t.namespaced && !stored.metadata.namespace) stored.metadata.namespace = "default";
+    store.set(key, stored);
+    this.emit({ rv: this.rv, type: existed ? "MODIFIED" : "ADDED", object: stored });
+    return String(this.rv);
+  }
+
+  /** Many objects at once without a watch event per object (for large lists). */
+  putMany(objects: readonly KubeObject[]): void {
+    for (const o of objects) {
+      const t = this.typeOf(o.apiVersion, o.kind);
+      this.rv++;
+      const stored = {
+        ...o,
+        metadata: { ...o.metadata, resourceVersion: String(this.rv), uid: `uid-${this.rv}` },
+      };
+      this.storeOf(t).set(`${o.metadata.namespace ?? ""}/${o.metadata.name}`, stored);
+    }
+    // Watches from before cannot be replayed past a gap: later watches start from here.
+    this.history = [];
+  }
+
+  delete(apiVersion: string, kind: string, namespace: string | undefined, name: string): boolean {
+    const store = this.storeOf(this.typeOf(apiVersion, kind));
+    const key = `${namespace ?? ""}/${name}`;
+    const old = store.get(key);
+    if (!old) return false;
+    store.delete(key);
+    this.rv++;
+    this.emit({
+      rv: this.rv,
+      type: "DELETED",
+      object: { ...old, metadata: { ...old.metadata, resourceVersion: String(this.rv) } },
+    });
+    return true;
+  }
+
+  /**
+   * Forgets the watch history, as etcd compaction does: every open watch gets an ERROR 410 and
+   * ends, and a watch or continue token from before answers 410 too.
+   */
+  compact(): void {
+    this.history = [];
+    // A compaction follows some write: what was read before it is older than what it keeps.
+    this.rv++;
+    this.compactedAt = this.rv;
+    for (const w of this.watchers) {
+      this.writeEvent(w.res, {
+        type: "ERROR",
+        object: status(410, "Expired", `too old resource version: ${this.rv - 1} (${this.rv})`),
+      });
+      w.res.end();
+    }
+    this.watchers.clear();
+  }
+  private compactedAt = 0;
+
+  /** Sends a BOOKMARK with the current resourceVersion to every watch that allowed them. */
+  bookmark(): number {
+    let sent = 0;
+    for (const w of this.watchers) {
+      if (!w.bookmarks) continue;
+      this.writeEvent(w.res, {
+        type: "BOOKMARK",
+        object: {
+          apiVersion: apiVersionOf(w.type),
+          kind: w.type.kind,
+          metadata: {
+            resourceVersion: String(this.rv),
+            annotations: { "k8s.io/initial-events-end": "false" },
+          },
+        },
+      });
+      sent++;
+    }
+    return sent;
+  }
+
+  /** Open watch streams, per plural resource name. */
+  watchCount(plural?: string): number {
+    return [...this.watchers].filter((w) => plural === undefined || w.type.plural === plural).length;
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  private typeOf(apiVersion: string, kind: string): ResourceType {
+    const t = this.types.find((x) => apiVersionOf(x) === apiVersion && x.kind === kind);
+    if (!t) throw new Error(`test apiserver: no type ${apiVersion} ${kind}`);
+    return t;
+  }
+
+  /** Objects are stored once per group and kind: every served version shows the same objects. */
+  private storeOf(t: ResourceType): Map<string, KubeObject> {
+    const key = `${t.group}/${t.kind}`;
+    let s = this.objects.get(key);
+    if (!s) {
+      s = new Map();
+      this.objects.set(key, s);
+    }
+    return s;
+  }
+
+  private emit(e: WatchEvent): void {
+    this.history.push(e);
+    if (this.history.length > this.historyLimit) this.history.shift();
+    for (const w of this.watchers) {
+      if (!this.sameKind(w.type, e.object)) continue;
+      if (w.namespace !== undefined && e.object.metadata.namespace !== w.namespace) continue;
+      this.writeEvent(w.res, { type: e.type, object: this.asVersion(w.type, e.object) });
+    }
+  }
+
+  private sameKind(t: ResourceType, o: KubeObject): boolean {
+    const group = o.apiVersion.includes("/") ? o.apiVersion.split("/")[0] : "";
+    return t.kind === o.kind && t.group === group;
+  }
+
+  private asVersion(t: ResourceType, o: KubeObject): KubeObject {
+    return o.apiVersion === apiVersionOf(t) ? o : { ...o, apiVersion: apiVersionOf(t) };
+  }
+
+  private writeEvent(res: ServerResponse, event: { type: string; object: unknown }): void {
+    if (!res.writableEnded && !res.destroyed) res.write(`${JSON.stringify(event)}\n`);
+  }
+
+  private send(res: ServerResponse, code: number, body: unknown): void {
+    const text = JSON.stringify(body);
+    res.writeHead(code, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+    res.end(text);
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", "https://x");
+    this.requests.push(`${req.method} ${url.pathname}${url.search}`);
+    if (req.headers.authorization !== `Bearer ${this.token}`) {
+      this.send(res, 401, status(401, "Unauthorized", "Unauthorized"));
+      return;
+    }
+    const parts = url.pathname.split("/").filter((p) => p !== "");
+    if (req.method === "POST") {
+      if (url.pathname === "/apis/authorization.k8s.io/v1/subjectaccessreviews") {
+        await this.subjectAccessReview(req, res);
+        return;
+      }
+      this.send(res, 405, status(405, "MethodNotAllowed", "only SubjectAccessReviews are created here"));
+      return;
+    }
+    if (req.method !== "GET") {
+      this.send(res, 405, status(405, "MethodNotAllowed", `${req.method} is not served`));
+      return;
+    }
+    if (this.discovery(parts, res)) return;
+    const route = this.route(parts);
+    if (!route) {
+      this.send(res, 404, status(404, "NotFound", `the server could not find the requested resource`));
+      return;
+    }
+    if (url.searchParams.get("watch") === "true") this.watch(route.type, route.namespace, url, res);
+    else this.list(route.type, route.namespace, url, res);
+  }
+
+  private discovery(parts: string[], res: ServerResponse): boolean {
+    const resources = (group: string, version: string) => ({
+      kind: "APIResourceList",
+      apiVersion: "v1",
+      groupVersion: group === "" ? version : `${group}/${version}`,
+      resources: this.types
+        .filter((t) => t.group === group && t.version === version)
+        .map((t) => ({
+          name: t.plural,
+          singularName: t.kind.toLowerCase(),
+          namespaced: t.namespaced,
+          kind: t.kind,
+          verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
+        })),
+    });
+    if (parts.length === 1 && parts[0] === "api") {
+      this.send(res, 200, { kind: "APIVersions", versions: ["v1"], serverAddressByClientCIDRs: [] });
+      return true;
+    }
+    if (parts.length === 2 && parts[0] === "api" && parts[1] === "v1") {
+      this.send(res, 200, resources("", "v1"));
+      return true;
+    }
+    if (parts.length === 1 && parts[0] === "apis") {
+      const groups = [...new Set(this.types.filter((t) => t.group !== "").map((t) => t.group))];
+      this.send(res, 200, {
+        kind: "APIGroupList",
+        apiVersion: "v1",
+        groups: groups.map((name) => {
+          const versions = [...new Set(this.types.filter((t) => t.group === name).map((t) => t.version))];
+          const gv = versions.map((version) => ({ groupVersion: `${name}/${version}`, version }));
+          return { name, versions: gv, preferredVersion: gv[0] };
+        }),
+      });
+      return true;
+    }
+    if (parts.length === 3 && parts[0] === "apis") {
+      const [, group, version] = parts as [string, string, string];
+      if (!this.types.some((t) => t.group === group && t.version === version)) return false;
+      this.send(res, 200, resources(group, version));
+      return true;
+    }
+    return false;
+  }
+
+  /** /api/v1/[namespaces/NS/]PLURAL or /apis/G/V/[namespaces/NS/]PLURAL */
+  private route(parts: string[]): { type: ResourceType; namespace: string | undefined } | undefined {
+    let group: string;
+    let version: string;
+    let rest: string[];
+    if (parts[0] === "api") {
+      group = "";
+      version = parts[1] ?? "";
+      rest = parts.slice(2);
+    } else if (parts[0] === "apis") {
+      group = parts[1] ?? "";
+      version = parts[2] ?? "";
+      rest = parts.slice(3);
+    } else return undefined;
+    let namespace: string | undefined;
+    if (rest.length === 3 && rest[0] === "namespaces") {
+      namespace = rest[1];
+      rest = rest.slice(2);
+    }
+    if (rest.length !== 1) return undefined;
+    const type = this.types.find((t) => t.group === group && t.version === version && t.plural === rest[0]);
+    if (!type || (namespace !== undefined && !type.namespaced)) return undefined;
+    return { type, namespace };
+  }
+
+  private sorted(type: ResourceType, namespace: string | undefined): [string, KubeObject][] {
+    const all = [...this.storeOf(type).entries()].filter(
+      ([, o]) => namespace === undefined || o.metadata.namespace === namespace,
+    );
+    return all.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  }
+
+  private list(type: ResourceType, namespace: string | undefined, url: URL, res: ServerResponse): void {
+    const limit = Number(url.searchParams.get("limit") ?? "0");
+    const token = url.searchParams.get("continue");
+    let start = "";
+    let listRv = this.rv;
+    if (token) {
+      let decoded: { rv: number; start: string };
+      try {
+        decoded = JSON.parse(Buffer.from(token, "base64").toString("utf8")) as { rv: number; start: string };
+      } catch {
+        this.send(res, 400, status(400, "BadRequest", "continue key is not valid"));
+        return;
+      }
+      if (decoded.rv < this.compactedAt) {
+        this.send(
+          res,
+          410,
+          status(
+            410,
+            "Expired",
+            "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
+          ),
+        );
+        return;
+      }
+      start = decoded.start;
+      listRv = decoded.rv;
+    }
+    const all = this.sorted(type, namespace).filter(([k]) => k > start);
+    const page = limit > 0 ? all.slice(0, limit) : all;
+    const more = limit > 0 && all.length > limit;
+    const metadata: Record<string, unknown> = { resourceVersion: String(listRv) };
+    if (more) {
+      const last = page[page.length - 1]![0];
+      metadata.continue = Buffer.from(JSON.stringify({ rv: listRv, start: last })).toString("base64");
+      metadata.remainingItemCount = all.length - page.length;
+    }
+    const items = page.map(([, o]) => {
+      const v = this.asVersion(type, o);
+      if (!type.builtIn) return v;
+      const { apiVersion: _a, kind: _k, ...rest } = v;
+      return rest;
+    });
+    this.send(res, 200, { kind: `${type.kind}List`, apiVersion: apiVersionOf(type), metadata, items });
+  }
+
+  private watch(type: ResourceType, namespace: string | undefined, url: URL, res: ServerResponse): void {
+    const rvText = url.searchParams.get("resourceVersion") ?? "";
+    res.writeHead(200, { "content-type": "application/json", "transfer-encoding": "chunked" });
+    res.flushHeaders();
+    const matches = (o: KubeObject) =>
+      this.sameKind(type, o) && (namespace === undefined || o.metadata.namespace === namespace);
+    if (rvText === "" || rvText === "0") {
+      for (const [, o] of this.sorted(type, namespace))
+        this.writeEvent(res, { type: "ADDED", object: this.asVersion(type, o) });
+    } else {
+      const from = Number(rvText);
+      const oldest = this.history[0]?.rv ?? this.rv + 1;
+      if (from < this.compactedAt || (from < oldest - 1 && from < this.rv)) {
+        this.writeEvent(res, {
+          type: "ERROR",
+          object: status(410, "Expired", `too old resource version: ${from} (${oldest - 1})`),
+        });
+        res.end();
+        return;
+      }
+      for (const e of this.history)
+        if (e.rv > from && matches(e.object))
+          this.writeEvent(res, { type: e.type, object: this.asVersion(type, e.object) });
+    }
+    const watcher: Watcher = {
+      type,
+      namespace,
+      bookmarks: url.searchParams.get("allowWatchBookmarks") === "true",
+      res,
+    };
+    this.watchers.add(watcher);
+    res.on("close", () => this.watchers.delete(watcher));
+  }
+
+  private async subjectAccessReview(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    let body: { apiVersion?: string; kind?: string; spec?: Record<string, unknown> };
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as typeof body;
+    } catch {
+      this.send(res, 400, status(400, "BadRequest", "body is not JSON"));
+      return;
+    }
+    const spec = body.spec ?? {};
+    if (body.kind !== "SubjectAccessReview" || typeof spec.user !== "string") {
+      this.send(res, 422, status(422, "Invalid", "spec.user: Required value"));
+      return;
+    }
+    this.sarCalls++;
+    const attrs: SarAttributes = {
+      user: spec.user,
+      groups: (spec.groups as string[] | undefined) ?? [],
+      ...(typeof spec.uid === "string" ? { uid: spec.uid } : {}),
+      ...(spec.extra ? { extra: spec.extra as Record<string, string[]> } : {}),
+      ...(spec.resourceAttributes
+        ? { resourceAttributes: spec.resourceAttributes as Record<string, string> }
+        : {}),
+      ...(spec.nonResourceAttributes
+        ? { nonResourceAttributes: spec.nonResourceAttributes as Record<string, string> }
+        : {}),
+    };
+    const answer = await this.authorize(attrs);
+    this.send(res, 201, { ...body, metadata: { creationTimestamp: null }, status: answer });
+  }
+}
+
+/** Starts a test API server on 127.0.0.1, stopped when the test ends. */
+export async function startKubeApiServer(
+  t: { after(fn: () => Promise<void> | void): void },
+  options: KubeApiServerOptions = {},
+): Promise<KubeApiServer> {
+  const api = new KubeApiServer(options);
+  await api.start();
+  t.after(() => api.stop());
+  return api;
+}

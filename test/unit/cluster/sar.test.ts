@@ -1,0 +1,122 @@
+/**
+ * authorizer checks as SubjectAccessReviews (src/cluster/sar.ts) against the test API server.
+ * Upstream: apiserver/pkg/cel/library/authz.go (resource checks carry APIVersion "*";
+ * serviceAccount() is a user with a name and groups only; errored() is an authorizer error),
+ * admission/plugin/policy/validating/caching_authorizer.go (one answer per distinct check in a
+ * review, keyed with sorted groups and extra), plugin/pkg/authorizer/webhook/webhook.go (a SAR's
+ * status read as allow, deny or no-opinion; a failed call is no-opinion with the error).
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { AuthorizationAttributes } from "../../../src/cel/index.ts";
+import { SubjectAccessReviewer } from "../../../src/cluster/sar.ts";
+import type { UserInfo } from "../../../src/request/types.ts";
+import { startKubeApiServer } from "../../helpers/kube-apiserver.ts";
+import { clientFor } from "./helpers.ts";
+
+const alice: UserInfo = { username: "alice", uid: "u-1", groups: ["g2", "g1"], extra: { k: ["2", "1"] } };
+const check = (verb: string, resource = "pods"): AuthorizationAttributes => ({
+  user: alice.username,
+  groups: alice.groups,
+  verb,
+  group: "",
+  resource,
+  namespace: "ns",
+});
+const far = () => performance.now() + 5000;
+
+void test("a check asked twice in one review is one SAR; the answer is reused across reviews until its TTL", async (t) => {
+  const api = await startKubeApiServer(t);
+  api.authorize = () => ({ allowed: true, reason: "ok" });
+  let now = 0;
+  const reviewer = new SubjectAccessReviewer(await clientFor(t, api), { ttlMs: 1000, now: () => now });
+  const s1 = reviewer.session(alice);
+  assert.equal(s1.authorize(check("get")).error, "authorization pending");
+  s1.authorize(check("get"));
+  await s1.resolve(far());
+  assert.deepEqual(s1.authorize(check("get")), { decision: "allow", reason: "ok" });
+  assert.equal(api.sarCalls, 1);
+  const s2 = reviewer.session(alice);
+  assert.equal(s2.authorize(check("get")).decision, "allow", "from the shared cache");
+  assert.equal(s2.pending, false);
+  now += 1001;
+  const s3 = reviewer.session(alice);
+  s3.authorize(check("get"));
+  assert.equal(s3.pending, true, "expired");
+});
+
+void test("the request's user carries uid and sorted groups and extra; serviceAccount() users do not", async (t) => {
+  const api = await startKubeApiServer(t);
+  const specs: unknown[] = [];
+  api.authorize = (a) => {
+    specs.push(a);
+    return { allowed: false };
+  };
+  const reviewer = new SubjectAccessReviewer(await clientFor(t, api));
+  const s = reviewer.session(alice);
+  s.authorize(check("get"));
+  // What authorizer.serviceAccount('ns', 'sa') builds: a new groups list.
+  s.authorize({
+    user: "system:serviceaccount:ns:sa",
+    groups: ["system:serviceaccounts", "system:serviceaccounts:ns", "system:authenticated"],
+    verb: "get",
+    path: "/metrics",
+  });
+  await s.resolve(far());
+  // Sent concurrently: compare in a fixed order.
+  specs.sort((a, b) => ((a as { user: string }).user < (b as { user: string }).user ? -1 : 1));
+  assert.deepEqual(specs, [
+    {
+      user: "alice",
+      groups: ["g1", "g2"],
+      uid: "u-1",
+      extra: { k: ["1", "2"] },
+      resourceAttributes: { verb: "get", version: "*", resource: "pods", namespace: "ns" },
+    },
+    {
+      user: "system:serviceaccount:ns:sa",
+      groups: ["system:authenticated", "system:serviceaccounts", "system:serviceaccounts:ns"],
+      nonResourceAttributes: { path: "/metrics", verb: "get" },
+    },
+  ]);
+});
+
+void test("denied, evaluationError, and a failed call: decisions, the last two with errors; errors are not cached", async (t) => {
+  const api = await startKubeApiServer(t);
+  api.authorize = (a) =>
+    a.resourceAttributes?.verb === "delete"
+      ? { allowed: false, denied: true, reason: "forbidden by policy" }
+      : { allowed: false, reason: "", evaluationError: "webhook authorizer timed out" };
+  const reviewer = new SubjectAccessReviewer(await clientFor(t, api));
+  const s = reviewer.session(alice);
+  s.authorize(check("delete"));
+  s.authorize(check("get"));
+  await s.resolve(far());
+  assert.deepEqual(s.authorize(check("delete")), { decision: "deny", reason: "forbidden by policy" });
+  assert.deepEqual(s.authorize(check("get")), {
+    decision: "no-opinion",
+    reason: "",
+    error: "webhook authorizer timed out",
+  });
+  await api.goAway();
+  const s2 = reviewer.session(alice);
+  s2.authorize(check("list"));
+  await s2.resolve(far());
+  const failed = s2.authorize(check("list"));
+  assert.equal(failed.decision, "no-opinion");
+  assert.match(failed.error ?? "", /^SubjectAccessReview failed: /);
+  const s3 = reviewer.session(alice);
+  s3.authorize(check("list"));
+  assert.equal(s3.pending, true, "an error is asked again by the next review");
+});
+
+void test("a review's budget: checks past it answer with an error and send nothing", async (t) => {
+  const api = await startKubeApiServer(t);
+  api.authorize = () => ({ allowed: true });
+  const reviewer = new SubjectAccessReviewer(await clientFor(t, api), { budget: 2 });
+  const s = reviewer.session(alice);
+  for (const r of ["a", "b", "c"]) s.authorize(check("get", r));
+  await s.resolve(far());
+  assert.equal(api.sarCalls, 2);
+  assert.match(s.authorize(check("get", "c")).error ?? "", /already sent 2 SubjectAccessReviews/);
+});
