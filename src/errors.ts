@@ -37,6 +37,7 @@ export const DIAGNOSTIC_CODES = {
   PE_FIELD_VALUE: "a field has a value outside what is allowed",
   PE_DUPLICATE: "a name is used twice where it must be unique",
   PE_UNKNOWN_POLICY: "a binding names a policy that is not loaded",
+  PE_NO_POLICIES: "a path given holds no policy or binding (a warning; `check --strict` fails on it)",
   PE_CEL_PARSE: "a CEL expression does not parse",
   PE_CEL_UNKNOWN_IDENT: "a CEL expression refers to a variable that is not declared",
   PE_CEL_UNKNOWN_FUNCTION:

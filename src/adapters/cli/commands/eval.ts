@@ -14,6 +14,7 @@ import type { Operation } from "../../../policy/types.ts";
 import { err, ok, type Result } from "../../../result.ts";
 import { loadPolicyPaths } from "../../../sources/files.ts";
 import { errorCount, formatDiagnostics, plural } from "../../output/diagnostics.ts";
+import { withNameHints } from "../../output/hints.ts";
 import {
   formatResultsJson,
   formatResultsTable,
@@ -248,8 +249,8 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   const paramFiles = values.params ?? [];
   const params =
     paramFiles.length > 0 ? await loadPolicyPaths(paramFiles.map((p) => userPath(io, p))) : undefined;
-  if (reportInputErrors(io, [...loaded.diagnostics, ...compiled.diagnostics, ...(params?.diagnostics ?? [])]))
-    return EXIT_USAGE;
+  const problems = [...loaded.diagnostics, ...compiled.diagnostics, ...(params?.diagnostics ?? [])];
+  if (reportInputErrors(io, withNameHints(problems, loaded.set.policies))) return EXIT_USAGE;
 
   const allResources = [...compiled.resources, ...(params?.set.resources ?? [])];
   const set: CompiledPolicySet = { ...compiled, resources: allResources };
