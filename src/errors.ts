@@ -38,6 +38,7 @@ export const DIAGNOSTIC_CODES = {
   PE_DUPLICATE: "a name is used twice where it must be unique",
   PE_UNKNOWN_POLICY: "a binding names a policy that is not loaded",
   PE_CRD_SCHEMA: "a CustomResourceDefinition's schema is not structural, so its objects stay untyped",
+  PE_NO_POLICIES: "a path given holds no policy or binding (a warning; `check --strict` fails on it)",
   PE_CEL_PARSE: "a CEL expression does not parse",
   PE_CEL_UNKNOWN_IDENT: "a CEL expression refers to a variable that is not declared",
   PE_CEL_UNKNOWN_FUNCTION:

@@ -54,7 +54,10 @@ export function errorWarnings(
     : NO_WARNINGS;
 }
 
-/** The result of a policy evaluation that an error ended before it reached a verdict of its own. */
+/**
+ * The result of a policy evaluation that an error ended before it reached a verdict of its own.
+ * `detail` is added to the result's reason only, never to the violation the response carries.
+ */
 export function errorResult(
   base: ResultBase,
   subject: Subject,
@@ -63,6 +66,7 @@ export function errorResult(
   ev: Evaluation,
   started: number,
   expressionIndex = -1,
+  detail?: string,
 ): PolicyResult {
   const policy = subject.policy;
   return finish(
@@ -70,7 +74,7 @@ export function errorResult(
     {
       outcome: "error",
       errorKind: kind,
-      reason: message,
+      reason: detail === undefined ? message : `${message}: ${detail}`,
       violations:
         errorViolations(undefined, policy, validationActions(subject), message, expressionIndex) ??
         NO_VIOLATIONS,

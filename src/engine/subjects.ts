@@ -13,7 +13,7 @@ import type { AdmissionRequest } from "../request/types.ts";
 import type { EngineContext } from "./context.ts";
 import { type Evaluation, newEvaluation } from "./evaluate.ts";
 import { errorResult } from "./failure-policy.ts";
-import { lookupParams } from "./params.ts";
+import { describeParamMiss, lookupParams } from "./params.ts";
 import { type ResultBase, type Subject, skipResult, subjectOf } from "./results.ts";
 import type { EvaluateOptions, EvaluationErrorKind, PolicyResult } from "./types.ts";
 
@@ -128,9 +128,12 @@ export function evaluateSubject(
     return;
   }
   if (found.length === 0) {
+    // The denial keeps the API server's words; what was looked up goes only into the result's
+    // reason, which people read offline and in the server's logs, never in the response.
+    const looked = describeParamMiss(ctx.params, paramKind, ref, request.namespace);
     results.push(
       ref.parameterNotFoundAction === "Allow"
-        ? skipResult(base, "no params found; parameterNotFoundAction is Allow", ev, started)
+        ? skipResult(base, `no params found; parameterNotFoundAction is Allow; ${looked}`, ev, started)
         : errorResult(
             base,
             subject,
@@ -138,6 +141,8 @@ export function evaluateSubject(
             "failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction",
             ev,
             started,
+            -1,
+            looked,
           ),
     );
     return;

@@ -14,7 +14,7 @@ import type { Diagnostic, DiagnosticSeverity } from "../errors.ts";
 import { atNodes, type Field, offsetOf, YamlMap, type YamlNode, YamlReader } from "../yaml/reader.ts";
 import { resolveAlias, TextPositions, YamlSourceMap } from "../yaml/source-map.ts";
 import { describe, missing, POLICY_WORDING } from "./read.ts";
-import type { ParsedBinding, ParsedPolicy, PolicySet, ResourceObject } from "./types.ts";
+import type { ParsedBinding, ParsedPolicy, PolicySet, RejectedBinding, ResourceObject } from "./types.ts";
 import { readMetadata } from "./metadata.ts";
 import type { ObjectInput } from "./spec.ts";
 import { readValidatingPolicy } from "./validating.ts";
@@ -62,6 +62,14 @@ interface Collected {
   readonly policies: ParsedPolicy[];
   readonly bindings: ParsedBinding[];
   readonly resources: ResourceObject[];
+  readonly rejectedBindings: RejectedBinding[];
+}
+
+/** spec.policyName, read without reporting anything (the binding's reader reports). */
+function peekPolicyName(r: YamlReader, node: YAMLMap): string | undefined {
+  const spec = r.resolve(node.get("spec", true));
+  const name = isMap(spec) ? r.resolve(spec.get("policyName", true)) : undefined;
+  return isScalar(name) && typeof name.value === "string" ? name.value : undefined;
 }
 
 /** metadata.name for labelling diagnostics, read without reporting anything (readMetadata reports). */
@@ -177,14 +185,19 @@ function readAdmissionObject(
       if (p) out.policies.push(p);
       return;
     }
-    case "ValidatingAdmissionPolicyBinding": {
-      const b = readValidatingBinding(input);
-      if (b) out.bindings.push(b);
-      return;
-    }
+    case "ValidatingAdmissionPolicyBinding":
     case "MutatingAdmissionPolicyBinding": {
-      const b = readMutatingBinding(input);
+      const b =
+        accepted === "ValidatingAdmissionPolicyBinding"
+          ? readValidatingBinding(input)
+          : readMutatingBinding(input);
       if (b) out.bindings.push(b);
+      else
+        out.rejectedBindings.push({
+          kind: accepted,
+          name: r.object?.name ?? "",
+          policyName: peekPolicyName(r, input.top.node),
+        });
       return;
     }
   }
@@ -207,7 +220,7 @@ export function parsePolicyText(text: string, file: string): { set: PolicySet; d
   const lineCounter = new LineCounter();
   const positions = new TextPositions(file, lineCounter);
   const diagnostics: Diagnostic[] = [];
-  const out: Collected = { policies: [], bindings: [], resources: [] };
+  const out: Collected = { policies: [], bindings: [], resources: [], rejectedBindings: [] };
   const docs = parseAllDocuments(text, { lineCounter, prettyErrors: true });
   for (const doc of Array.isArray(docs) ? docs : []) {
     const syntax = (e: YAMLError, severity: DiagnosticSeverity): void => {
@@ -251,7 +264,8 @@ export function parsePolicyText(text: string, file: string): { set: PolicySet; d
   const byPosition = (d: Diagnostic): number =>
     d.location ? d.location.line * 1_000_000 + d.location.column : Number.MAX_SAFE_INTEGER;
   diagnostics.sort((a, b) => byPosition(a) - byPosition(b));
-  return { set: out, diagnostics };
+  const { rejectedBindings, ...set } = out;
+  return { set: rejectedBindings.length > 0 ? { ...set, rejectedBindings } : set, diagnostics };
 }
 
 export { checkReferences, mergePolicySets } from "./references.ts";

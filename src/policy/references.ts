@@ -75,9 +75,11 @@ export function checkReferences(set: PolicySet): Diagnostic[] {
 
 /** Joins the sets read from several files, keeping file order. */
 export function mergePolicySets(sets: readonly PolicySet[]): PolicySet {
-  return {
+  const merged: PolicySet = {
     policies: sets.flatMap((s) => s.policies),
     bindings: sets.flatMap((s) => s.bindings),
     resources: sets.flatMap((s) => s.resources),
   };
+  const rejectedBindings = sets.flatMap((s) => s.rejectedBindings ?? []);
+  return rejectedBindings.length > 0 ? { ...merged, rejectedBindings } : merged;
 }

@@ -160,10 +160,23 @@ export interface ResourceObject {
   readonly source: SourceMap;
 }
 
+/** A binding left out of the set because its document has errors, and the policy it names. */
+export interface RejectedBinding {
+  readonly kind: ParsedBinding["kind"];
+  readonly name: string;
+  /** spec.policyName as written, when it is a string. */
+  readonly policyName: string | undefined;
+}
+
 /** Everything read from a set of policy files. */
 export interface PolicySet {
   readonly policies: readonly ParsedPolicy[];
   readonly bindings: readonly ParsedBinding[];
   /** Parameter objects and Namespaces, in file order. */
   readonly resources: readonly ResourceObject[];
+  /**
+   * Bindings whose documents have errors (reported as diagnostics), so that a policy they name is
+   * not called unbound, which would contradict the file.
+   */
+  readonly rejectedBindings?: readonly RejectedBinding[];
 }

@@ -152,8 +152,11 @@ export interface Walk {
   readonly names: Map<string, string>;
 }
 
-/** A group: its own defaults merged over the ones above, then its cases with its name as a prefix. */
-function walkGroup(w: Walk, obj: YamlMap, defaults: Fields, prefix: string): void {
+/**
+ * A group: its own defaults merged over the ones above, then its cases with its name as a prefix.
+ * `groups` are the names of the groups it is in.
+ */
+function walkGroup(w: Walk, obj: YamlMap, defaults: Fields, prefix: string, groups: readonly string[]): void {
   const { r } = w;
   obj.known(GROUP_FIELDS, "a group (a group holds only group, defaults and cases)");
   const group = obj.get("group");
@@ -170,11 +173,11 @@ function walkGroup(w: Walk, obj: YamlMap, defaults: Fields, prefix: string): voi
   }
   const cases = obj.get("cases");
   if (cases === undefined) report(r, obj, "missing field 'cases'");
-  else walkCases(w, cases, merge(defaults, own), `${prefix}${name ?? "?"} / `);
+  else walkCases(w, cases, merge(defaults, own), `${prefix}${name ?? "?"} / `, [...groups, name ?? "?"]);
 }
 
 /** One case: its fields over the defaults, named uniquely, then resolved. */
-function walkCase(w: Walk, obj: YamlMap, defaults: Fields, prefix: string): void {
+function walkCase(w: Walk, obj: YamlMap, defaults: Fields, prefix: string, groups: readonly string[]): void {
   const { r } = w;
   const errorsBefore = r.errors;
   obj.known(["name", ...CASE_FIELDS], "a case");
@@ -195,12 +198,18 @@ function walkCase(w: Walk, obj: YamlMap, defaults: Fields, prefix: string): void
   w.names.set(full, obj.path);
   // Checks across fields would only repeat what is already reported (a misspelt allowed is not missing).
   if (r.errors > errorsBefore) return;
-  const c = resolveCase(r, full, obj, own, merged);
+  const c = resolveCase(r, { name: full, namePath: [...groups, name] }, obj, own, merged);
   if (c) w.cases.push(c);
 }
 
-/** A list of cases and groups, each given `defaults` and named after `prefix`. */
-export function walkCases(w: Walk, f: Field, defaults: Fields, prefix: string): void {
+/** A list of cases and groups, each given `defaults` and named after `prefix` (and `groups`). */
+export function walkCases(
+  w: Walk,
+  f: Field,
+  defaults: Fields,
+  prefix: string,
+  groups: readonly string[] = [],
+): void {
   const { r } = w;
   const list = r.list(f);
   if (!list) return;
@@ -208,8 +217,8 @@ export function walkCases(w: Walk, f: Field, defaults: Fields, prefix: string): 
   for (const item of list) {
     const obj = r.mapping(item);
     if (!obj) continue;
-    if (obj.has("group") || obj.has("cases")) walkGroup(w, obj, defaults, prefix);
-    else walkCase(w, obj, defaults, prefix);
+    if (obj.has("group") || obj.has("cases")) walkGroup(w, obj, defaults, prefix, groups);
+    else walkCase(w, obj, defaults, prefix, groups);
   }
 }
 
@@ -251,7 +260,7 @@ function requestObjects(
 
 function resolveCase(
   r: YamlReader,
-  name: string,
+  { name, namePath }: Pick<SuiteCase, "name" | "namePath">,
   obj: YamlMap,
   own: Fields,
   m: Fields,
@@ -281,6 +290,7 @@ function resolveCase(
   }
   return {
     name,
+    namePath,
     path,
     location: r.locate(path, obj.offset),
     operation,

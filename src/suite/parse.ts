@@ -32,6 +32,11 @@ const METADATA_FIELDS = ["name", "description"];
 export interface ParsedSuite {
   /** Undefined when the file has errors: a suite runs whole or not at all. */
   readonly suite: Suite | undefined;
+  /**
+   * With errors, the suite as far as it could be read (its files and the cases without errors),
+   * so that the problems of the files it names are reported in the same run.
+   */
+  readonly partial?: Suite;
   /** The suite's name for reports, even when it has errors (metadata.name, else from the file name). */
   readonly name: string;
   readonly diagnostics: Diagnostic[];
@@ -162,6 +167,7 @@ export function parseSuiteText(text: string, file: string): ParsedSuite {
   const byPosition = (d: Diagnostic): number =>
     d.location ? d.location.line * 1_000_000 + d.location.column : Number.MAX_SAFE_INTEGER;
   const diagnostics = [...r.diagnostics].sort((a, b) => byPosition(a) - byPosition(b));
-  if (r.errors > 0) return { suite: undefined, name, diagnostics };
-  return { suite: { file, name, ...body, locate: (path) => map.locate(path) }, name, diagnostics };
+  const suite: Suite = { file, name, ...body, locate: (path) => map.locate(path) };
+  if (r.errors > 0) return { suite: undefined, partial: suite, name, diagnostics };
+  return { suite, name, diagnostics };
 }

@@ -101,9 +101,25 @@ export interface SuiteResult {
   readonly diagnostics: readonly Diagnostic[];
   readonly broken: boolean;
   readonly cases: readonly CaseResult[];
+  /** Cases not run because `--run` did not select them. */
+  readonly skipped: number;
 }
 
-interface PreparedCase {
+/**
+ * A suite read and loaded, its cases ready to run, or broken: the problems with it and every file
+ * it names, all of them, found before any case of any suite runs.
+ */
+export interface LoadedSuite {
+  readonly file: string;
+  readonly name: string;
+  readonly diagnostics: readonly Diagnostic[];
+  readonly broken: boolean;
+  /** Present when not broken. */
+  readonly suite?: Suite;
+  readonly loaded?: Loaded;
+}
+
+export interface PreparedCase {
   readonly spec: SuiteCase;
   readonly resource: ResourceRef;
   readonly request: AdmissionRequest;
@@ -161,7 +177,7 @@ async function readObjectFile(
   return { ok: true, value: value as JsonObject };
 }
 
-interface Loaded {
+export interface Loaded {
   readonly set: CompiledPolicySet;
   readonly namespaces: ReadonlyMap<string, Readonly<Record<string, unknown>>>;
   readonly cases: readonly PreparedCase[];
@@ -172,18 +188,21 @@ async function missingFiles(
   reader: SuiteReader,
   refs: Suite["policies"],
   what: string,
-): Promise<Diagnostic[]> {
-  const out: Diagnostic[] = [];
+): Promise<{ diagnostics: Diagnostic[]; paths: Set<string> }> {
+  const diagnostics: Diagnostic[] = [];
+  const paths = new Set<string>();
   for (const ref of refs)
-    if (!(await reader.exists(ref.value.resolved)))
-      out.push(
+    if (!(await reader.exists(ref.value.resolved))) {
+      paths.add(ref.value.resolved);
+      diagnostics.push(
         suiteError(
           suite,
           ref.path,
           `${what} '${ref.value.written}' not found (looked for ${ref.value.resolved})`,
         ),
       );
-  return out;
+    }
+  return { diagnostics, paths };
 }
 
 function namespacesOf(resources: readonly ResourceObject[]): Map<string, Readonly<Record<string, unknown>>> {
@@ -198,17 +217,17 @@ async function load(
   reader: SuiteReader,
   options: RunOptions,
 ): Promise<{ loaded?: Loaded; diagnostics: Diagnostic[] }> {
-  const diagnostics: Diagnostic[] = [
-    ...(await missingFiles(suite, reader, suite.policies, "policy path")),
-    ...(await missingFiles(suite, reader, suite.resources, "resources path")),
-  ];
-  if (hasErrors(diagnostics)) return { diagnostics };
-  const policies = await reader.loadPolicies(suite.policies.map((p) => p.value.resolved));
+  // Every problem at once: what is missing is reported, and what is there is still loaded and
+  // checked, so one run shows all that needs fixing.
+  const missingPolicies = await missingFiles(suite, reader, suite.policies, "policy path");
+  const missingResources = await missingFiles(suite, reader, suite.resources, "resources path");
+  const diagnostics: Diagnostic[] = [...missingPolicies.diagnostics, ...missingResources.diagnostics];
+  const present = (refs: Suite["policies"], missing: ReadonlySet<string>) =>
+    refs.map((p) => p.value.resolved).filter((p) => !missing.has(p));
+  const policies = await reader.loadPolicies(present(suite.policies, missingPolicies.paths));
   const compiled = compilePolicySet(policies.set, options.extras ? { extras: options.extras } : {});
-  const resources =
-    suite.resources.length > 0
-      ? await reader.loadPolicies(suite.resources.map((p) => p.value.resolved))
-      : undefined;
+  const resourcePaths = present(suite.resources, missingResources.paths);
+  const resources = resourcePaths.length > 0 ? await reader.loadPolicies(resourcePaths) : undefined;
   diagnostics.push(...policies.diagnostics, ...compiled.diagnostics, ...(resources?.diagnostics ?? []));
   const stray = resources ? resources.set.policies.length + resources.set.bindings.length : 0;
   if (stray > 0)
@@ -471,32 +490,75 @@ function runCase(loaded: Loaded, rules: Suite["authorizer"], pc: PreparedCase): 
   };
 }
 
+/** Reads, checks and loads one suite file, reporting every problem it and its files have. Never throws for bad input. */
+export async function loadSuiteFile(
+  file: string,
+  reader: SuiteReader,
+  options: RunOptions = {},
+): Promise<LoadedSuite> {
+  const text = await reader.readText(file);
+  if (!text.ok)
+    return {
+      file,
+      name: suiteNameFromFile(file),
+      broken: true,
+      diagnostics: [
+        {
+          code: "TE_SUITE",
+          severity: "error",
+          message: `cannot read the suite file: ${text.error}`,
+          location: { file, line: 1, column: 1 },
+        },
+      ],
+    };
+  const parsed = parseSuiteText(text.value, file);
+  const suite = parsed.suite ?? parsed.partial;
+  if (!suite) return { file, name: parsed.name, broken: true, diagnostics: parsed.diagnostics };
+  return loadSuite(suite, reader, options, parsed.diagnostics);
+}
+
+/** Loads what a parsed suite names; broken when the suite or any of those has an error. */
+export async function loadSuite(
+  suite: Suite,
+  reader: SuiteReader,
+  options: RunOptions = {},
+  parseDiagnostics: readonly Diagnostic[] = [],
+): Promise<LoadedSuite> {
+  const { loaded, diagnostics } = await load(suite, reader, options);
+  const all = [...parseDiagnostics, ...diagnostics];
+  const base = { file: suite.file, name: suite.name, diagnostics: all };
+  if (!loaded || hasErrors(parseDiagnostics)) return { ...base, broken: true };
+  return { ...base, broken: false, suite, loaded };
+}
+
+/**
+ * Runs a loaded suite's cases, those `select` takes (given the case's name elements, the suite's
+ * first) or all. A broken suite runs none.
+ */
+export function runLoadedSuite(
+  l: LoadedSuite,
+  select?: (elements: readonly string[]) => boolean,
+): SuiteResult {
+  const base = { file: l.file, name: l.name, diagnostics: l.diagnostics, broken: l.broken };
+  const { suite, loaded } = l;
+  if (l.broken || !suite || !loaded) return { ...base, cases: [], skipped: 0 };
+  const chosen = select
+    ? loaded.cases.filter((pc) => select([suite.name, ...pc.spec.namePath]))
+    : loaded.cases;
+  return {
+    ...base,
+    cases: chosen.map((pc) => runCase(loaded, suite.authorizer, pc)),
+    skipped: loaded.cases.length - chosen.length,
+  };
+}
+
 /** Reads, checks, loads and runs one suite file. Never throws for bad input. */
 export async function runSuiteFile(
   file: string,
   reader: SuiteReader,
   options: RunOptions = {},
 ): Promise<SuiteResult> {
-  const broken = (name: string, diagnostics: readonly Diagnostic[]): SuiteResult => ({
-    file,
-    name,
-    diagnostics,
-    broken: true,
-    cases: [],
-  });
-  const text = await reader.readText(file);
-  if (!text.ok)
-    return broken(suiteNameFromFile(file), [
-      {
-        code: "TE_SUITE",
-        severity: "error",
-        message: `cannot read the suite file: ${text.error}`,
-        location: { file, line: 1, column: 1 },
-      },
-    ]);
-  const parsed = parseSuiteText(text.value, file);
-  if (!parsed.suite) return broken(parsed.name, parsed.diagnostics);
-  return runSuite(parsed.suite, reader, options, parsed.diagnostics);
+  return runLoadedSuite(await loadSuiteFile(file, reader, options));
 }
 
 /** Loads and runs a parsed suite. */
@@ -506,14 +568,5 @@ export async function runSuite(
   options: RunOptions = {},
   parseDiagnostics: readonly Diagnostic[] = [],
 ): Promise<SuiteResult> {
-  const { loaded, diagnostics } = await load(suite, reader, options);
-  const all = [...parseDiagnostics, ...diagnostics];
-  if (!loaded) return { file: suite.file, name: suite.name, diagnostics: all, broken: true, cases: [] };
-  return {
-    file: suite.file,
-    name: suite.name,
-    diagnostics: all,
-    broken: false,
-    cases: loaded.cases.map((pc) => runCase(loaded, suite.authorizer, pc)),
-  };
+  return runLoadedSuite(await loadSuite(suite, reader, options, parseDiagnostics));
 }

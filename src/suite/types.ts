@@ -72,6 +72,8 @@ export const EXPECT_KEYS: readonly ExpectKey[] = [
 export interface SuiteCase {
   /** The case's name, prefixed by its groups' names (`init containers / runs as root`). */
   readonly name: string;
+  /** Its groups' names and its own, apart (`["init containers", "runs as root"]`), for `--run`. */
+  readonly namePath: readonly string[];
   /** Where the case is in the suite (`cases[3].cases[0]`). */
   readonly path: string;
   readonly location: SourceLocation;

@@ -139,9 +139,16 @@ test("eval: the docs' demo policy denies 7 replicas, exit 1", { timeout: TIMEOUT
   child.stdin.end("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicas: 7}\n");
   const r = await done;
   assert.equal(r.code, 1, r.stderr);
-  const entries = JSON.parse(r.stdout) as { outcome: string; binding: unknown }[];
+  const reports = JSON.parse(r.stdout) as {
+    decision: { allowed: boolean; status?: { code: number } };
+    results: { outcome: string; binding: unknown }[];
+  }[];
   assert.deepEqual(
-    entries.map((e) => [e.outcome, e.binding]),
+    reports.map((e) => [e.decision.allowed, e.decision.status?.code]),
+    [[false, 422]],
+  );
+  assert.deepEqual(
+    reports.flatMap((e) => e.results.map((x) => [x.outcome, x.binding])),
     [["fail", null]],
   );
 });

@@ -1,6 +1,7 @@
 /** Strict option parsing shared by every command: unknown flags are usage errors that name the flag. */
 import { isAbsolute, resolve } from "node:path";
 import { type ParseArgsConfig, parseArgs } from "node:util";
+import { closestName } from "../../policy/fields.ts";
 import { type CliIO, type Command, EXIT_OK, EXIT_USAGE } from "./io.ts";
 
 /** Every command accepts `--help` / `-h`. */
@@ -16,11 +17,22 @@ export function usageError(io: CliIO, command: Pick<Command, "name" | "usage">, 
   return EXIT_USAGE;
 }
 
+/**
+ * ` did you mean '--output'?` for a misspelt long option (`--outptu`), from the command's own
+ * options; empty when none is close enough to be a likely typo.
+ */
+export function optionSuggestion(option: string, known: readonly string[]): string {
+  if (!option.startsWith("--")) return "";
+  const near = closestName(option.slice(2), known);
+  return near === undefined ? "" : `; did you mean '--${near}'?`;
+}
+
 /** Node's parseArgs messages end with advice about `--`; the first sentence is what people need. */
-function describeParseError(e: Error): string {
+function describeParseError(e: Error, known: readonly string[]): string {
   const code = (e as { code?: string }).code;
   const unknown = /^Unknown option '([^']+)'/.exec(e.message);
-  if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" && unknown) return `unknown option '${unknown[1]}'`;
+  if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" && unknown?.[1] !== undefined)
+    return `unknown option '${unknown[1]}'${optionSuggestion(unknown[1], known)}`;
   const first = e.message.split(/\.\s/)[0] ?? e.message;
   return first.charAt(0).toLowerCase() + first.slice(1).replace(/\.$/, "");
 }
@@ -42,7 +54,7 @@ export function parseCommandArgs<T extends ParseArgsConfig>(
   } catch (e) {
     const code = (e as { code?: string }).code;
     if (e instanceof Error && code?.startsWith("ERR_PARSE_ARGS")) {
-      return usageError(io, command, describeParseError(e));
+      return usageError(io, command, describeParseError(e, Object.keys(config.options ?? {})));
     }
     throw e;
   }

@@ -23,6 +23,7 @@ const io: CliIO = {
   cwd: process.cwd(),
   env: process.env,
   isTTY: process.stdout.isTTY === true,
+  ...(process.stdout.isTTY === true && process.stdout.columns > 0 ? { columns: process.stdout.columns } : {}),
 };
 
 main(process.argv.slice(2), io).then(

@@ -18,6 +18,8 @@ export interface CliIO {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** Whether stdout is a terminal. */
   readonly isTTY: boolean;
+  /** The terminal's width in columns, when stdout is one and says. */
+  readonly columns?: number;
 }
 
 /** Exit codes: 0 all good, 1 an outcome to act on (deny, failed check, eval error), 2 bad usage or input. */

@@ -5,6 +5,8 @@
 import { readFile } from "node:fs/promises";
 import { codegenModeFrom } from "../../cel/index.ts";
 import * as audit from "./commands/audit.ts";
+import { closestName } from "../../policy/fields.ts";
+import { optionSuggestion } from "./args.ts";
 import * as check from "./commands/check.ts";
 import * as evalCommand from "./commands/eval.ts";
 import * as expr from "./commands/expr.ts";
@@ -96,7 +98,7 @@ export async function main(argv: readonly string[], io: CliIO): Promise<number> 
   }
   if (first.startsWith("-")) {
     io.stderr(
-      `celgate: unknown option '${first}'\nusage: celgate <command> [options]\nRun 'celgate --help' for the commands.\n`,
+      `celgate: unknown option '${first}'${optionSuggestion(first, ["help", "version"])}\nusage: celgate <command> [options]\nRun 'celgate --help' for the commands.\n`,
     );
     return EXIT_USAGE;
   }
@@ -111,9 +113,10 @@ export async function main(argv: readonly string[], io: CliIO): Promise<number> 
 }
 
 function unknownCommand(io: CliIO, name: string): number {
-  io.stderr(
-    `celgate: unknown command '${name}'; commands: ${COMMANDS.map((c) => c.name).join(", ")}\nRun 'celgate --help' for usage.\n`,
-  );
+  const names = COMMANDS.map((c) => c.name);
+  const near = closestName(name, names);
+  const hint = near === undefined ? `commands: ${names.join(", ")}` : `did you mean '${near}'?`;
+  io.stderr(`celgate: unknown command '${name}'; ${hint}\nRun 'celgate --help' for usage.\n`);
   return EXIT_USAGE;
 }
 

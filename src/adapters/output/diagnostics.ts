@@ -21,6 +21,8 @@ export interface UnboundPolicy {
   readonly kind: string;
   readonly name: string;
   readonly location?: SourceLocation;
+  /** Why it is not enforced, when not for want of a binding (default UNBOUND_NOTE). */
+  readonly note?: string;
 }
 
 export const UNBOUND_NOTE = "loaded and checked, not enforced: no binding";
@@ -40,7 +42,8 @@ function where(loc: SourceLocation | undefined): string {
 /** The people's form: each problem, each unbound policy, then `N policies, M bindings, K problems`. */
 export function formatCheckText(r: CheckReport): string {
   const lines = [formatDiagnostics(r.diagnostics)];
-  for (const u of r.unbound) lines.push(`${where(u.location)}note: ${u.kind} '${u.name}': ${UNBOUND_NOTE}\n`);
+  for (const u of r.unbound)
+    lines.push(`${where(u.location)}note: ${u.kind} '${u.name}': ${u.note ?? UNBOUND_NOTE}\n`);
   const errors = errorCount(r.diagnostics);
   const warnings = r.diagnostics.length - errors;
   const detail =
@@ -62,7 +65,7 @@ export function formatCheckJson(r: CheckReport): string {
       bindings: r.bindings,
       errors: errorCount(r.diagnostics),
       diagnostics: r.diagnostics,
-      unbound: r.unbound.map((u) => ({ ...u, note: UNBOUND_NOTE })),
+      unbound: r.unbound.map((u) => ({ ...u, note: u.note ?? UNBOUND_NOTE })),
     },
     null,
     2,

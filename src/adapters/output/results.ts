@@ -1,164 +1,36 @@
 /**
- * Rendering of dry-run results (`celgate eval`, and later the REPL and test runner): one entry per
- * (resource, policy, binding, param), as JSON, YAML or an aligned table with mutation diffs and
- * explain traces. Nothing here decides anything; the engine's results are only laid out.
+ * The people's rendering of dry-run results (`celgate eval`, the REPL, a failed test case): an
+ * aligned table with a row per (resource, policy, binding, param), the extra violations, mutation
+ * diffs and explain traces under their row, then a line per resource saying what the API server
+ * would answer and a closing count. On a terminal it is fitted to the width; elsewhere lines are as
+ * long as they are. The data behind it, and the JSON and YAML forms, are in entries.ts.
  */
-import fastJsonPatch from "fast-json-patch";
 import { stringify as yamlStringify } from "yaml";
-import type { AdmissionDecision, JsonPatchOp, PolicyResult, TraceStep } from "../../engine/types.ts";
-import type { AdmissionRequest } from "../../request/types.ts";
 import { plural } from "./diagnostics.ts";
 import { lineDiff } from "./diff.ts";
+import { type ResourceEvaluation, type ResourceRef, type ResultEntry, resultEntries } from "./entries.ts";
+import { compact, defaultedLine, traceLines } from "./trace.ts";
+import { textWidth, wrapHanging, wrapText } from "./wrap.ts";
 
-/** Which object a result is about. */
-import type { DefaultedField, ResourceRef } from "../../engine/request.ts";
-
-export type { DefaultedField, ResourceRef };
-
-/** Everything the policies said about one resource: mutations first, then validations. */
-export interface ResourceEvaluation {
-  readonly resource: ResourceRef;
-  /** The object as given, before any mutation; null for DELETE. */
-  readonly original: unknown;
-  readonly results: readonly PolicyResult[];
-  readonly allowed: boolean;
-  /** The first denial, as the API server would report it. */
-  readonly denial?: string;
-  readonly warnings: readonly string[];
-  /** What the API server's defaulting changed, paths from `object.`/`oldObject.` (shown with explain). */
-  readonly defaulted?: readonly DefaultedField[];
-}
-
-/** What `eval` and the REPL show for one resource: the chain's decision on its request. */
-export function resourceEvaluation(
-  resource: ResourceRef,
-  request: AdmissionRequest,
-  decision: AdmissionDecision,
-): ResourceEvaluation {
-  const out: { -readonly [K in keyof ResourceEvaluation]: ResourceEvaluation[K] } = {
-    resource,
-    original: request.operation === "DELETE" ? request.oldObject : request.object,
-    results: decision.results,
-    allowed: decision.allowed,
-    warnings: decision.warnings,
-  };
-  if (decision.status) out.denial = decision.status.message;
-  return out;
-}
-
-export interface ResultEntry {
-  readonly resource: ResourceRef;
-  readonly policy: string;
-  readonly policyKind: PolicyResult["policyKind"];
-  /** null: the policy has no binding and was evaluated as if bound with validationActions [Deny]. */
-  readonly binding: string | null;
-  readonly param?: string;
-  readonly outcome: PolicyResult["outcome"];
-  readonly violations: readonly {
-    readonly message: string;
-    readonly reason: string;
-    readonly code: number;
-    readonly action: string;
-    readonly expressionIndex: number;
-  }[];
-  readonly warnings: readonly string[];
-  readonly auditAnnotations: Readonly<Record<string, string>>;
-  /** Mutations only: the operations this policy contributed, and the object after them. */
-  readonly patch?: readonly JsonPatchOp[];
-  readonly patched?: unknown;
-  /** Why the policy was skipped. */
-  readonly reason?: string;
-  readonly error?: string;
-  readonly errorKind?: string;
-  /** With --explain. */
-  readonly trace?: readonly TraceStep[];
-  /** With --explain: the fields the API server's defaulting set in the resource's objects. */
-  readonly defaulted?: readonly DefaultedField[];
-}
+export type { DefaultedField, ResourceEvaluation, ResourceRef, ResultEntry } from "./entries.ts";
+export { formatResultsJson, formatResultsYaml, resourceEvaluation, resultEntries } from "./entries.ts";
 
 export const UNBOUND_BINDING_NOTE = "no binding: evaluated as if bound with validationActions [Deny]";
 
-function label(r: PolicyResult): string {
-  return r.binding
-    ? `${r.policyKind} '${r.policy}' with binding '${r.binding}'`
-    : `${r.policyKind} '${r.policy}'`;
-}
+/** A message column narrower than this goes under its row instead. */
+const MIN_MESSAGE_WIDTH = 40;
 
-function apply(doc: unknown, patch: readonly JsonPatchOp[]): unknown {
-  try {
-    return fastJsonPatch.applyPatch(
-      fastJsonPatch.deepClone(doc),
-      patch as fastJsonPatch.Operation[],
-      false,
-      false,
-    ).newDocument;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The entries for one resource, each mutation's `patched` being the object after it. */
-export function resultEntries(ev: ResourceEvaluation, options: { explain?: boolean } = {}): ResultEntry[] {
-  let working: unknown = ev.original;
-  return ev.results.map((r) => {
-    let mutation: { patch?: readonly JsonPatchOp[]; patched?: unknown } = {};
-    if (r.policyKind === "MutatingAdmissionPolicy" && r.patch) {
-      const next = working === undefined ? undefined : apply(working, r.patch);
-      working = next;
-      mutation = { patch: r.patch, ...(next === undefined ? {} : { patched: next }) };
-    }
-    const warnings = [
-      ...r.warnings,
-      ...r.violations
-        .filter((v) => v.action === "Warn")
-        .map((v) => `Validation failed for ${label(r)}: ${v.message}`),
-    ];
-    return {
-      resource: ev.resource,
-      policy: r.policy,
-      policyKind: r.policyKind,
-      binding: r.binding ?? null,
-      ...(r.param !== undefined ? { param: r.param } : {}),
-      outcome: r.outcome,
-      violations: r.violations.map((v) => ({
-        message: v.message,
-        reason: v.reason,
-        code: v.code,
-        action: v.action,
-        expressionIndex: v.expressionIndex,
-      })),
-      warnings,
-      auditAnnotations: r.auditAnnotations,
-      ...mutation,
-      ...(r.outcome === "skip" && r.reason !== undefined ? { reason: r.reason } : {}),
-      ...(r.outcome === "error" && r.reason !== undefined ? { error: r.reason } : {}),
-      ...(r.outcome === "error" && r.errorKind !== undefined ? { errorKind: r.errorKind } : {}),
-      ...(options.explain ? { trace: r.trace } : {}),
-      ...(options.explain && ev.defaulted?.length ? { defaulted: ev.defaulted } : {}),
-    };
-  });
-}
-
-export function formatResultsJson(
-  evs: readonly ResourceEvaluation[],
-  options: { explain?: boolean } = {},
-): string {
-  return `${JSON.stringify(
-    evs.flatMap((e) => resultEntries(e, options)),
-    null,
-    2,
-  )}\n`;
-}
-
-export function formatResultsYaml(
-  evs: readonly ResourceEvaluation[],
-  options: { explain?: boolean } = {},
-): string {
-  // Entries share their resource object; aliases (&a1/*a1) would be correct YAML but hard to read.
-  return yamlStringify(
-    evs.flatMap((e) => resultEntries(e, options)),
-    { aliasDuplicateObjects: false, lineWidth: 0 },
-  );
+export interface TableOptions {
+  /** Show each result's trace and the fields the API server's defaults set. */
+  readonly explain?: boolean;
+  /**
+   * Leave out the rows of skipped policies (those that do not apply), saying how many were left
+   * out and that `skippedHint` shows them. Default: every row.
+   */
+  readonly hideSkipped?: boolean;
+  readonly skippedHint?: string;
+  /** Fit the lines to this many columns (a terminal's width). Absent: lines as long as they are. */
+  readonly width?: number;
 }
 
 /** `Deployment default/web`, `Namespace prod`. */
@@ -167,10 +39,17 @@ export function resourceLabel(r: ResourceRef): string {
   return `${r.kind} ${r.namespace ? `${r.namespace}/` : ""}${name}`;
 }
 
-/** Violations not already on the row: after the first of a failure; for an error, the denials failurePolicy Fail adds. */
+/**
+ * Violations not already on the row: after the first of a failure; for an error, the denials
+ * failurePolicy Fail adds (but not the one that is the error's own message, which the row shows
+ * with what was looked up or went wrong after it).
+ */
 function extraViolations(e: ResultEntry): ResultEntry["violations"] {
   if (e.outcome === "fail") return e.violations.slice(1);
-  if (e.outcome === "error") return e.violations.filter((v) => v.message !== e.error);
+  if (e.outcome === "error") {
+    const error = e.error ?? "";
+    return e.violations.filter((v) => v.message !== error && !error.startsWith(`${v.message}: `));
+  }
   return e.violations;
 }
 
@@ -196,49 +75,6 @@ function rowMessage(e: ResultEntry): string {
   }
 }
 
-function compact(v: unknown): string {
-  const s = JSON.stringify(v);
-  return s === undefined ? "undefined" : s;
-}
-
-/** `object.spec.replicas = 1`, `object.spec.sessionAffinityConfig removed`. */
-function defaultedLine(f: DefaultedField): string {
-  return f.removed ? `${f.path} removed` : `${f.path} = ${compact(f.value)}`;
-}
-
-/** The field a defaulted path ends in: `imagePullPolicy`, `kubernetes.io/metadata.name`. */
-function lastField(path: string): string {
-  const m = /(?:\.([A-Za-z_$][\w$]*)|\["((?:[^"\\]|\\.)*)"\])(?:\[\d+\])*$/.exec(path);
-  return m?.[1] ?? m?.[2] ?? path;
-}
-
-/**
- * The defaulted fields a failed or erring expression names (as `.field`, `?.field` or a quoted map
- * key): a hint that the decision read a value the manifest did not set.
- */
-function defaultedNamed(expression: string, defaulted: readonly DefaultedField[]): DefaultedField[] {
-  return defaulted.filter((f) => {
-    const name = lastField(f.path);
-    const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-    return new RegExp(`(?:\\.|\\?\\.)${escaped}(?![\\w$])|['"]${escaped}['"]`).test(expression);
-  });
-}
-
-function traceLines(steps: readonly TraceStep[], defaulted: readonly DefaultedField[] = []): string[] {
-  return steps.flatMap((s) => {
-    const name = /^\d+$/.test(s.name) ? `[${s.name}]` : s.name ? ` '${s.name}'` : "";
-    const result = s.error !== undefined ? `error: ${s.error}` : compact(s.value);
-    const head = `${s.stage}${name}: ${s.expression.trim().replace(/\s*\n\s*/g, " ")} → ${result} (cost ${s.cost})`;
-    const decisive = s.error !== undefined || s.value === false;
-    const reads = decisive ? defaultedNamed(s.expression, defaulted) : [];
-    return [
-      head,
-      ...(s.because ?? []).map((b) => `  because ${b}`),
-      ...reads.map((f) => `  names a field the API server defaulted: ${defaultedLine(f)}`),
-    ];
-  });
-}
-
 function mutationLines(e: ResultEntry, before: unknown): string[] {
   if (!e.patch || e.patch.length === 0) return [];
   if (e.patched !== undefined) {
@@ -250,80 +86,221 @@ function mutationLines(e: ResultEntry, before: unknown): string[] {
 }
 
 function pad(s: string, width: number): string {
-  return s + " ".repeat(Math.max(0, width - [...s].length));
+  return s + " ".repeat(Math.max(0, width - textWidth(s)));
 }
 
-/**
- * The table for people: one aligned row per result, the extra violations, mutation diffs and (with
- * explain) traces indented under their row, then each resource's verdict and a summary line.
- */
-export function formatResultsTable(
+interface Row {
+  readonly resource: string;
+  readonly policy: string;
+  /** The binding's name, or `(none)*` for an unbound policy. */
+  readonly binding: string;
+  readonly param: string | undefined;
+  readonly outcome: string;
+  readonly message: string;
+  readonly extra: readonly string[];
+}
+
+/** The rows of every evaluation, and how many skipped rows were left out. */
+function tableRows(
   evs: readonly ResourceEvaluation[],
-  options: { explain?: boolean } = {},
-): string {
-  const entries = evs.map((ev) => ({
-    ev,
-    entries: resultEntries(ev, { explain: options.explain ?? false }),
-  }));
-  // The PARAM column only when some policy has params, to keep the common table narrow.
-  const withParams = entries.some((x) => x.entries.some((e) => e.param !== undefined));
-  const header = ["RESOURCE", "POLICY", "BINDING", ...(withParams ? ["PARAM"] : []), "OUTCOME", "MESSAGE"];
-  const rows: { cells: string[]; extra: string[] }[] = [];
+  options: TableOptions,
+): { rows: Row[]; hidden: number; anyUnbound: boolean } {
+  const rows: Row[] = [];
+  let hidden = 0;
   let anyUnbound = false;
-  for (const { ev, entries: list } of entries) {
+  for (const ev of evs) {
     let before: unknown = ev.original;
-    for (const e of list) {
-      if (e.binding === null) anyUnbound = true;
+    for (const e of resultEntries(ev, { explain: options.explain ?? false })) {
       const extra = [
         ...extraViolations(e).map((v) => `[${v.action}] ${v.message}`),
         ...mutationLines(e, before),
         ...(e.trace ? traceLines(e.trace, e.defaulted) : []),
       ];
       if (e.patched !== undefined) before = e.patched;
+      if (options.hideSkipped && e.outcome === "skip") {
+        hidden++;
+        continue;
+      }
+      if (e.binding === null) anyUnbound = true;
       rows.push({
-        cells: [
-          resourceLabel(e.resource),
-          e.policy,
-          e.binding ?? "(none)*",
-          ...(withParams ? [e.param ?? "-"] : []),
-          e.outcome,
-          rowMessage(e),
-        ],
+        resource: resourceLabel(e.resource),
+        policy: e.reinvocation ? `${e.policy} (reinvoked)` : e.policy,
+        binding: e.binding ?? "(none)*",
+        param: e.param,
+        outcome: e.outcome,
+        message: rowMessage(e),
         extra,
       });
     }
   }
-  const out: string[] = [];
-  if (rows.length === 0) out.push("no policies to evaluate");
-  else {
-    const widths = header.map((h, i) =>
-      Math.max([...h].length, ...rows.map((r) => [...(r.cells[i] ?? "")].length)),
-    );
-    const line = (cells: readonly string[]) =>
-      cells
-        .map((c, i) => (i === cells.length - 1 ? c : pad(c, widths[i] ?? 0)))
-        .join("  ")
-        .trimEnd();
-    out.push(line(header));
-    for (const r of rows) {
-      out.push(line(r.cells));
-      for (const x of r.extra) out.push(`    ${x}`);
+  return { rows, hidden, anyUnbound };
+}
+
+/** Lays out aligned columns, the last one free text, each row followed by its extra lines. */
+interface Grid {
+  readonly header: readonly string[];
+  readonly cells: (r: Row) => readonly string[];
+  /** Lines under a row before its extra lines (what the columns left out). */
+  readonly notes?: (r: Row) => readonly string[];
+  /** Spaces before every line but the group headings. */
+  readonly indent: string;
+}
+
+function columnWidths(grid: Grid, rows: readonly Row[]): number[] {
+  const last = grid.header.length - 1;
+  return grid.header.map((h, i) =>
+    Math.max(textWidth(h), ...rows.map((r) => (i === last ? 0 : textWidth(grid.cells(r)[i] ?? "")))),
+  );
+}
+
+/** How far the last column starts from the left edge. */
+function messageColumn(grid: Grid, widths: readonly number[]): number {
+  return textWidth(grid.indent) + widths.slice(0, -1).reduce((sum, w) => sum + w + 2, 0);
+}
+
+/**
+ * The grid's lines. With a width, the last column is wrapped under itself, or goes under its row
+ * when the other columns leave it too little room; other lines wrap with a hanging indent.
+ */
+function gridLines(grid: Grid, rows: readonly Row[], widths: readonly number[], width?: number): string[] {
+  const last = grid.header.length - 1;
+  const at = messageColumn(grid, widths);
+  const room = width === undefined ? Number.POSITIVE_INFINITY : width - at;
+  const fixed = (cells: readonly string[]) =>
+    grid.indent +
+    cells
+      .slice(0, last)
+      .map((c, i) => pad(c, widths[i] ?? 0))
+      .join("  ");
+  const under = `${grid.indent}    `;
+  const extra = (x: string) =>
+    width === undefined ? [`${under}${x}`] : wrapHanging(x, width, under, `${under}  `);
+  const out = [`${fixed(grid.header)}  ${grid.header[last] ?? ""}`.trimEnd()];
+  for (const r of rows) {
+    const cells = grid.cells(r);
+    const message = cells[last] ?? "";
+    if (room >= MIN_MESSAGE_WIDTH) {
+      const pieces = room === Number.POSITIVE_INFINITY ? [message] : wrapText(message, room);
+      out.push(`${fixed(cells)}  ${pieces[0] ?? ""}`.trimEnd());
+      for (const p of pieces.slice(1)) out.push(`${" ".repeat(at)}${p}`);
+    } else {
+      out.push(fixed(cells).trimEnd());
+      if (message !== "") out.push(...extra(message));
     }
+    for (const x of [...(grid.notes?.(r) ?? []), ...r.extra]) out.push(...extra(x));
   }
-  if (anyUnbound) out.push(`* ${UNBOUND_BINDING_NOTE}`);
-  out.push("");
+  return out;
+}
+
+/** One row per result with every column: the form for pipes, and for terminals wide enough. */
+function wideGrid(withParams: boolean): Grid {
+  return {
+    header: ["RESOURCE", "POLICY", "BINDING", ...(withParams ? ["PARAM"] : []), "OUTCOME", "MESSAGE"],
+    cells: (r) => [
+      r.resource,
+      r.policy,
+      r.binding,
+      ...(withParams ? [r.param ?? "-"] : []),
+      r.outcome,
+      r.message,
+    ],
+    indent: "",
+  };
+}
+
+/**
+ * For a terminal too narrow for the wide table: the rows grouped under their resource, the binding
+ * under its row when it is not named like its policy (as bindings usually are), the param too.
+ */
+const NARROW_GRID: Grid = {
+  header: ["POLICY", "OUTCOME", "MESSAGE"],
+  cells: (r) => [r.policy, r.outcome, r.message],
+  notes: (r) => [
+    ...(r.binding === r.policy.replace(/ \(reinvoked\)$/, "") ? [] : [`binding: ${r.binding}`]),
+    ...(r.param === undefined ? [] : [`param: ${r.param}`]),
+  ],
+  indent: "  ",
+};
+
+/** The table's lines: wide when it fits (or nothing is fitted), else grouped by resource. */
+function layout(rows: readonly Row[], withParams: boolean, width: number | undefined): string[] {
+  const wide = wideGrid(withParams);
+  const wideWidths = columnWidths(wide, rows);
+  if (width === undefined || width - messageColumn(wide, wideWidths) >= MIN_MESSAGE_WIDTH)
+    return gridLines(wide, rows, wideWidths, width);
+  const widths = columnWidths(NARROW_GRID, rows);
+  const out: string[] = [];
+  const groups = new Map<string, Row[]>();
+  for (const r of rows) groups.set(r.resource, [...(groups.get(r.resource) ?? []), r]);
+  for (const [resource, group] of groups) {
+    if (out.length > 0) out.push("");
+    out.push(`${resource}:`);
+    out.push(...gridLines(NARROW_GRID, group, widths, width));
+  }
+  return out;
+}
+
+/**
+ * What the API server would answer about one resource, on one line: `Pod default/web: allowed (1
+ * warning, patched: 2 operations)`, `Pod default/web: denied: <status message> (1 warning)`. The
+ * counts come last so that `<resource>: denied: <message>` reads (and greps) as the API server's
+ * answer does.
+ */
+export function verdictLine(ev: ResourceEvaluation): string {
+  const parts: string[] = [];
+  if (ev.warnings.length > 0) parts.push(plural(ev.warnings.length, "warning", "warnings"));
+  if (ev.allowed && ev.patch && ev.patch.length > 0)
+    parts.push(`patched: ${plural(ev.patch.length, "operation", "operations")}`);
+  const errors = ev.results.filter((r) => r.outcome === "error").length;
+  if (errors > 0) parts.push(plural(errors, "evaluation error", "evaluation errors"));
+  const counts = parts.length > 0 ? ` (${parts.join(", ")})` : "";
+  const verdict = ev.allowed ? "allowed" : `denied: ${ev.denial ?? "denied"}`;
+  return `${resourceLabel(ev.resource)}: ${verdict}${counts}`;
+}
+
+/** The lines after the table: each resource's defaults (explain), warnings and verdict, then the count. */
+function closingLines(evs: readonly ResourceEvaluation[], explain: boolean): string[] {
+  const out: string[] = [];
   for (const ev of evs) {
-    if (options.explain && ev.defaulted?.length) {
+    if (explain && ev.defaulted?.length) {
       out.push(`${resourceLabel(ev.resource)}: the API server's defaults set:`);
       for (const f of ev.defaulted) out.push(`    ${defaultedLine(f)}`);
     }
     for (const w of ev.warnings) out.push(`Warning: ${resourceLabel(ev.resource)}: ${w}`);
-    if (!ev.allowed) out.push(`${resourceLabel(ev.resource)}: denied: ${ev.denial ?? "denied"}`);
+    out.push(verdictLine(ev));
   }
   const denied = evs.filter((e) => !e.allowed).length;
   const errors = evs.flatMap((e) => e.results).filter((r) => r.outcome === "error").length;
   out.push(
     `${plural(evs.length, "resource", "resources")}: ${evs.length - denied} allowed, ${denied} denied${errors ? `, ${plural(errors, "evaluation error", "evaluation errors")}` : ""}`,
   );
+  return out;
+}
+
+/**
+ * The table for people: one aligned row per result, the extra violations, mutation diffs and (with
+ * explain) traces indented under their row, then each resource's verdict and a summary line.
+ */
+export function formatResultsTable(evs: readonly ResourceEvaluation[], options: TableOptions = {}): string {
+  // The PARAM column only when some policy has params, to keep the common table narrow.
+  const withParams = evs.some((ev) => ev.results.some((r) => r.param !== undefined));
+  const { rows, hidden, anyUnbound } = tableRows(evs, options);
+  const out: string[] = [];
+  if (rows.length > 0) out.push(...layout(rows, withParams, options.width));
+  else if (hidden > 0) out.push("no policy applies");
+  else out.push("no policies to evaluate");
+  const notes: string[] = [];
+  if (anyUnbound) notes.push(`* ${UNBOUND_BINDING_NOTE}`);
+  if (hidden > 0)
+    notes.push(
+      `(${plural(hidden, "skipped result", "skipped results")} not shown: the ${hidden === 1 ? "policy does" : "policies do"} not apply${options.skippedHint ? `; ${options.skippedHint}` : ""})`,
+    );
+  const width = options.width;
+  for (const l of [...notes, "", ...closingLines(evs, options.explain ?? false)]) {
+    const indent = /^ */.exec(l)?.[0] ?? "";
+    out.push(
+      ...(width === undefined ? [l] : wrapHanging(l.slice(indent.length), width, indent, `${indent}    `)),
+    );
+  }
   return `${out.join("\n")}\n`;
 }

@@ -1,11 +1,13 @@
 /**
  * Reports of `celgate test`: text for people (a line per case, and for a failure what differed and
- * how the policies decided), JSON for tools, and JUnit XML for CI dashboards. The text report ends
- * with `N passed, M failed` alone on a line, the form CI systems read.
+ * how the policies decided, then the failed cases again in short), JSON for tools, and JUnit XML
+ * for CI dashboards. The text report ends with `N passed, M failed` (and errors and skipped cases
+ * when there are any) alone on a line, the form CI systems read.
  */
 import { stringify as yamlStringify } from "yaml";
 import { describeCheck } from "../../cel/library/authz-table.ts";
-import { formatDiagnostics } from "./diagnostics.ts";
+import { type Palette, PLAIN } from "./colour.ts";
+import { formatDiagnostics, plural } from "./diagnostics.ts";
 import type { CaseResult, Mismatch, SuiteResult } from "../../suite/run.ts";
 import { lineDiff } from "./diff.ts";
 import { formatResultsTable, type ResourceEvaluation, resultEntries } from "./results.ts";
@@ -15,17 +17,33 @@ export interface SuiteSummary {
   readonly failed: number;
   /** Suite files with errors, whose cases were not run. */
   readonly broken: number;
+  /** Cases `--run` did not select. */
+  readonly skipped: number;
 }
 
 export function summarize(suites: readonly SuiteResult[]): SuiteSummary {
   const cases = suites.flatMap((s) => s.cases);
   const passed = cases.filter((c) => c.passed).length;
-  return { passed, failed: cases.length - passed, broken: suites.filter((s) => s.broken).length };
+  return {
+    passed,
+    failed: cases.length - passed,
+    broken: suites.filter((s) => s.broken).length,
+    skipped: suites.reduce((n, s) => n + s.skipped, 0),
+  };
 }
 
-/** The plain closing line CI reads. */
-export function summaryLine(s: SuiteSummary): string {
-  return `${s.passed} passed, ${s.failed} failed`;
+/**
+ * The closing line CI reads: `12 passed, 1 failed`, then `, 2 errors` (suite files with errors)
+ * and `, 3 skipped` (cases --run left out) when there are any.
+ */
+export function summaryLine(s: SuiteSummary, palette: Palette = PLAIN): string {
+  const parts = [
+    s.passed > 0 ? palette.pass(`${s.passed} passed`) : `${s.passed} passed`,
+    s.failed > 0 ? palette.fail(`${s.failed} failed`) : `${s.failed} failed`,
+    ...(s.broken > 0 ? [palette.error(plural(s.broken, "error", "errors"))] : []),
+    ...(s.skipped > 0 ? [palette.dim(`${s.skipped} skipped`)] : []),
+  ];
+  return parts.join(", ");
 }
 
 const YAML_OPTIONS = { aliasDuplicateObjects: false, lineWidth: 0 } as const;
@@ -45,8 +63,10 @@ function evaluation(c: CaseResult): ResourceEvaluation {
     original: c.original,
     results: c.results,
     allowed: c.actual.allowed,
-    ...(c.actual.status ? { denial: c.actual.status.message } : {}),
+    ...(c.actual.status ? { denial: c.actual.status.message, status: c.actual.status } : {}),
     warnings: c.actual.warnings,
+    auditAnnotations: c.actual.auditAnnotations,
+    ...(c.actual.patch.length > 0 ? { patch: c.actual.patch, mutated: c.actual.patched } : {}),
     defaulted: c.defaulted,
   };
 }
@@ -96,9 +116,8 @@ export function decisionLines(c: CaseResult): string[] {
 
 /** Everything a person needs about a failed case, unindented. */
 export function failureLines(c: CaseResult): string[] {
-  const where = `${c.location.file}:${c.location.line}:${c.location.column}`;
   return [
-    `at ${where} (${c.path})`,
+    `at ${where(c)} (${c.path})`,
     ...c.mismatches.flatMap((m) => mismatchLines(m, c.path)),
     ...decisionLines(c),
   ];
@@ -107,17 +126,27 @@ export function failureLines(c: CaseResult): string[] {
 export interface TextOptions {
   /** ✓/✗ marks, or PASS/FAIL for terminals and logs without them. */
   readonly ascii?: boolean;
+  /** Colours for the marks and the summary (default none). */
+  readonly palette?: Palette;
+}
+
+function where(c: CaseResult): string {
+  return `${c.location.file}:${c.location.line}:${c.location.column}`;
 }
 
 /** The people's report; diagnostics are written separately (to stderr) by the command. */
 export function formatSuiteText(suites: readonly SuiteResult[], options: TextOptions = {}): string {
-  const pass = options.ascii ? "PASS" : "✓";
-  const fail = options.ascii ? "FAIL" : "✗";
+  const p = options.palette ?? PLAIN;
+  const pass = p.pass(options.ascii ? "PASS" : "✓");
+  const fail = p.fail(options.ascii ? "FAIL" : "✗");
   const out: string[] = [];
-  for (const [i, s] of suites.entries()) {
+  // A suite --run took no case from says nothing; it is counted as skipped.
+  const shown = suites.filter((s) => s.broken || s.cases.length > 0 || s.skipped === 0);
+  for (const [i, s] of shown.entries()) {
     if (i > 0) out.push("");
-    out.push(`${s.name} (${s.file})`);
-    if (s.broken) out.push(`  ${options.ascii ? "ERROR" : "!"} the suite has errors; no case was run`);
+    out.push(`${s.name} ${p.dim(`(${s.file})`)}`);
+    if (s.broken)
+      out.push(`  ${p.error(options.ascii ? "ERROR" : "!")} the suite has errors; no case was run`);
     for (const c of s.cases) {
       out.push(`  ${c.passed ? pass : fail} ${c.name}`);
       if (!c.passed) for (const l of failureLines(c)) out.push(l === "" ? "" : `      ${l}`);
@@ -125,11 +154,16 @@ export function formatSuiteText(suites: readonly SuiteResult[], options: TextOpt
   }
   const sum = summarize(suites);
   out.push("");
+  const failed = shown.flatMap((s) => s.cases.filter((c) => !c.passed).map((c) => ({ s, c })));
+  if (failed.length > 0) {
+    out.push(`${plural(failed.length, "case", "cases")} failed:`);
+    for (const { s, c } of failed) out.push(`  ${fail} ${s.name} / ${c.name}  ${p.dim(where(c))}`);
+  }
   if (sum.broken > 0)
     out.push(
-      `${sum.broken} suite ${sum.broken === 1 ? "file has" : "files have"} errors (see above); their cases were not run`,
+      `${sum.broken} suite ${sum.broken === 1 ? "file has" : "files have"} errors (see above); no case was run`,
     );
-  out.push(summaryLine(sum));
+  out.push(summaryLine(sum, p));
   return `${out.join("\n")}\n`;
 }
 
@@ -189,12 +223,14 @@ function seconds(ms: number): string {
   return (ms / 1000).toFixed(3);
 }
 
-/** One line saying what failed first, for the failure's message attribute. */
-function failureHeadline(c: CaseResult): string {
-  const first = c.mismatches[0];
-  if (!first) return "failed";
-  const more = c.mismatches.length > 1 ? ` (and ${c.mismatches.length - 1} more)` : "";
-  return `${mismatchLines(first, c.path)[0] ?? `expect.${first.key}`}${more}`;
+/**
+ * The failure's message attribute: every expectation that did not hold, in full (expected and
+ * actual, diffs and notes), as CI dashboards show the message and hide the body. The body repeats
+ * it with where the case is and how the policies decided.
+ */
+function failureMessage(c: CaseResult): string {
+  if (c.mismatches.length === 0) return "failed";
+  return c.mismatches.flatMap((m) => mismatchLines(m, c.path)).join("\n");
 }
 
 /**
@@ -249,7 +285,7 @@ export function formatJunit(suites: readonly SuiteResult[]): string {
       }
       out.push(`${head}>`);
       out.push(
-        `      <failure${attrs({ message: failureHeadline(c), type: "expectation" })}>${xmlText(`${failureLines(c).join("\n")}\n`)}</failure>`,
+        `      <failure${attrs({ message: failureMessage(c), type: "expectation" })}>${xmlText(`${failureLines(c).join("\n")}\n`)}</failure>`,
       );
       out.push("    </testcase>");
     }

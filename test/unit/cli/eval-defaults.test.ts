@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import type { ResultEntry } from "../../../src/adapters/output/results.ts";
+import { flatEntries } from "./eval-json.ts";
 import { cli, removeTree, tempTree } from "./fake-io.ts";
 
 const FIXTURES = join(import.meta.dirname, "..", "..", "fixtures", "engine");
@@ -70,7 +71,7 @@ after(() => removeTree(dir));
 
 async function evalJson(args: string[]): Promise<{ code: number; entries: ResultEntry[]; stderr: string }> {
   const r = await cli(["eval", "-o", "json", ...args]);
-  return { code: r.code, entries: JSON.parse(r.stdout || "[]") as ResultEntry[], stderr: r.stderr };
+  return { code: r.code, entries: flatEntries(r.stdout), stderr: r.stderr };
 }
 
 test("tutorial: default-pod-security-baseline labels `kubectl create ns example`, reading the label the API server adds", async () => {

@@ -17,6 +17,9 @@ export interface FakeOptions {
   readonly streamLines?: boolean;
   readonly cwd?: string;
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Whether stdout is a terminal (default false), and its width. */
+  readonly isTTY?: boolean;
+  readonly columns?: number;
 }
 
 export function fakeIO(options: FakeOptions = {}): { io: CliIO; out: { stdout: string; stderr: string } } {
@@ -39,7 +42,8 @@ export function fakeIO(options: FakeOptions = {}): { io: CliIO; out: { stdout: s
       : {}),
     cwd: options.cwd ?? process.cwd(),
     env: options.env ?? {},
-    isTTY: false,
+    isTTY: options.isTTY ?? false,
+    ...(options.columns !== undefined ? { columns: options.columns } : {}),
   };
   return { io, out };
 }

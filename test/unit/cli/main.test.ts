@@ -95,3 +95,28 @@ test("CELGATE_CEL_CODEGEN: an unknown value is named in a warning and the comman
     assert.equal(r.stderr, "", ok);
   }
 });
+
+test("did you mean: a misspelt command, global option or command option names the likely one", async () => {
+  const cases: [string[], RegExp][] = [
+    [["chek", "x"], /^celgate: unknown command 'chek'; did you mean 'check'\?$/m],
+    [["--verison"], /^celgate: unknown option '--verison'; did you mean '--version'\?$/m],
+    [
+      ["check", "--outptu", "json", "x"],
+      /^celgate check: unknown option '--outptu'; did you mean '--output'\?$/m,
+    ],
+    [["eval", "--polcy", "x"], /^celgate eval: unknown option '--polcy'; did you mean '--policy'\?$/m],
+    [["test", "--jnit", "r.xml"], /^celgate test: unknown option '--jnit'; did you mean '--junit'\?$/m],
+    [["expr", "--objct", "x", "1"], /unknown option '--objct'; did you mean '--object'\?/],
+    [["serve", "--prt", "1"], /^celgate serve: unknown option '--prt'; did you mean '--port'\?$/m],
+  ];
+  for (const [argv, message] of cases) {
+    const r = await cli(argv);
+    assert.equal(r.code, 2, argv.join(" "));
+    assert.match(r.stderr, message, argv.join(" "));
+  }
+  // Nothing close: no guess, and the command list for an unknown command.
+  const far = await cli(["eval", "--zzzzzz"]);
+  assert.match(far.stderr, /^celgate eval: unknown option '--zzzzzz'$/m);
+  const list = await cli(["frobnicate"]);
+  assert.match(list.stderr, /unknown command 'frobnicate'; commands: check, lint, eval/);
+});

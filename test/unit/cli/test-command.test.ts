@@ -73,17 +73,54 @@ test("a broken suite: exit 2, diagnostics with file, line, column and field path
   );
   assert.match(r.stderr, /fields\.test\.yaml:23:5: error: cases\[2\]: an UPDATE case needs oldObject/);
   assert.match(r.stdout, /^ {2}! the suite has errors; no case was run$/m);
-  assert.equal(lastLine(r.stdout), "0 passed, 0 failed");
+  assert.equal(lastLine(r.stdout), "0 passed, 0 failed, 1 error");
 });
 
-test("broken wins over failed: exit 2 when any suite is broken, the other suites still run", async () => {
-  const r = await cli(["test", fixture("failing"), fixture("broken/missing-file.test.yaml")]);
+test("every problem of every suite at once, as check reports them, and then no case runs (exit 2)", async () => {
+  const r = await cli(["test", fixture("failing"), fixture("broken")]);
   assert.equal(r.code, 2);
-  assert.match(
-    r.stderr,
+  // The four broken suites' problems, each file's all of them: a parse error and an unknown key, a
+  // missing object file, a policy that does not compile, a YAML syntax error.
+  for (const problem of [
+    /fields\.test\.yaml:16:7: error: cases\[0\]\.expect\.alowed: unknown field/,
+    /fields\.test\.yaml:27:11: error: cases\[3\]\.name: case name 'typo in expect' is already used/,
     /missing-file\.test\.yaml:11:17: error: cases\[0\]\.objectFile: cannot read .*nope\.yaml: no such file or directory \[TE_SUITE\]/,
-  );
-  assert.equal(lastLine(r.stdout), "1 passed, 6 failed");
+    /bad\.yaml:13:19: error: spec\.validations\[0\]\.expression: undeclared reference to 'maxReplicas'/,
+    /syntax\.test\.yaml:4:1: error: not valid YAML/,
+  ])
+    assert.match(r.stderr, problem);
+  // No case of the good suite ran: a broken suite is fixed first, as a policy that does not compile.
+  assert.doesNotMatch(r.stdout, /wrong verdict/);
+  assert.match(r.stdout, /^4 suite files have errors \(see above\); no case was run$/m);
+  assert.equal(lastLine(r.stdout), "0 passed, 0 failed, 4 errors");
+});
+
+test("a suite with errors still has the files it names checked, in the same run", async () => {
+  const tree = await tempTree({
+    "policy.yaml": replicasPolicy("object.spec.replicas <= 5"),
+    "many.test.yaml": `apiVersion: celgate.dev/v1alpha1
+kind: PolicyTest
+policies: [policy.yaml, nowhere.yaml]
+cases:
+  - name: typo
+    object: { apiVersion: apps/v1, kind: Deployment, metadata: { name: d } }
+    expect: { alowed: true }
+  - name: missing object file
+    objectFile: nope.yaml
+    expect: { allowed: true }
+`,
+  });
+  try {
+    const r = await cli(["test", tree]);
+    assert.equal(r.code, 2);
+    const lines = r.stderr.split("\n").filter((l) => / error: /.test(l));
+    assert.deepEqual(
+      lines.map((l) => / error: ([^:]+):/.exec(l)?.[1]),
+      ["cases[0].expect.alowed", "policies[1]", "cases[1].objectFile"],
+    );
+  } finally {
+    await removeTree(tree);
+  }
 });
 
 test("policy errors make the suite broken (exit 2), reported like check reports them", async () => {
@@ -135,8 +172,10 @@ test("--junit writes the XML report; -o json prints the machine report", async (
   const out = join(dir, "report.xml");
   const r = await cli(["test", "-o", "json", "--junit", out, fixture("failing")]);
   assert.equal(r.code, 1);
-  const json = JSON.parse(r.stdout) as { summary: { passed: number; failed: number; broken: number } };
-  assert.deepEqual(json.summary, { passed: 1, failed: 6, broken: 0 });
+  const json = JSON.parse(r.stdout) as {
+    summary: { passed: number; failed: number; broken: number; skipped: number };
+  };
+  assert.deepEqual(json.summary, { passed: 1, failed: 6, broken: 0, skipped: 0 });
   const xml = await readFile(out, "utf8");
   assert.match(
     xml,

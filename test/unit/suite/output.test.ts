@@ -134,12 +134,24 @@ test("JUnit: a testsuite per suite file, a testcase per case, failures with the 
   const patched = failing.children.find((c) => c.attributes.name === "wrong patched object");
   const failure = patched?.children[0];
   assert.equal(failure?.name, "failure");
-  assert.equal(failure?.attributes.message, "expect.patched: differs (- expected, + actual)");
+  // The message holds the whole mismatch (dashboards show it and fold the body away) ...
+  const message = failure?.attributes.message ?? "";
+  assert.match(message, /^expect\.patched: differs \(- expected, \+ actual\)\n/);
+  assert.match(message, /^ {2}- {5}team: data$/m);
+  assert.match(message, /^ {2}\+ {5}team: platform$/m);
+  assert.doesNotMatch(message, /decision:/);
+  // ... and the body the detail: where the case is, the mismatch again, and the decision.
+  assert.match(failure?.text ?? "", /^at .*failing\.test\.yaml:\d+:\d+ \(cases\[\d+\]\)$/m);
   assert.match(failure?.text ?? "", /^ {2}- {5}team: data$/m);
-  assert.match(failure?.text ?? "", /^ {2}\+ {5}team: platform$/m);
   assert.match(failure?.text ?? "", /decision:\n/);
   const status = failing.children.find((c) => c.attributes.name === "wrong status")?.children[0];
-  assert.equal(status?.attributes.message, "expect.code: expected 422, got 403 (and 3 more)");
+  const statusLines = (status?.attributes.message ?? "").split("\n");
+  assert.equal(
+    statusLines[0],
+    "expect.code: expected 422, got 403",
+    "every mismatch, not the first and a count",
+  );
+  assert.equal(statusLines.filter((l) => l.startsWith("expect.")).length, 4);
   const broken = root.children[2]?.children[0];
   assert.equal(broken?.attributes.name, "(suite file)");
   assert.equal(broken?.children[0]?.name, "error");
@@ -185,7 +197,7 @@ test("text: a broken suite says its cases were not run; the summary line stays p
   assert.match(text, /^ {2}! the suite has errors; no case was run$/m);
   assert.match(
     text,
-    /^1 suite file has errors \(see above\); their cases were not run\n0 passed, 0 failed\n$/m,
+    /^1 suite file has errors \(see above\); no case was run\n0 passed, 0 failed, 1 error\n$/m,
   );
 });
 
@@ -220,9 +232,9 @@ test("JSON: suites, cases, mismatches, and for failures the results with traces"
         results?: { trace?: unknown[] }[];
       }[];
     }[];
-    summary: { passed: number; failed: number; broken: number };
+    summary: { passed: number; failed: number; broken: number; skipped: number };
   };
-  assert.deepEqual(doc.summary, { passed: 1, failed: 6, broken: 1 });
+  assert.deepEqual(doc.summary, { passed: 1, failed: 6, broken: 1, skipped: 0 });
   assert.deepEqual(doc.summary, summarize(results));
   const [failing, broken] = doc.suites;
   assert.equal(failing?.cases[0]?.passed, true);

@@ -135,6 +135,7 @@ test("the failing fixture: each wrong expectation is reported with expected and 
 function suiteCase(expect: SuiteCase["expect"]): SuiteCase {
   return {
     name: "c",
+    namePath: ["c"],
     path: "cases[0]",
     location: { file: "f", line: 1, column: 1 },
     operation: "CREATE",
@@ -277,8 +278,10 @@ cases:
 `,
   );
   assert.equal(s.broken, true);
+  // Every problem in one run: the missing policy path does not hide the missing object file.
   assert.deepEqual(located(s), [
     `3:12 policies[0]: policy path 'nowhere/policy.yaml' not found (looked for ${join(FIXTURES, "nowhere", "policy.yaml")})`,
+    `6:17 cases[0].objectFile: cannot read ${join(FIXTURES, "pod.yaml")}: no such file or directory`,
   ]);
 
   const t = await runText(

@@ -1,9 +1,11 @@
 /** `celgate check`: load and compile policy files, report every problem, and what is not enforced. */
 import { readdir, readFile } from "node:fs/promises";
-import { extname, join } from "node:path";
+import { extname, join, sep } from "node:path";
 import type { CelExtras } from "../../../cel/index.ts";
-import { compilePolicySet } from "../../../compile/policy.ts";
+import { type CompiledPolicy, type CompiledPolicySet, compilePolicySet } from "../../../compile/policy.ts";
+import type { Diagnostic } from "../../../errors.ts";
 import { checkStaticManifests, STATIC_EXTENSIONS, type StaticFile } from "../../../manifests/static.ts";
+import type { PolicySet, RejectedBinding } from "../../../policy/types.ts";
 import { loadPolicyPaths } from "../../../sources/files.ts";
 import {
   type CheckReport,
@@ -12,7 +14,9 @@ import {
   formatCheckText,
   formatDiagnostics,
   plural,
+  type UnboundPolicy,
 } from "../../output/diagnostics.ts";
+import { withNameHints } from "../../output/hints.ts";
 import { HELP_OPTION, parseCommandArgs, usageError, userPath } from "../args.ts";
 import { parseExtras } from "../expression.ts";
 import { type CliIO, EXIT_OK, EXIT_OUTCOME } from "../io.ts";
@@ -30,11 +34,15 @@ PATH is a file or a directory (walked for .yaml, .yml and .json files, except *.
 Options:
   -o, --output FORMAT      text (default) or json
   --cel-extras LIST        compile with non-Kubernetes CEL features: bind, math, base64 (or all)
+  --strict                 warnings fail too (exit 1), e.g. a PATH that holds no policy
   --static-manifests DIR   check DIR as the API server's manifest-based admission configuration
                            would read it (a plugin's staticManifestsDir, KEP-5793, Kubernetes 1.36+)
   -h, --help               show this help
 
-Policies that no binding refers to are noted: they are loaded and checked, but not enforced.
+A PATH that holds no policy or binding is a warning, so that a misspelt path in CI does not pass
+silently. Policies that no binding refers to are noted: they are loaded and checked, but not
+enforced. A name an expression does not know gets a hint when the policy has a likely one
+(variables.<name>, object, request, ...).
 
 --static-manifests DIR is the pre-flight for files the API server loads at startup, where a bad
 file stops it from starting. It reads DIR's own .yaml, .yml and .json files (not subdirectories)
@@ -45,7 +53,8 @@ directory, a name that does not end in .static.k8s.io or is used twice, a webhoo
 clientConfig.service instead of url, paramKind, paramRef, a binding whose policy is not in DIR,
 and every problem plain check reports.
 
-Exit status: 0 no errors (warnings allowed), 1 errors found, 2 bad options.
+Exit status: 0 no errors (warnings allowed, unless --strict), 1 errors found (or warnings with
+--strict), 2 bad options.
 `;
 
 const OPTIONS = {
@@ -54,9 +63,74 @@ const OPTIONS = {
     output: { type: "string", short: "o", default: "text" },
     "cel-extras": { type: "string" },
     "static-manifests": { type: "string" },
+    strict: { type: "boolean" },
   },
   allowPositionals: true,
 } as const;
+
+function policyKindOf(binding: RejectedBinding["kind"]): CompiledPolicy["kind"] {
+  return binding === "ValidatingAdmissionPolicyBinding"
+    ? "ValidatingAdmissionPolicy"
+    : "MutatingAdmissionPolicy";
+}
+
+/** Whether `file` is `path` or inside it. */
+function under(file: string, path: string): boolean {
+  return file === path || file.startsWith(path.endsWith(sep) ? path : `${path}${sep}`);
+}
+
+/**
+ * A warning for each path given that yielded no policy or binding and no problem of its own: a
+ * typo in CI (`check polcies/`) must not pass as "0 problems".
+ */
+function emptyPaths(
+  paths: readonly string[],
+  written: readonly string[],
+  set: PolicySet,
+  diagnostics: readonly Diagnostic[],
+): Diagnostic[] {
+  const files = [
+    ...set.policies.map((p) => p.source.locate("metadata.name").file),
+    ...set.bindings.map((b) => b.source.locate("metadata.name").file),
+    ...diagnostics.flatMap((d) => (d.location ? [d.location.file] : [])),
+  ];
+  return paths.flatMap((path, i): Diagnostic[] =>
+    files.some((f) => under(f, path))
+      ? []
+      : [
+          {
+            code: "PE_NO_POLICIES",
+            severity: "warning",
+            message: `${written[i] ?? path} holds no ValidatingAdmissionPolicy, MutatingAdmissionPolicy or binding`,
+          },
+        ],
+  );
+}
+
+/**
+ * The policies no binding enforces, each with why. A policy counts as bound when any binding names
+ * it (two policies of one name are a reported error, not unbound); one whose only binding has
+ * errors is not enforced because of them, which the note says rather than "no binding".
+ */
+function unboundPolicies(compiled: CompiledPolicySet, set: PolicySet): UnboundPolicy[] {
+  const named = new Set(set.bindings.map((b) => `${policyKindOf(b.kind)}/${b.policyName}`));
+  const rejected = new Map<string, string>();
+  for (const b of set.rejectedBindings ?? [])
+    if (b.policyName !== undefined) rejected.set(`${policyKindOf(b.kind)}/${b.policyName}`, b.name);
+  return compiled.unbound.flatMap((p): UnboundPolicy[] => {
+    const key = `${p.kind}/${p.name}`;
+    if (named.has(key)) return [];
+    const broken = rejected.get(key);
+    return [
+      {
+        kind: p.kind,
+        name: p.name,
+        location: p.policy.source.locate("metadata.name"),
+        ...(broken === undefined ? {} : { note: `not enforced: its binding '${broken}' has errors` }),
+      },
+    ];
+  });
+}
 
 export async function run(args: readonly string[], io: CliIO): Promise<number> {
   const parsed = parseCommandArgs({ name, usage, help }, args, OPTIONS, io);
@@ -80,21 +154,24 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     extras = e.value;
   }
 
-  const loaded = await loadPolicyPaths(positionals.map((p) => userPath(io, p)));
+  const paths = positionals.map((p) => userPath(io, p));
+  const loaded = await loadPolicyPaths(paths);
   const compiled = compilePolicySet(loaded.set, { extras });
+  const problems = [...loaded.diagnostics, ...compiled.diagnostics];
   const report: CheckReport = {
     files: loaded.files,
     policies: compiled.policies.length,
     bindings: compiled.bindings.length,
-    diagnostics: [...loaded.diagnostics, ...compiled.diagnostics],
-    unbound: compiled.unbound.map((p) => ({
-      kind: p.kind,
-      name: p.name,
-      location: p.policy.source.locate("metadata.name"),
-    })),
+    diagnostics: [
+      ...withNameHints(problems, loaded.set.policies),
+      ...emptyPaths(paths, positionals, loaded.set, problems),
+    ],
+    unbound: unboundPolicies(compiled, loaded.set),
   };
   io.stdout(output === "json" ? formatCheckJson(report) : formatCheckText(report));
-  return errorCount(report.diagnostics) > 0 ? EXIT_OUTCOME : EXIT_OK;
+  const errors = errorCount(report.diagnostics);
+  const failing = values.strict ? report.diagnostics.length : errors;
+  return failing > 0 ? EXIT_OUTCOME : EXIT_OK;
 }
 
 /** The files the API server reads from a staticManifestsDir: its own entries, by name, that are not directories. */

@@ -13,7 +13,8 @@ import { DEFAULT_USER, OPERATIONS, type UserInfo } from "../../../request/types.
 import type { Operation } from "../../../policy/types.ts";
 import { err, ok, type Result } from "../../../result.ts";
 import { loadPolicyPaths } from "../../../sources/files.ts";
-import { errorCount, formatDiagnostics } from "../../output/diagnostics.ts";
+import { errorCount, formatDiagnostics, plural } from "../../output/diagnostics.ts";
+import { withNameHints } from "../../output/hints.ts";
 import {
   formatResultsJson,
   formatResultsTable,
@@ -25,6 +26,8 @@ import { HELP_OPTION, parseCommandArgs, splitList, usageError, userPath } from "
 import { isJsonObject, parseDocuments, readDocuments, readSingleDocument } from "../../input/documents.ts";
 import { parseExtras } from "../expression.ts";
 import { type CliIO, EXIT_OK, EXIT_OUTCOME, EXIT_USAGE } from "../io.ts";
+import { writeMutated } from "../mutated.ts";
+import { terminalWidth } from "../terminal.ts";
 import {
   buildRequest,
   defaultedFields,
@@ -61,9 +64,20 @@ Options:
   -o, --output FORMAT        table (default), json or yaml
   --explain                  show every matchCondition, variable, validation and mutation with
                              its value, and the fields the API server's defaults set
+  --show-skipped             also list the policies that do not apply (hidden by default in the
+                             table; -o json and -o yaml always hold them)
+  --write-mutated DIR        write each resource as admission leaves it (mutated, namespaced and
+                             defaulted) to DIR/<kind>_<namespace>_<name>.yaml; never overwrites
+                             an input file
   --no-defaults              evaluate the manifests as written, without the defaults the API
                              server applies before admission
   -h, --help                 show this help
+
+The table has a row per policy evaluation (a mutating policy's second run, when a later policy
+changed the object and its reinvocationPolicy is IfNeeded, is marked '(reinvoked)'), then a line
+per resource with what the API server would answer (allowed or denied, warnings, patched) and a
+count. On a terminal it is fitted to the width. -o json and -o yaml give, per resource, the
+decision (allowed, status, warnings, auditAnnotations, patch) and every policy's result, whole.
 
 Policies that no binding refers to are evaluated as if bound with validationActions [Deny];
 the output says so (binding '(none)*' in the table, "binding": null in JSON and YAML).
@@ -93,6 +107,8 @@ const OPTIONS = {
     "cel-extras": { type: "string" },
     output: { type: "string", short: "o", default: "table" },
     explain: { type: "boolean" },
+    "show-skipped": { type: "boolean" },
+    "write-mutated": { type: "string" },
     "no-defaults": { type: "boolean" },
   },
   allowPositionals: false,
@@ -233,8 +249,8 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   const paramFiles = values.params ?? [];
   const params =
     paramFiles.length > 0 ? await loadPolicyPaths(paramFiles.map((p) => userPath(io, p))) : undefined;
-  if (reportInputErrors(io, [...loaded.diagnostics, ...compiled.diagnostics, ...(params?.diagnostics ?? [])]))
-    return EXIT_USAGE;
+  const problems = [...loaded.diagnostics, ...compiled.diagnostics, ...(params?.diagnostics ?? [])];
+  if (reportInputErrors(io, withNameHints(problems, loaded.set.policies))) return EXIT_USAGE;
 
   const allResources = [...compiled.resources, ...(params?.set.resources ?? [])];
   const set: CompiledPolicySet = { ...compiled, resources: allResources };
@@ -272,22 +288,45 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     });
   }
 
-  return report(evaluations, output, explain, io);
+  const outDir = values["write-mutated"];
+  if (outDir !== undefined) {
+    if (operation === "DELETE" || operation === "CONNECT")
+      return fail(`--write-mutated writes the objects of CREATE and UPDATE, not ${operation}`);
+    const inputs = [
+      ...[...resourceFiles, oldFile, values["namespace-object"]]
+        .filter((f): f is string => f !== undefined && f !== "-")
+        .map((f) => userPath(io, f)),
+      ...loaded.files,
+      ...(params?.files ?? []),
+    ];
+    const written = await writeMutated(userPath(io, outDir), evaluations, inputs);
+    if (!written.ok) return fail(written.error);
+    io.stderr(`celgate eval: wrote ${plural(written.value.length, "object", "objects")} to ${outDir}\n`);
+  }
+  const view = { explain, showSkipped: values["show-skipped"] ?? false };
+  return report(evaluations, output, view, io);
 }
 
 /** Prints the evaluations in the chosen format; the exit status says whether any was denied or failed. */
 function report(
   evaluations: readonly ResourceEvaluation[],
   output: Output,
-  explain: boolean,
+  view: { readonly explain: boolean; readonly showSkipped: boolean },
   io: CliIO,
 ): number {
+  const { explain } = view;
+  const width = terminalWidth(io);
   io.stdout(
     output === "json"
       ? formatResultsJson(evaluations, { explain })
       : output === "yaml"
         ? formatResultsYaml(evaluations, { explain })
-        : formatResultsTable(evaluations, { explain }),
+        : formatResultsTable(evaluations, {
+            explain,
+            hideSkipped: !view.showSkipped,
+            skippedHint: "--show-skipped lists them",
+            ...(width === undefined ? {} : { width }),
+          }),
   );
   if (evaluations.some((e) => e.results.some((r) => r.errorKind === "namespace-not-found")))
     io.stderr(

@@ -2,12 +2,16 @@
 import { writeFile } from "node:fs/promises";
 import type { CelExtras } from "../../../cel/index.ts";
 import { fileSuiteReader, findSuiteFiles, type SuiteReader } from "../../../sources/suites.ts";
-import { runSuiteFile, type SuiteResult } from "../../../suite/run.ts";
-import { formatDiagnostics } from "../../output/diagnostics.ts";
+import { type LoadedSuite, loadSuiteFile, runLoadedSuite } from "../../../suite/run.ts";
+import { type CaseSelector, caseSelector } from "../../../suite/select.ts";
+import { ANSI, PLAIN } from "../../output/colour.ts";
+import { formatDiagnostics, plural } from "../../output/diagnostics.ts";
 import { formatJunit, formatSuiteJson, formatSuiteText, summarize } from "../../output/suite.ts";
 import { HELP_OPTION, parseCommandArgs, usageError, userPath } from "../args.ts";
 import { parseExtras } from "../expression.ts";
 import { type CliIO, EXIT_OK, EXIT_OUTCOME, EXIT_USAGE } from "../io.ts";
+import { scaffoldSuite } from "../scaffold.ts";
+import { useColour } from "../terminal.ts";
 
 export const name = "test";
 export const summary = "run the declarative policy tests (*.test.yaml)";
@@ -17,44 +21,110 @@ evaluates it (mutating policies first, then validating policies on the mutated o
 expectations (allowed, message, warnings, patched, ...) are checked.
 
 usage: ${usage}
+       celgate test --update SUITE -p POLICY_PATH... -r OBJECT_PATH... [--params PATH...] [--force]
 
 PATH is a suite file or a directory searched recursively for *.test.yaml and *.test.yml
 (hidden entries and node_modules are skipped). Without PATH, the current directory.
 
 Options:
   -o, --output FORMAT   text (default) or json
+  --run PATTERN         run only the cases whose name matches, as 'go test -run' does: a case is
+                        named suite/group/.../case, PATTERN is split at '/' and each part is a
+                        regular expression (RE2) for that level; spaces match as '_'
   --junit FILE          also write a JUnit XML report to FILE
   --cel-extras LIST     compile with non-Kubernetes CEL features: bind, math, base64 (or all)
   --ascii               PASS/FAIL instead of ✓/✗
+  --no-color            no colour (colour is used only on a terminal, and never with NO_COLOR set)
   --no-defaults         evaluate the objects of cases that do not set 'defaulting' as written,
                         without the defaults the API server applies before admission
   -h, --help            show this help
 
+Writing a new suite from what happens now:
+  --update SUITE        write SUITE (a new *.test.yaml) with a case per object given with -r,
+                        each expecting what the policies decide now (allowed, code, reason,
+                        message, warnings, audit annotations, the patch); it is run before it is
+                        kept, and an existing file is left alone unless --force
+  -p, --policy PATH     the policies the suite tests (repeatable)
+  -r, --resource PATH   object files or directories, YAML or JSON, one case per object
+                        (repeatable; '-' reads standard input; the objects are written inline)
+  --params PATH         parameter objects and Namespaces: the suite's resources (repeatable)
+  --force               overwrite SUITE if it exists
+
 Objects are evaluated as admission sees them: in the request's namespace and, for built-in kinds,
 with the API server's defaults (Kubernetes 1.36), unless a case says 'defaulting: false'.
 
-The text report ends with 'N passed, M failed'. A failed case shows each expectation that did not
-hold (expected and actual; a line diff for patched and patch), then every policy's result with the
-explain trace and the authorizer checks that were made.
+Every suite is read and loaded, with every file it names, before any case runs: when any has a
+problem, all the problems of all suites are reported (on stderr, as file:line:col) and no case is
+run. The text report has a line per case; a failed case shows each expectation that did not hold
+(expected and actual; a line diff for patched and patch), then every policy's result with the
+explain trace and the authorizer checks that were made. It ends with the failed cases again and
+'N passed, M failed' (then ', E errors' for suite files with errors and ', S skipped' for cases
+--run left out, when there are any). A JUnit failure's message holds every expectation that did
+not hold, in full; its body adds the decision.
 
 Exit status: 0 every case passed, 1 a case failed, 2 a suite file (or a policy or object file it
-names) has errors, or bad options. Problems are reported on stderr as file:line:col.
+names) has errors, --run matches no case, or bad options.
 `;
 
 const OPTIONS = {
   options: {
     ...HELP_OPTION,
     output: { type: "string", short: "o", default: "text" },
+    run: { type: "string" },
     junit: { type: "string" },
     "cel-extras": { type: "string" },
     ascii: { type: "boolean" },
+    "no-color": { type: "boolean" },
     "no-defaults": { type: "boolean" },
+    update: { type: "string" },
+    policy: { type: "string", short: "p", multiple: true },
+    resource: { type: "string", short: "r", multiple: true },
+    params: { type: "string", multiple: true },
+    force: { type: "boolean" },
   },
   allowPositionals: true,
 } as const;
 
 const OUTPUTS = ["text", "json"] as const;
 type Output = (typeof OUTPUTS)[number];
+type Values = Exclude<ReturnType<typeof parseCommandArgs<typeof OPTIONS>>, number>["values"];
+
+/** `--update`: write a new suite from the policies and objects given. */
+async function update(
+  values: Values,
+  positionals: readonly string[],
+  extras: CelExtras,
+  io: CliIO,
+): Promise<number> {
+  const fail = (message: string) => usageError(io, { name, usage }, message);
+  const target = values.update as string;
+  if (positionals.length > 0)
+    return fail(`--update writes one suite; unexpected argument '${positionals[0]}'`);
+  const policies = values.policy ?? [];
+  const objects = values.resource ?? [];
+  if (policies.length === 0) return fail("--update needs -p/--policy: the policies the suite tests");
+  if (objects.length === 0) return fail("--update needs -r/--resource: the objects to make cases of");
+  const written = await scaffoldSuite(
+    {
+      target: userPath(io, target),
+      written: target,
+      policies: policies.map((p) => userPath(io, p)),
+      objects: objects.map((r) => (r === "-" ? r : userPath(io, r))),
+      params: (values.params ?? []).map((p) => userPath(io, p)),
+      force: values.force ?? false,
+      extras,
+      defaults: !values["no-defaults"],
+    },
+    io,
+  );
+  if (!written.ok) return fail(written.error);
+  const cases = written.value.cases;
+  const denied = cases.filter((c) => !c.actual.allowed).length;
+  io.stdout(
+    `wrote ${target}: ${plural(cases.length, "case", "cases")} (${cases.length - denied} allowed, ${denied} denied)\n`,
+  );
+  return EXIT_OK;
+}
 
 /** Runs the command with the given reader (tests substitute one). */
 export async function runWith(args: readonly string[], io: CliIO, reader: SuiteReader): Promise<number> {
@@ -70,6 +140,15 @@ export async function runWith(args: readonly string[], io: CliIO, reader: SuiteR
     if (!e.ok) return fail(e.error);
     extras = e.value;
   }
+  if (values.update !== undefined) return update(values, positionals, extras, io);
+  for (const only of ["policy", "resource", "params", "force"] as const)
+    if (values[only] !== undefined) return fail(`--${only} is for --update`);
+  let select: CaseSelector | undefined;
+  if (values.run !== undefined) {
+    const s = caseSelector(values.run);
+    if (!s.ok) return fail(s.error);
+    select = s.value;
+  }
   const paths = positionals.length > 0 ? positionals.map((p) => userPath(io, p)) : [io.cwd];
   const found = await findSuiteFiles(paths);
   if (found.problems.length > 0) {
@@ -83,14 +162,24 @@ export async function runWith(args: readonly string[], io: CliIO, reader: SuiteR
     return EXIT_USAGE;
   }
 
-  const suites: SuiteResult[] = [];
+  // Every suite is loaded (and every problem found) before any case runs, as check reports all.
+  const loaded: LoadedSuite[] = [];
   for (const file of found.files)
-    suites.push(await runSuiteFile(file, reader, { extras, defaults: !values["no-defaults"] }));
-
-  const diagnostics = suites.flatMap((s) => s.diagnostics);
+    loaded.push(await loadSuiteFile(file, reader, { extras, defaults: !values["no-defaults"] }));
+  const diagnostics = loaded.flatMap((s) => s.diagnostics);
   if (diagnostics.length > 0) io.stderr(formatDiagnostics(diagnostics));
+  const broken = loaded.filter((s) => s.broken);
+  const suites = (broken.length > 0 ? broken : loaded).map((s) => runLoadedSuite(s, select));
+  const sum = summarize(suites);
+  if (broken.length === 0 && values.run !== undefined && sum.passed + sum.failed === 0) {
+    io.stderr(`celgate test: no case matches --run ${JSON.stringify(values.run)}\n`);
+    return EXIT_USAGE;
+  }
+  const palette = useColour(io, values["no-color"]) ? ANSI : PLAIN;
   io.stdout(
-    output === "json" ? formatSuiteJson(suites) : formatSuiteText(suites, { ascii: values.ascii ?? false }),
+    output === "json"
+      ? formatSuiteJson(suites)
+      : formatSuiteText(suites, { ascii: values.ascii ?? false, palette }),
   );
   if (values.junit !== undefined) {
     const target = userPath(io, values.junit);
@@ -103,7 +192,6 @@ export async function runWith(args: readonly string[], io: CliIO, reader: SuiteR
       return EXIT_USAGE;
     }
   }
-  const sum = summarize(suites);
   if (sum.broken > 0) return EXIT_USAGE;
   return sum.failed > 0 ? EXIT_OUTCOME : EXIT_OK;
 }
