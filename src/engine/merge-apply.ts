@@ -274,6 +274,7 @@ function placeList(
     next++;
     if (p.value !== l[p.from]) changed = true;
   }
+  if (!inPlace || next !== l.length) changed = true;
   if (!changed) return l;
   const values = out.map((p) => p.value);
   if (!inPlace || next !== l.length) {
