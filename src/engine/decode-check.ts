@@ -157,6 +157,8 @@ function strictKey(ctx: Context, key: string): string {
 
 function check(kind: KindSchema, node: Schema, v: unknown, ctx: Context, f: Findings): void {
   if (v === null || f.custom !== undefined) return;
+  // The common write: a string where the schema has a plain string.
+  if (typeof v === "string" && node.type === "string" && node.format === undefined) return;
   const { schema: s, name } = resolve(kind, node);
   if (name === QUANTITY) {
     f.custom ??= quantityError(v);
@@ -229,30 +231,91 @@ function checkObject(
   }
 }
 
-/** Where a pointer leads in the schema, with the decoder's context there; undefined: no schema. */
-function locate(kind: KindSchema, tokens: readonly string[]): { node: Schema; ctx: Context } | undefined {
-  let node: Schema = kind.schema;
+/** A container a patch writes into: its schema (reference followed), the definition, the decoder's context. */
+interface Place {
+  readonly schema: Schema;
+  readonly name: string | undefined;
+  readonly ctx: Context;
+}
+
+const ROOT_CONTEXT: Context = Object.freeze({ struct: "", fields: Object.freeze([]), strict: "" });
+
+/** Where the container at `parents` is in the schema; undefined where the schema has nothing. */
+function place(kind: KindSchema, parents: readonly string[]): Place | undefined {
+  let schema = kind.schema;
   let name = kind.definitionName;
-  let ctx: Context = { struct: "", fields: [], strict: "" };
-  for (const t of tokens) {
-    const r = resolve(kind, node);
-    const s = r.schema;
-    name = r.name ?? name;
-    if (s.type === "array" && s.items) {
+  let ctx = ROOT_CONTEXT;
+  for (const t of parents) {
+    let node: Schema;
+    if (schema.type === "array" && schema.items) {
       ctx = { ...ctx, strict: `${ctx.strict}[${t}]` };
-      node = s.items;
-    } else if (s.type === "object" && s.properties !== undefined) {
-      const field = Object.hasOwn(s.properties, t) ? s.properties[t] : undefined;
+      node = schema.items;
+    } else if (schema.type === "object" && schema.properties !== undefined) {
+      const field = Object.hasOwn(schema.properties, t) ? schema.properties[t] : undefined;
       if (field === undefined) return undefined;
       ctx = child(ctx, name ? shortName(name) : "", t, strictKey(ctx, t));
       node = field;
-    } else if (s.type === "object" && typeof s.additionalProperties === "object") {
+    } else if (schema.type === "object" && typeof schema.additionalProperties === "object") {
       ctx = child(ctx, undefined, undefined, strictKey(ctx, t));
-      node = s.additionalProperties;
+      node = schema.additionalProperties;
     } else return undefined;
-    name = undefined;
+    const r = resolve(kind, node);
+    schema = r.schema;
+    name = r.name;
   }
-  return { node: name ? { $ref: name } : node, ctx };
+  return { schema, name, ctx };
+}
+
+/**
+ * The places patches write into, per kind and container pointer: a policy's patches name the same
+ * few on every request. Bounded, as pointers may be computed from request data.
+ */
+const PLACES_SIZE = 512;
+const places = new WeakMap<KindSchema, Map<string, Place | null>>();
+
+function placeOf(kind: KindSchema, w: Write): Place | undefined {
+  let byPointer = places.get(kind);
+  if (byPointer === undefined) {
+    byPointer = new Map();
+    places.set(kind, byPointer);
+  }
+  const key = w.path.slice(0, w.path.lastIndexOf("/"));
+  let p = byPointer.get(key);
+  if (p === undefined) {
+    p = place(kind, w.parents) ?? null;
+    if (byPointer.size >= PLACES_SIZE) byPointer.clear();
+    byPointer.set(key, p);
+  }
+  return p ?? undefined;
+}
+
+/** Checks one written value where it landed. */
+function checkWrite(kind: KindSchema, w: Write, f: Findings): void {
+  if (w.path === "") {
+    check(kind, kind.definitionName ? { $ref: kind.definitionName } : kind.schema, w.value, ROOT_CONTEXT, f);
+    return;
+  }
+  // A write under a member the schema does not know: that member was there before the patch.
+  const at = placeOf(kind, w);
+  if (at === undefined) return;
+  const { schema: s, ctx } = at;
+  const last = w.last;
+  if (s.type === "array" && s.items) {
+    check(kind, s.items, w.value, { ...ctx, strict: `${ctx.strict}[${last}]` }, f);
+  } else if (s.type === "object" && s.properties !== undefined) {
+    const field = Object.hasOwn(s.properties, last) ? s.properties[last] : undefined;
+    if (field === undefined) f.unknown.push(`unknown field ${JSON.stringify(strictKey(ctx, last))}`);
+    else
+      check(
+        kind,
+        field,
+        w.value,
+        child(ctx, at.name ? shortName(at.name) : "", last, strictKey(ctx, last)),
+        f,
+      );
+  } else if (s.type === "object" && typeof s.additionalProperties === "object") {
+    check(kind, s.additionalProperties, w.value, child(ctx, undefined, undefined, strictKey(ctx, last)), f);
+  }
 }
 
 /**
@@ -261,23 +324,7 @@ function locate(kind: KindSchema, tokens: readonly string[]): { node: Schema; ct
  */
 export function decodeError(kind: KindSchema, writes: readonly Write[]): string | undefined {
   const f: Findings = { custom: undefined, typeError: undefined, unknown: [] };
-  for (const w of writes) {
-    const parent = locate(kind, w.tokens.slice(0, -1));
-    // A write under a member the schema does not know: that member was there before the patch.
-    if (parent === undefined) continue;
-    const last = w.tokens[w.tokens.length - 1];
-    if (last === undefined) {
-      check(kind, parent.node, w.value, parent.ctx, f);
-      continue;
-    }
-    const { schema: s } = resolve(kind, parent.node);
-    if (s.type === "object" && s.properties !== undefined && !Object.hasOwn(s.properties, last)) {
-      f.unknown.push(`unknown field ${JSON.stringify(strictKey(parent.ctx, last))}`);
-      continue;
-    }
-    const at = locate(kind, w.tokens);
-    if (at !== undefined) check(kind, at.node, w.value, at.ctx, f);
-  }
+  for (const w of writes) checkWrite(kind, w, f);
   if (f.custom !== undefined) return f.custom;
   if (f.typeError !== undefined) return f.typeError;
   if (f.unknown.length > 0) return `strict decoding error: ${f.unknown.join(", ")}`;

@@ -35,9 +35,13 @@ export interface PatchOperation {
   readonly value?: unknown;
 }
 
-/** A value the patch put somewhere: the canonical tokens of where it landed, and the value. */
+/** A value the patch put somewhere: where it landed (canonical pointer and tokens), and the value. */
 export interface Write {
-  readonly tokens: readonly string[];
+  readonly path: string;
+  /** The decoded tokens of the container it landed in. */
+  readonly parents: readonly string[];
+  /** The member name or list index it landed at. */
+  readonly last: string;
   readonly value: unknown;
 }
 
@@ -123,6 +127,42 @@ function arrayRemove(length: number, key: string): number | string {
   return Number(idx);
 }
 
+/** A pointer split as findObject splits it: the decoded tokens after the first. */
+interface Parsed {
+  readonly tokens: readonly string[];
+  /** The pointer is written as the canonical form of its tokens (so it can stand for them). */
+  readonly canonical: boolean;
+}
+
+/**
+ * A policy's mutations name the same few pointers on every request, so their parses are kept. The
+ * bound keeps pointers computed from request data (one per list index, say) from growing it forever.
+ */
+const PARSE_CACHE_SIZE = 512;
+const parses = new Map<string, Parsed | null>();
+
+function parse(path: string): Parsed | undefined {
+  let p = parses.get(path);
+  if (p === undefined) {
+    const split = path.split("/");
+    if (split.length < 2) p = null;
+    else {
+      const tokens: string[] = [];
+      let canonical = split[0] === "";
+      for (let i = 1; i < split.length; i++) {
+        const raw = split[i] as string;
+        const t = decodeKey(raw);
+        if (pointerSegment(t) !== raw) canonical = false;
+        tokens.push(t);
+      }
+      p = { tokens, canonical };
+    }
+    if (parses.size >= PARSE_CACHE_SIZE) parses.clear();
+    parses.set(path, p);
+  }
+  return p ?? undefined;
+}
+
 /** What findObject finds: the container of the pointer's last token, with the pointer made canonical. */
 interface Location {
   readonly container: Container;
@@ -130,35 +170,44 @@ interface Location {
   readonly key: string;
   /** The tokens leading to the container: decoded member names and resolved list indices. */
   readonly parents: readonly string[];
+  /** The pointer as given, when it is already canonical for `parents` and `key`. */
+  readonly path: string | undefined;
 }
 
 /** findObject: undefined when the pointer leads nowhere (through a missing member, a null or a scalar). */
 function findObject(doc: JsonObject, path: string): Location | undefined {
-  const split = path.split("/");
-  if (split.length < 2) return undefined;
-  const parents: string[] = [];
+  const p = parse(path);
+  if (p === undefined) return undefined;
+  const tokens = p.tokens;
+  const last = tokens.length - 1;
+  let exact = p.canonical;
+  let parents = tokens.slice(0, last);
   let node: Container = doc;
-  for (let i = 1; i < split.length - 1; i++) {
-    const part = decodeKey(split[i] as string);
+  for (let i = 0; i < last; i++) {
+    const part = tokens[i] as string;
     let next: unknown;
     if (Array.isArray(node)) {
       const idx = arrayGet(node.length, part);
       if (typeof idx === "string") return undefined;
       next = node[idx];
-      parents.push(String(idx));
-    } else {
-      next = Object.hasOwn(node, part) ? node[part] : undefined;
-      parents.push(part);
-    }
+      const canon = String(idx);
+      if (canon !== part) {
+        if (exact) parents = [...parents];
+        exact = false;
+        parents[i] = canon;
+      }
+    } else next = Object.hasOwn(node, part) ? node[part] : undefined;
     if (typeof next !== "object" || next === null) return undefined;
     node = next as Container;
   }
-  return { container: node, key: decodeKey(split[split.length - 1] as string), parents };
+  return { container: node, key: tokens[last] as string, parents, path: exact ? path : undefined };
 }
 
-function pointer(parents: readonly string[], last: string): string {
+/** The canonical pointer to `last` in the location's container. */
+function pointer(loc: Location, last: string): string {
+  if (loc.path !== undefined && last === loc.key) return loc.path;
   let out = "";
-  for (const t of parents) out += `/${pointerSegment(t)}`;
+  for (const t of loc.parents) out += `/${pointerSegment(t)}`;
   return `${out}/${pointerSegment(last)}`;
 }
 
@@ -201,27 +250,32 @@ class Patching {
   doc: JsonObject;
   readonly effective: JsonPatchOp[] = [];
   readonly writes: Write[] = [];
-  /** Containers this patch made (copies), which later operations may change in place. */
-  private readonly owned = new WeakSet<object>();
+  /**
+   * Containers this patch made (copies), which later operations may change in place; not kept for
+   * a patch of one operation, which writes once.
+   */
+  private readonly owned: Set<object> | undefined;
 
-  constructor(doc: JsonObject) {
+  constructor(doc: JsonObject, operations: number) {
     this.doc = doc;
+    this.owned = operations > 1 ? new Set() : undefined;
   }
 
   /** The container at `parents`, copied (with every container above it) unless this patch made it. */
   writable(parents: readonly string[], reshaped: boolean): JsonObject | unknown[] {
-    if (!this.owned.has(this.doc)) {
+    const owned = this.owned;
+    if (owned === undefined || !owned.has(this.doc)) {
       this.doc = copyMap(this.doc, reshaped && parents.length === 0);
-      this.owned.add(this.doc);
+      owned?.add(this.doc);
     }
     let node: JsonObject | unknown[] = this.doc;
     for (let i = 0; i < parents.length; i++) {
       const t = parents[i] as string;
       const child = (Array.isArray(node) ? node[Number(t)] : node[t]) as JsonObject | unknown[];
       let c = child;
-      if (!this.owned.has(c)) {
+      if (owned === undefined || !owned.has(c)) {
         c = Array.isArray(child) ? [...child] : copyMap(child, reshaped && i === parents.length - 1);
-        this.owned.add(c);
+        owned?.add(c);
         if (Array.isArray(node)) node[Number(t)] = c;
         else setMember<unknown>(node, t, c);
       }
@@ -240,8 +294,9 @@ class Patching {
       (this.writable(loc.parents, true) as unknown[]).splice(idx, 0, value);
       last = String(idx);
     } else setMember<unknown>(this.writable(loc.parents, true) as JsonObject, loc.key, value);
-    this.writes.push({ tokens: [...loc.parents, last], value });
-    return { path: pointer(loc.parents, last) };
+    const path = pointer(loc, last);
+    this.writes.push({ path, parents: loc.parents, last, value });
+    return { path };
   }
 
   /** Removes a member or a list element (con.remove); the error text when it cannot. */
@@ -251,12 +306,12 @@ class Patching {
       const idx = arrayRemove(c.length, loc.key);
       if (typeof idx === "string") return { error: idx };
       (this.writable(loc.parents, true) as unknown[]).splice(idx, 1);
-      return { path: pointer(loc.parents, String(idx)) };
+      return { path: pointer(loc, String(idx)) };
     }
     if (!Object.hasOwn(c, loc.key))
       return { error: `Unable to remove nonexistent key: ${loc.key}: ${MISSING}` };
     delete (this.writable(loc.parents, true) as JsonObject)[loc.key];
-    return { path: pointer(loc.parents, loc.key) };
+    return { path: pointer(loc, loc.key) };
   }
 }
 
@@ -304,7 +359,7 @@ function replace(p: Patching, op: PatchOperation): string | undefined {
     if (!jsonEqual(p.doc, value)) {
       p.doc = value;
       p.effective.push({ op: "replace", path: "", value });
-      p.writes.push({ tokens: [], value });
+      p.writes.push({ path: "", parents: [], last: "", value });
     }
     return undefined;
   }
@@ -318,16 +373,18 @@ function replace(p: Patching, op: PatchOperation): string | undefined {
       return `replace operation does not apply: doc is missing key: ${op.path}: ${MISSING}`;
     if (jsonEqual(c[idx], value)) return undefined;
     (p.writable(loc.parents, false) as unknown[])[idx] = value;
-    p.effective.push({ op: "replace", path: pointer(loc.parents, String(idx)), value });
-    p.writes.push({ tokens: [...loc.parents, String(idx)], value });
+    const path = pointer(loc, String(idx));
+    p.effective.push({ op: "replace", path, value });
+    p.writes.push({ path, parents: loc.parents, last: String(idx), value });
     return undefined;
   }
   const had = Object.hasOwn(c, loc.key);
   if (had && jsonEqual(c[loc.key], value)) return undefined;
   setMember<unknown>(p.writable(loc.parents, !had) as JsonObject, loc.key, value);
   // A replace that added the member is written as the add it was.
-  p.effective.push({ op: had ? "replace" : "add", path: pointer(loc.parents, loc.key), value });
-  p.writes.push({ tokens: [...loc.parents, loc.key], value });
+  const path = pointer(loc, loc.key);
+  p.effective.push({ op: had ? "replace" : "add", path, value });
+  p.writes.push({ path, parents: loc.parents, last: loc.key, value });
   return undefined;
 }
 
@@ -379,8 +436,8 @@ function copy(p: Patching, op: PatchOperation): string | undefined {
 
 function canonicalFrom(loc: Location): string {
   const c = loc.container;
-  if (Array.isArray(c)) return pointer(loc.parents, String(arrayGet(c.length, loc.key)));
-  return pointer(loc.parents, loc.key);
+  if (Array.isArray(c)) return pointer(loc, String(arrayGet(c.length, loc.key)));
+  return pointer(loc, loc.key);
 }
 
 /** The test operation: true when it holds, else the error text (ErrTestFailed is "test failed"). */
@@ -398,7 +455,7 @@ function test(p: Patching, op: PatchOperation): boolean | string {
 
 /** Applies the operations in order. Never throws. */
 export function applyJsonPatch(object: JsonObject, ops: readonly PatchOperation[]): PatchOutcome {
-  const p = new Patching(object);
+  const p = new Patching(object, ops.length);
   for (const op of ops) {
     let error: string | undefined;
     switch (op.op) {
