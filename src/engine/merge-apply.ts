@@ -47,7 +47,7 @@ function written(n: MergeNode, v: unknown, o: MergeOptions): unknown {
   const part = partFor(n, v);
   if (part.kind === "list" && Array.isArray(v)) {
     let out: unknown[] | undefined;
-    const el = part.node.element();
+    const el = part.element();
     for (let i = 0; i < v.length; i++) {
       const w = written(el, v[i], o);
       if (w === v[i]) continue;
@@ -60,13 +60,13 @@ function written(n: MergeNode, v: unknown, o: MergeOptions): unknown {
   let out: JsonObject | undefined;
   for (const k in v) {
     if (!Object.hasOwn(v, k)) continue;
-    const field = part.node.field(k);
+    const field = part.field(k);
     if (field !== undefined && v[k] === null) {
       out ??= copyMap(v);
       delete out[k];
       continue;
     }
-    const child = field ?? part.node.elements();
+    const child = field ?? part.elements();
     if (child === undefined) continue;
     const w = written(child, v[k], o);
     if (w === v[k]) continue;
@@ -113,20 +113,20 @@ function mergeValue(
     const ll = Array.isArray(l) ? l : undefined;
     const rl = Array.isArray(r) ? r : undefined;
     const empty = (ll === undefined || ll.length === 0) && (rl === undefined || rl.length === 0);
-    if (part.node.relationship === "atomic" || empty) return leaf(n, l, r, path, ops, dropIfNull, o);
+    if (part.relationship === "atomic" || empty) return leaf(n, l, r, path, ops, dropIfNull, o);
     if (rl === undefined) return l;
     if (ll === undefined) return leaf(n, l, r, path, ops, dropIfNull, o);
-    return mergeList(part.node, ll, rl, path, ops, o);
+    return mergeList(part, ll, rl, path, ops, o);
   }
   const lm = isObject(l) ? l : undefined;
   const rm = isObject(r) ? r : undefined;
   const empty = (lm === undefined || isEmpty(lm)) && (rm === undefined || isEmpty(rm));
-  if (part.node.relationship === "atomic" || empty) return leaf(n, l, r, path, ops, dropIfNull, o);
+  if (part.relationship === "atomic" || empty) return leaf(n, l, r, path, ops, dropIfNull, o);
   // A null configuration map merges nothing into the object's.
   if (rm === undefined) return l;
   // The object's value is not a map (null): what the configuration merges into nothing, whole.
   if (lm === undefined) return leaf(n, l, r, path, ops, dropIfNull, o);
-  return mergeMap(part.node, lm, rm, path, ops, o);
+  return mergeMap(part, lm, rm, path, ops, o);
 }
 
 function isEmpty(m: JsonObject): boolean {
@@ -191,8 +191,8 @@ function mergeList(
   o: MergeOptions,
 ): unknown[] {
   const el = list.element();
-  const lKeys = l.map((item) => itemKey(list, item).id as string);
-  const rKeys = r.map((item) => itemKey(list, item).id as string);
+  const lKeys = l.map((item) => itemKey(list, item) as string);
+  const rKeys = r.map((item) => itemKey(list, item) as string);
   const lIndex = new Map<string, number>();
   lKeys.forEach((k, i) => {
     if (!lIndex.has(k)) lIndex.set(k, i);

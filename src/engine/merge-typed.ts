@@ -17,7 +17,7 @@
  * fits the value, and a value that fits no part (null among them) gets the whole atom, whose map
  * part handleAtom tries first.
  */
-import type { ListNode, MapNode, MergeNode, ScalarKind } from "../kube/schemas/index.ts";
+import type { ListNode, MapNode, MergeNode, ScalarKind, ScalarNode } from "../kube/schemas/index.ts";
 import { goType, smdToString, smdValueSharpV, smdValueV } from "./go-format.ts";
 
 /** One of SMD's ValidationErrors: the path of PathElement strings down to the value, and what is wrong. */
@@ -33,12 +33,10 @@ export function typedErrorsText(errs: readonly TypedError[]): string {
   return ["errors:", ...errs.map((e) => `  ${one(e)}`)].join("\n");
 }
 
-type Part =
-  | { readonly kind: "map"; readonly node: MapNode }
-  | { readonly kind: "list"; readonly node: ListNode }
-  | { readonly kind: "scalar"; readonly scalar: ScalarKind };
+/** The part of an atom that handles a value: the node itself for a typed node. */
+export type Part = MapNode | ListNode | ScalarNode;
 
-const UNTYPED_SCALAR_PART: Part = Object.freeze({ kind: "scalar", scalar: "untyped" });
+const UNTYPED_SCALAR: ScalarNode = Object.freeze({ kind: "scalar", scalar: "untyped" });
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
@@ -60,18 +58,10 @@ export function listPart(n: MergeNode): ListNode | undefined {
  * and null takes the map part.
  */
 export function partFor(n: MergeNode, v: unknown): Part {
-  switch (n.kind) {
-    case "map":
-      return { kind: "map", node: n };
-    case "list":
-      return { kind: "list", node: n };
-    case "scalar":
-      return { kind: "scalar", scalar: n.scalar };
-    case "untyped":
-      if (Array.isArray(v)) return { kind: "list", node: n.list };
-      if (v === null || v === undefined || isObject(v)) return { kind: "map", node: n.map };
-      return UNTYPED_SCALAR_PART;
-  }
+  if (n.kind !== "untyped") return n;
+  if (Array.isArray(v)) return n.list;
+  if (v === null || v === undefined || isObject(v)) return n.map;
+  return UNTYPED_SCALAR;
 }
 
 /** The node of a map's key: its field, else the element type; undefined where neither exists. */
@@ -97,14 +87,35 @@ export function scalarError(kind: ScalarKind, v: unknown): string | undefined {
   }
 }
 
-/** An element's identity in an associative list (a PathElement), or why it has none. */
-export type ItemKey =
-  | { readonly id: string; readonly text: string }
-  | { readonly id?: undefined; readonly error: string };
+/**
+ * An element's identity in an associative list (its PathElement, as a string to compare within
+ * one list), or why it has none.
+ */
+export type ItemKey = string | { readonly error: string };
 
 /** %q of a Go []string: `["a" "b"]`. */
 function quotedList(xs: readonly string[]): string {
   return `[${xs.map((x) => JSON.stringify(x)).join(" ")}]`;
+}
+
+/** A keyed list's key names sorted as value.FieldList.Sort sorts them, so a key reads one way. */
+const sortedKeys = new WeakMap<ListNode, readonly string[]>();
+
+function keysOf(list: ListNode): readonly string[] {
+  let keys = sortedKeys.get(list);
+  if (keys === undefined) {
+    keys = [...list.keys].sort();
+    sortedKeys.set(list, keys);
+  }
+  return keys;
+}
+
+/** The value of key `name` in `item`: its own, else the schema default; undefined when neither. */
+function keyValue(list: ListNode, item: Record<string, unknown>, name: string): unknown {
+  if (Object.hasOwn(item, name)) return item[name];
+  const element = mapPart(list.element());
+  const def = element?.fieldDefault(name);
+  return def === null ? undefined : def;
 }
 
 /** keyedAssociativeListItemToPathElement and setItemToPathElement. */
@@ -114,34 +125,45 @@ export function itemKey(list: ListNode, item: unknown): ItemKey {
     if (Array.isArray(item)) return { error: "not supported: associative list with lists as elements" };
     if (item === null)
       return { error: "associative list without keys has an element that's an explicit null" };
-    return { id: JSON.stringify(item), text: `[=${smdToString(item)}]` };
+    return JSON.stringify(item);
   }
   if (item === null) return { error: "associative list with keys may not have a null element" };
   if (!isObject(item)) return { error: "associative list with keys may not have non-map elements" };
-  const pairs: [string, unknown][] = [];
-  for (const name of list.keys) {
-    if (Object.hasOwn(item, name)) {
-      pairs.push([name, item[name]]);
-      continue;
-    }
-    const element = mapPart(list.element());
-    if (element === undefined)
+  const keys = keysOf(list);
+  // The common key: one name with a string value, which is its own identity.
+  if (keys.length === 1) {
+    const v = Object.hasOwn(item, keys[0] as string) ? item[keys[0] as string] : undefined;
+    if (typeof v === "string" && !v.startsWith("\u0000")) return v;
+  }
+  let id = "\u0000";
+  let found = false;
+  for (const name of keys) {
+    if (!Object.hasOwn(item, name) && mapPart(list.element()) === undefined)
       return {
         error: `couldn't find default value for ${name}: associative list may not have non-map types`,
       };
-    const def = element.fieldDefault(name);
-    if (def !== undefined && def !== null) pairs.push([name, def]);
+    const v = keyValue(list, item, name);
+    // A key with neither value nor default is left out: a key list where it is set is another element.
+    if (v === undefined) continue;
+    found = true;
+    id += `${name}\u0000${JSON.stringify(v)}\u0001`;
   }
-  if (pairs.length === 0)
+  if (!found)
     return {
       error: `associative list with keys has an element that omits all key fields ${quotedList(list.keys)} (and doesn't have default values for any key fields)`,
     };
-  // value.FieldList.Sort: by name, so the key reads the same whatever order the schema lists them in.
-  pairs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-  return {
-    id: JSON.stringify(pairs),
-    text: `[${pairs.map(([k, v]) => `${k}=${smdToString(v)}`).join(",")}]`,
-  };
+  return id;
+}
+
+/** The PathElement string of an element whose key was read (`[name="a"]`, `[=x]`), for messages. */
+export function itemKeyText(list: ListNode, item: unknown): string {
+  if (list.keys.length === 0) return `[=${smdToString(item)}]`;
+  const parts: string[] = [];
+  for (const name of keysOf(list)) {
+    const v = keyValue(list, item as Record<string, unknown>, name);
+    if (v !== undefined) parts.push(`${name}=${smdToString(v)}`);
+  }
+  return `[${parts.join(",")}]`;
 }
 
 /** ".name": a field's PathElement string. */
@@ -160,50 +182,104 @@ interface Reading {
   readonly decoded: boolean;
 }
 
-function validateList(list: ListNode, v: unknown[], path: string, r: Reading): void {
-  const seen = list.relationship === "associative" ? new Set<string>() : undefined;
+/**
+ * WithLazyPrefix: the errors a child added (from `from` on) get the child's PathElement in front.
+ * Callers check that there are some before they build the PathElement.
+ */
+function prefixed(r: Reading, from: number, p: string): void {
+  for (let i = from; i < r.errs.length; i++) {
+    const e = r.errs[i] as TypedError;
+    r.errs[i] = { path: p + e.path, message: e.message };
+  }
+}
+
+/** Whether a value can hold nothing decoding lets through wrong (a scalar or null). */
+function leafOf(v: unknown): boolean {
+  return typeof v !== "object" || v === null;
+}
+
+/**
+ * Whether values of a node can hold a set or keyed list, the one thing a decoded object can have
+ * wrong: the other subtrees of a decoded object are not walked. Worked out once per node; a node
+ * met again on its own path (a recursive schema) counts as holding one.
+ */
+const holds = new WeakMap<MergeNode, boolean>();
+
+function holdsAssociative(n: MergeNode): boolean {
+  let h = holds.get(n);
+  if (h !== undefined) return h;
+  holds.set(n, true);
+  h = false;
+  if (n.kind === "list") h = n.relationship === "associative" || holdsAssociative(n.element());
+  else if (n.kind === "untyped") h = holdsAssociative(n.list) || holdsAssociative(n.map);
+  else if (n.kind === "map") {
+    const el = n.elements();
+    h = el !== undefined && holdsAssociative(el);
+    for (const f of n.fields) {
+      if (h) break;
+      const node = n.field(f);
+      h = node !== undefined && holdsAssociative(node);
+    }
+  }
+  holds.set(n, h);
+  return h;
+}
+
+function validateList(list: ListNode, v: unknown[], r: Reading): void {
+  // What decoding lets through is only a repeated key (an element that is no map, or has no key,
+  // does not decode): a decoded list of one element is not looked at for keys.
+  const associative = list.relationship === "associative";
+  const keyed = associative && !(r.decoded && v.length < 2);
+  const seen = keyed && v.length > 1 ? new Set<string>() : undefined;
   for (let i = 0; i < v.length; i++) {
     const child = v[i];
-    let pe = `[${i}]`;
-    if (seen !== undefined) {
+    if (keyed) {
       const key = itemKey(list, child);
-      if (key.id === undefined) {
-        r.errs.push({ path, message: `element ${i}: ${key.error}` });
+      if (typeof key !== "string") {
+        r.errs.push({ path: "", message: `element ${i}: ${key.error}` });
         // Without its PathElement nothing deeper can be reported: the list is not looked at further.
         return;
       }
-      if (seen.has(key.id)) r.errs.push({ path, message: `duplicate entries for key ${key.text}` });
-      seen.add(key.id);
-      pe = key.text;
+      if (seen?.has(key))
+        r.errs.push({ path: "", message: `duplicate entries for key ${itemKeyText(list, child)}` });
+      seen?.add(key);
     }
-    validate(list.element(), child, path + pe, r);
+    if (r.decoded && (leafOf(child) || !holdsAssociative(list.element()))) continue;
+    const from = r.errs.length;
+    validate(list.element(), child, r);
+    if (r.errs.length > from) prefixed(r, from, associative ? itemKeyText(list, child) : `[${i}]`);
   }
 }
 
-function validateMap(map: MapNode, v: Record<string, unknown>, path: string, r: Reading): void {
+function validateMap(map: MapNode, v: Record<string, unknown>, r: Reading): void {
   for (const key in v) {
     if (!Object.hasOwn(v, key)) continue;
+    const value = v[key];
+    if (r.decoded && leafOf(value)) continue;
     const node = memberNode(map, key);
-    if (node === undefined) {
+    if (node === undefined || (r.decoded && !holdsAssociative(node))) {
       if (r.decoded) continue;
-      r.errs.push({ path: path + fieldPe(key), message: "field not declared in schema" });
+      r.errs.push({ path: fieldPe(key), message: "field not declared in schema" });
       // validate.go stops walking this map at its first undeclared field.
       return;
     }
-    validate(node, v[key], path + fieldPe(key), r);
+    const from = r.errs.length;
+    validate(node, value, r);
+    if (r.errs.length > from) prefixed(r, from, fieldPe(key));
   }
 }
 
-function validate(n: MergeNode, v: unknown, path: string, r: Reading): void {
+function validate(n: MergeNode, v: unknown, r: Reading): void {
   const part = partFor(n, v);
   if (part.kind === "scalar") {
     const e = r.decoded ? undefined : scalarError(part.scalar, v);
-    if (e !== undefined) r.errs.push({ path, message: e });
+    if (e !== undefined) r.errs.push({ path: "", message: e });
   } else if (part.kind === "map") {
-    if (isObject(v)) validateMap(part.node, v, path, r);
-    else if (v !== null && !r.decoded) r.errs.push({ path, message: `expected map, got ${smdValueV(v)}` });
-  } else if (Array.isArray(v)) validateList(part.node, v, path, r);
-  else if (v !== null && !r.decoded) r.errs.push({ path, message: `expected list, got ${smdValueV(v)}` });
+    if (isObject(v)) validateMap(part, v, r);
+    else if (v !== null && !r.decoded)
+      r.errs.push({ path: "", message: `expected map, got ${smdValueV(v)}` });
+  } else if (Array.isArray(v)) validateList(part, v, r);
+  else if (v !== null && !r.decoded) r.errs.push({ path: "", message: `expected list, got ${smdValueV(v)}` });
 }
 
 /**
@@ -212,7 +288,7 @@ function validate(n: MergeNode, v: unknown, path: string, r: Reading): void {
  */
 export function typedErrors(root: MergeNode, v: unknown, decoded = false): TypedError[] {
   const r: Reading = { errs: [], decoded };
-  validate(root, v, "", r);
+  validate(root, v, r);
   return r.errs;
 }
 
