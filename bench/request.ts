@@ -35,6 +35,7 @@ import type { CompiledPolicySet } from "../src/compile/policy.ts";
 import { toCel } from "../src/cel/index.ts";
 import { type Admitter, createAdmitter } from "../src/adapters/server/admitter.ts";
 import { contextFromSet } from "../src/engine/context.ts";
+import { kindMergeOf } from "../src/engine/kind-schemas.ts";
 import { applyMutation } from "../src/engine/mutate.ts";
 import { appendPatch } from "../src/engine/patch.ts";
 import type { AdmissionDecision, JsonPatchOp } from "../src/engine/types.ts";
@@ -66,17 +67,21 @@ type JsonObject = Record<string, unknown>;
 /**
  * Target 6's "celgate" figure: the engine's direct patch building for the benchmark mutation (add the
  * `celgate.dev/admitted-by` annotation to the Pod), from the mutation's evaluated result to the patch
- * the webhook sends: applyMutation (fast-json-patch applies and validates the operation on copies of
- * the containers it touches) and appendPatch. The CEL evaluation itself is left out, as the baseline
- * leaves out deciding what to change.
+ * the webhook sends: applyMutation (the operation applied as the API server applies it, on copies of
+ * the containers it touches, and what it wrote checked against the Pod's schema, as the webhook
+ * does) and appendPatch. The CEL evaluation itself is left out, as the baseline leaves out deciding
+ * what to change.
  */
 const BENCH_MUTATION = toCel([
   { op: "add", path: "/metadata/annotations/celgate.dev~1admitted-by", value: "celgate" },
 ]);
 
+/** The Pod's schema, looked up once as the webhook does per policy set and kind. */
+const POD_KIND = kindMergeOf({ group: "", version: "v1", kind: "Pod" });
+
 const DIRECT_PATCH = (pod: JsonObject): readonly JsonPatchOp[] => {
-  const r = applyMutation(pod, "JSONPatch", BENCH_MUTATION);
-  if (!r.ok) throw new Error(`patch-direct: ${r.error}`);
+  const r = applyMutation(pod, "JSONPatch", BENCH_MUTATION, POD_KIND);
+  if (!r.ok) throw new Error(`patch-direct: ${r.error.message}`);
   const patch: JsonPatchOp[] = [];
   appendPatch(patch, r.value.ops, r.value.object);
   return patch;

@@ -26,6 +26,8 @@ function denial(
   r: PolicyResult,
   v: { code: number; reason: string; message: string },
 ): NonNullable<AdmissionDecision["status"]> {
+  // A StatusError (an InternalError) reaches the client as it is, without the policy's name.
+  if (v.reason === "InternalError") return { code: v.code, reason: v.reason, message: v.message };
   if (r.policyKind === "MutatingAdmissionPolicy") {
     const who = r.binding ? `policy '${r.policy}' with binding '${r.binding}'` : `policy '${r.policy}'`;
     return { code: 403, reason: "Invalid", message: `${who} denied request: ${v.message}` };

@@ -76,8 +76,12 @@ export function errorResult(
       errorKind: kind,
       reason: detail === undefined ? message : `${message}: ${detail}`,
       violations:
-        errorViolations(undefined, policy, validationActions(subject), message, expressionIndex) ??
-        NO_VIOLATIONS,
+        kind === "internal"
+          ? // An InternalError fails the request whatever the failurePolicy (mutating/dispatcher.go
+            // returns a StatusError before failurePolicy is looked at).
+            [{ message, reason: "InternalError", code: 500, action: "Deny", expressionIndex }]
+          : (errorViolations(undefined, policy, validationActions(subject), message, expressionIndex) ??
+            NO_VIOLATIONS),
       warnings: errorWarnings(policy, kind),
       auditAnnotations: NO_ANNOTATIONS,
     },

@@ -10,6 +10,7 @@ import { type EngineContext, matchContext } from "./context.ts";
 import { type Evaluation, runStep } from "./evaluate.ts";
 import { errorResult } from "./failure-policy.ts";
 import { gateOnMatchConditions } from "./match-conditions.ts";
+import { type KindMerge, kindMerge } from "./kind-schemas.ts";
 import { applyMutation } from "./mutate.ts";
 import { appendPatch } from "./patch.ts";
 import { type PreparedRequest, prepare } from "./prepare.ts";
@@ -30,6 +31,10 @@ import { activation, LazyVariables } from "./variables.ts";
 interface Working {
   object: Record<string, unknown>;
   readonly patch: JsonPatchOp[];
+  /** The schema the request's kind merges and is checked against. */
+  kind: KindMerge | undefined;
+  /** An InternalError ended the phase: upstream returns it at once, no later policy runs. */
+  aborted: boolean;
 }
 
 /**
@@ -52,14 +57,15 @@ export function mutate(
   }
   // Mutations never change an object in place (they copy what they change), so the request's
   // object is the starting point as it is, and the patch is the concatenation of what each did.
-  const working: Working = { object: request.object, patch: [] };
+  const working: Working = { object: request.object, patch: [], kind: undefined, aborted: false };
   const prepared = prepare(request, ctx);
   const mctx = matchContext(ctx);
   const results: PolicyResult[] = [];
   const all = subjects(set, "MutatingAdmissionPolicy", options, request);
+  if (all.length > 0) working.kind = kindMerge(set, request.kind);
   const runSubject = (subject: Subject): boolean => {
     const policy = subject.policy;
-    if (policy.kind !== "MutatingAdmissionPolicy") return false;
+    if (policy.kind !== "MutatingAdmissionPolicy" || working.aborted) return false;
     let changed = false;
     // The request as this policy sees it: copied (a spread of every field) only once a mutation changed the object.
     const seen = working.object === request.object ? request : { ...request, object: working.object };
@@ -121,9 +127,10 @@ function mutatePolicy(
     if (!r.ok) {
       return errorResult(base, subject, r.kind, r.message, ev, started, m.index);
     }
-    const applied = applyMutation(working.object, m.patchType, r.value);
+    const applied = applyMutation(working.object, m.patchType, r.value, working.kind);
     if (!applied.ok) {
-      return errorResult(base, subject, "runtime", applied.error, ev, started, m.index);
+      if (applied.error.kind === "internal") working.aborted = true;
+      return errorResult(base, subject, applied.error.kind, applied.error.message, ev, started, m.index);
     }
     if (applied.value.ops.length === 0) continue;
     working.object = applied.value.object;

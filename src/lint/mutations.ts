@@ -5,7 +5,8 @@
  *   output; a second patch that is not empty means a reinvocation, a retried request or an object
  *   that already had the change gets it again (Kubernetes: "Mutating webhooks must be idempotent",
  *   and so must policies, which the API server reinvokes the same way);
- * - atomic fields: an ApplyConfiguration that sets one is refused by the API server (atomic.ts);
+ * - atomic fields: an ApplyConfiguration that sets one is refused by the API server, as the engine
+ *   refuses it (engine/merge-typed.ts, from the kind's schema), so the finding reads the engine's error;
  * - reinvocation loops: all the policies applied together, then again to their output; what
  *   changes the second time, from policies each idempotent alone, is policies undoing each other,
  *   which reinvocation (IfNeeded) cannot settle: the object depends on who ran last.
@@ -16,7 +17,6 @@ import type { CompiledMutatingPolicy, CompiledPolicySet } from "../compile/polic
 import type { EngineContext } from "../engine/context.ts";
 import { mutate } from "../engine/mutating.ts";
 import type { AdmissionRequest, JsonPatchOp, PolicyResult } from "../engine/types.ts";
-import { atomicPaths } from "./atomic.ts";
 import type { CorpusEntry, Finding } from "./types.ts";
 
 type ContextFor = (entry: CorpusEntry) => EngineContext;
@@ -47,7 +47,14 @@ function where(p: CompiledMutatingPolicy, path: string) {
   return { location: p.policy.source.locate(path), object: { kind: p.kind, name: p.name } };
 }
 
-/** Atomic fields an ApplyConfiguration of this policy set, per mutation index. */
+/** The engine's refusal of an ApplyConfiguration that sets atomic fields (smd.go validatePatch's words). */
+const ATOMIC_REFUSAL = "may not mutate atomic arrays, maps or structs: ";
+
+/**
+ * Atomic fields an ApplyConfiguration of this policy set, per mutation index: the engine refuses such
+ * a mutation as the API server does, and the error names the paths; the trace's last mutation step
+ * says which mutation it was.
+ */
 function atomicFindings(
   p: CompiledMutatingPolicy,
   results: readonly PolicyResult[],
@@ -55,23 +62,21 @@ function atomicFindings(
 ): Finding[] {
   const findings: Finding[] = [];
   for (const r of results) {
-    if (r.policy !== p.name) continue;
-    for (const step of r.trace) {
-      if (step.stage !== "mutation" || step.value === undefined) continue;
-      const index = Number(step.name);
-      const m = p.policy.mutations[index];
-      if (m?.patchType !== "ApplyConfiguration" || seen.has(index)) continue;
-      const paths = atomicPaths(step.value);
-      if (paths.length === 0) continue;
-      seen.add(index);
-      findings.push({
-        rule: "mutation-atomic",
-        severity: "error",
-        message: `${p.kind} '${p.name}' mutations[${index}] is an ApplyConfiguration that sets the atomic ${paths.join(", ")}: the API server refuses it ("may not mutate atomic arrays, maps or structs"), so it ${p.policy.failurePolicy === "Ignore" ? "silently does nothing (failurePolicy Ignore)" : "denies every request it applies to (failurePolicy Fail)"}`,
-        fix: "write this change as a JSONPatch mutation (add or replace the field, or append with /-)",
-        ...where(p, `spec.mutations[${index}].applyConfiguration.expression`),
-      });
-    }
+    if (r.policy !== p.name || r.outcome !== "error") continue;
+    const at = r.reason?.indexOf(ATOMIC_REFUSAL) ?? -1;
+    if (at < 0 || r.reason === undefined) continue;
+    const step = [...r.trace].reverse().find((s) => s.stage === "mutation");
+    const index = step ? Number(step.name) : 0;
+    if (seen.has(index)) continue;
+    seen.add(index);
+    const paths = r.reason.slice(at + ATOMIC_REFUSAL.length);
+    findings.push({
+      rule: "mutation-atomic",
+      severity: "error",
+      message: `${p.kind} '${p.name}' mutations[${index}] is an ApplyConfiguration that sets the atomic ${paths}: the API server refuses it ("may not mutate atomic arrays, maps or structs"), so it ${p.policy.failurePolicy === "Ignore" ? "silently does nothing (failurePolicy Ignore)" : "denies every request it applies to (failurePolicy Fail)"}`,
+      fix: "write this change as a JSONPatch mutation (add or replace the field, or append with /-)",
+      ...where(p, `spec.mutations[${index}].applyConfiguration.expression`),
+    });
   }
   return findings;
 }
@@ -93,6 +98,8 @@ function singlePolicyFindings(
     const ctx = contextFor(entry);
     const first = mutate(alone, entry.request, ctx, options());
     findings.push(...atomicFindings(p, first.results, atomicSeen));
+    // A refused mutation was exercised: the object reached it, and its finding says why nothing changed.
+    if (atomicSeen.size > 0) exercised = true;
     if (!first.patch || first.patch.length === 0) continue;
     exercised = true;
     if (reported) continue;

@@ -55,7 +55,14 @@ export function builtinKindSchema(apiVersion: string, kind: string): KindSchema 
   const name = byKind && Object.hasOwn(byKind, kind) ? byKind[kind] : undefined;
   const schema = name === undefined ? undefined : builtinDefinition(name);
   if (schema === undefined) return undefined;
-  return { apiVersion, kind, schema, definition: builtinDefinition, origin: "builtin" };
+  return {
+    apiVersion,
+    kind,
+    schema,
+    definition: builtinDefinition,
+    origin: "builtin",
+    definitionName: name as string,
+  };
 }
 
 /** Every built-in apiVersion and kind that has a schema. */

@@ -35,8 +35,9 @@ export type {
   ScalarNode,
   UntypedNode,
 } from "./merge.ts";
-export { kindMergeSchema, mergeNodeAt, mergeStrategy } from "./merge.ts";
+export { deducedMergeSchema, kindMergeSchema, mergeNodeAt, mergeStrategy } from "./merge.ts";
 export type { DefinitionLookup, KindSchema, Schema } from "./schema.ts";
+export { refOf } from "./schema.ts";
 export type { StructuralIssue } from "./structural.ts";
 export { structuralIssues } from "./structural.ts";
 

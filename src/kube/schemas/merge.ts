@@ -248,6 +248,14 @@ class Converter {
 }
 
 /**
+ * What structured-merge-diff deduces a value without a schema to be (smd.go __untyped_deduced_):
+ * a scalar, an atomic list, or a granular map of the same again.
+ */
+export function deducedMergeSchema(): MergeNode {
+  return UNTYPED_DEDUCED;
+}
+
+/**
  * The merge metadata of a kind's objects. Nodes are converted as they are first visited, and each
  * named definition once per call.
  */

@@ -49,6 +49,8 @@ export interface KindSchema {
   readonly definition: DefinitionLookup;
   /** Where the schema comes from: `builtin` data, or the CRD's file. */
   readonly origin: "builtin" | "crd";
+  /** The definition the kind's schema is (built-ins: `io.k8s.api.apps.v1.Deployment`). */
+  readonly definitionName?: string;
 }
 
 const COMPONENTS = "#/components/schemas/";

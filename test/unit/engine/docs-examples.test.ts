@@ -313,8 +313,36 @@ function sidecarCheck(text: string, sidecar: Record<string, unknown>): void {
   assert.equal(again.results[0]?.outcome, "skip");
 }
 
-test("docs: sidecar injection with ApplyConfiguration (paramKind removed)", () => {
-  sidecarCheck(withoutParamKind(engineFixture("map-sidecar-apply.yaml")), SIDECAR_APPLY);
+/**
+ * The documented ApplyConfiguration sets `args`, an atomic list (`+listType=atomic` on
+ * Container.Args), so the API server refuses it: smd.go validatePatch ("apply configuration with
+ * change to atomic" in smd_test.go), confirmed on a 1.35 cluster in kyverno/kyverno#15094. With
+ * failurePolicy Fail the Pod is denied.
+ */
+function sidecarApplyRefused(text: string): void {
+  const d = mutateText(
+    text,
+    podRequest(podObject({ initContainers: [], containers: [{ name: "app", image: "app:1" }] })),
+  );
+  assert.deepEqual(d.status, {
+    code: 403,
+    reason: "Invalid",
+    message:
+      "policy 'sidecar-policy.example.com' with binding 'sidecar-policy.example.com' denied request: error applying patch: invalid ApplyConfiguration: may not mutate atomic arrays, maps or structs: .spec.initContainers[0].args",
+  });
+  assert.equal(d.patch, undefined);
+}
+
+test("docs: sidecar injection with ApplyConfiguration (paramKind removed) is refused: args is atomic", () => {
+  sidecarApplyRefused(withoutParamKind(engineFixture("map-sidecar-apply.yaml")));
+});
+
+test("docs: the same sidecar without args is merged into initContainers by name", () => {
+  const { args: _, ...noArgs } = SIDECAR_APPLY;
+  sidecarCheck(
+    withoutParamKind(engineFixture("map-sidecar-apply.yaml")).replace('args: ["proxy", "sidecar"],', ""),
+    noArgs,
+  );
 });
 
 test("docs: sidecar injection with JSONPatch (paramKind removed)", () => {
@@ -325,8 +353,8 @@ test("docs: sidecar injection with JSONPatch (paramKind removed)", () => {
   });
 });
 
-test("docs: sidecar injection with ApplyConfiguration, exactly as documented (paramKind, binding without paramRef)", {}, () => {
-  sidecarCheck(engineFixture("map-sidecar-apply.yaml"), SIDECAR_APPLY);
+test("docs: sidecar injection with ApplyConfiguration, exactly as documented (paramKind, binding without paramRef), is refused", {}, () => {
+  sidecarApplyRefused(engineFixture("map-sidecar-apply.yaml"));
 });
 
 test("docs: sidecar injection with JSONPatch, exactly as documented (paramKind, binding without paramRef)", {}, () => {

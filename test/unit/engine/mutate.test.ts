@@ -67,21 +67,21 @@ test("JSONPatch: several operations apply in order (replace, remove, add to a li
     {
       mutations: [
         jsonPatch(`[
-          JSONPatch{op: "replace", path: "/spec/replicas", value: 2},
-          JSONPatch{op: "remove", path: "/spec/legacy"},
+          JSONPatch{op: "replace", path: "/spec/priority", value: 2},
+          JSONPatch{op: "remove", path: "/spec/hostname"},
           JSONPatch{op: "add", path: "/spec/tolerations/-", value: {"key": "gpu", "operator": "Exists"}}
         ]`),
       ],
     },
   ]);
   const request = podRequest(
-    podObject({ replicas: 5, legacy: true, tolerations: [{ key: "a", operator: "Exists" }] }),
+    podObject({ priority: 5, hostname: "h", tolerations: [{ key: "a", operator: "Exists" }] }),
   );
   const d = mutateText(text, request);
   assert.deepEqual(
     d.patchedObject,
     podObject({
-      replicas: 2,
+      priority: 2,
       tolerations: [
         { key: "a", operator: "Exists" },
         { key: "gpu", operator: "Exists" },
