@@ -17,7 +17,7 @@
  * docs/architecture.md.
  */
 import v8 from "node:v8";
-import type { CelValue } from "./values.ts";
+import type { CelValue } from "./runtime/values.ts";
 
 /**
  * V8 optimizes no function with more than 60 KB of bytecode (`--max-optimized-bytecode-size`), and

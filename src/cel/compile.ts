@@ -13,9 +13,9 @@ import { performance } from "node:perf_hooks";
 import { codegenMode, type Emit, Gen, type GeneratedEval } from "./codegen.ts";
 import type { CallNode, ComprehensionNode, Expr, ParsedExpression, SelectNode } from "./ast.ts";
 import { type CelEnvironment, JSON_VARIABLES } from "./env.ts";
-import { celEquals } from "./equality.ts";
+import { celEquals } from "./runtime/equality.ts";
 import type { CallContext, CelRegex, Overload, TypeTag } from "./library/types.ts";
-import { codePointLength, hasSurrogate } from "./code-points.ts";
+import { codePointLength, hasSurrogate } from "./runtime/code-points.ts";
 import { matchesCost, stringConcatCost } from "./library/std.ts";
 import { compileRegex } from "./regex.ts";
 import type { SubexpressionIndex } from "./shared.ts";
@@ -40,7 +40,7 @@ import {
   Timestamp,
   typeName,
   UInt,
-} from "./values.ts";
+} from "./runtime/values.ts";
 
 /** Limits for one evaluation. Costs are in cel-go's runtime cost units. */
 export interface EvalLimits {

@@ -12,7 +12,7 @@ import type { ComprehensionNode, Expr, ParsedExpression } from "./ast.ts";
 import { type Activation, compileParsed, EvalState } from "./compile.ts";
 import { type CelEnvironment, createEnvironment } from "./env.ts";
 import { toJson } from "./input.ts";
-import { CelError, CelMap, type CelValue, isPlainMap, mapEntries, mapGet, UInt } from "./values.ts";
+import { CelError, CelMap, type CelValue, isPlainMap, mapEntries, mapGet, UInt } from "./runtime/values.ts";
 
 export interface ExplainLimits {
   /** Sub-expression evaluations allowed in one explanation. */

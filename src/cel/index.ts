@@ -15,7 +15,7 @@ import { toCel } from "./input.ts";
 import { renderError } from "./source.ts";
 import { type SharedKeys, SubexpressionIndex, sharedKeys } from "./shared.ts";
 import { CelSyntaxError, parseCel } from "./syntax.ts";
-import { CelError, type CelValue, typeName } from "./values.ts";
+import { CelError, type CelValue, typeName } from "./runtime/values.ts";
 
 export type { Activation, Program, VariableResolver } from "./compile.ts";
 export { EvalState } from "./compile.ts";
@@ -30,8 +30,8 @@ export { toCel, toJson } from "./input.ts";
 export type { ExplainLimits } from "./explain.ts";
 export { explainFalse, renderExpr, showValue } from "./explain.ts";
 export { renderError } from "./source.ts";
-export type { CelValue } from "./values.ts";
-export { CelError, typeName } from "./values.ts";
+export type { CelValue } from "./runtime/values.ts";
+export { CelError, typeName } from "./runtime/values.ts";
 export type { AuthorizationAnswer, AuthorizationAttributes, AuthorizerBackend } from "./library/authz.ts";
 export { AuthorizerValue, ResourceCheck, unavailableAuthorizer } from "./library/authz.ts";
 

@@ -18,7 +18,7 @@ import {
   setMember,
   Timestamp,
   UInt,
-} from "./values.ts";
+} from "./runtime/values.ts";
 
 /** Converts parsed JSON (or YAML) into CEL values: integral numbers become int. */
 export function toCel(v: unknown): CelValue {

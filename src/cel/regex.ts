@@ -18,8 +18,8 @@
 import v8 from "node:v8";
 import { RE2JS } from "@bufbuild/re2";
 import type { CelRegex } from "./library/types.ts";
-import { hasSurrogate } from "./code-points.ts";
-import { CelError } from "./values.ts";
+import { hasSurrogate } from "./runtime/code-points.ts";
+import { CelError } from "./runtime/values.ts";
 
 export type RegexEngine = "v8-linear" | "re2js";
 

@@ -20,7 +20,7 @@ import {
   type Program,
   programSlots,
 } from "./compile.ts";
-import { CelError, type CelValue } from "./values.ts";
+import { CelError, type CelValue } from "./runtime/values.ts";
 
 /** What the sequence reads and advances of the engine's evaluation (engine/evaluate.ts Evaluation). */
 export interface SequenceClock {

@@ -18,7 +18,7 @@
  * evaluation failed.
  */
 import { children, type Expr } from "./ast.ts";
-import { CelType, UInt } from "./values.ts";
+import { CelType, UInt } from "./runtime/values.ts";
 
 /** The variables a shared subexpression may read: the same for every expression of one evaluation. */
 export const SHAREABLE_ROOTS: ReadonlySet<string> = new Set([

@@ -6,7 +6,7 @@
  */
 import fastJsonPatch from "fast-json-patch";
 import { type CelValue, toJson } from "../cel/index.ts";
-import { setMember } from "../cel/values.ts";
+import { setMember } from "../cel/runtime/values.ts";
 import type { PatchType } from "../policy/types.ts";
 import { err, ok, type Result } from "../result.ts";
 import type { JsonPatchOp } from "./types.ts";

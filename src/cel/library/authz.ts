@@ -4,7 +4,7 @@
  * AuthorizerBackend: a table of rules offline (`eval`, `test`, `repl`), or none in `serve` until
  * celgate can ask a cluster — then checks fail with a clear error, handled by failurePolicy.
  */
-import { CelError, CelObject, type CelValue } from "../values.ts";
+import { CelError, CelObject, type CelValue } from "../runtime/values.ts";
 import { fn, type Library, memberFn } from "./types.ts";
 
 /** What is being asked, as in Kubernetes' authorizer.Attributes. */

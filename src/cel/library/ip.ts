@@ -6,7 +6,7 @@
  * parsers below reproduce netip's grammar and its messages (quoted the way Go's strconv.Quote does).
  * IPv4-mapped IPv6 addresses and zones parse in netip but Kubernetes rejects them afterwards.
  */
-import { CelError, CelObject, type CelValue, INT64_MAX } from "../values.ts";
+import { CelError, CelObject, type CelValue, INT64_MAX } from "../runtime/values.ts";
 import { fn, globalFn, type Library, memberFn } from "./types.ts";
 
 // ---------------------------------------------------------------------------------------------

@@ -25,9 +25,9 @@ import {
   typeName,
   UInt,
   UINT64_MAX,
-} from "../values.ts";
-import { codePointLength } from "../code-points.ts";
-import { celCompare } from "../equality.ts";
+} from "../runtime/values.ts";
+import { codePointLength } from "../runtime/code-points.ts";
+import { celCompare } from "../runtime/equality.ts";
 import {
   addTimestampDuration,
   checkDuration,

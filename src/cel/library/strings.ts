@@ -23,7 +23,7 @@ import {
   Timestamp,
   typeName,
   UInt,
-} from "../values.ts";
+} from "../runtime/values.ts";
 import { fn, globalFn, type Library, memberFn } from "./types.ts";
 
 // ---------------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
  * its result type (for compile-time checks) and its implementation. The compiler resolves a call
  * against these tables once; at run time the first overload whose argument types match is applied.
  */
-import type { CelValue } from "../values.ts";
+import type { CelValue } from "../runtime/values.ts";
 
 /**
  * A type as the checker and the dispatcher see it: a CEL type name (`int`, `uint`, `double`,

@@ -7,7 +7,7 @@
  * Go works on bytes, so the parser does too: the input is turned into a "byte string" (one char per
  * UTF-8 byte) and components are decoded back to text when read.
  */
-import { CelError, CelMap, CelObject, type CelValue } from "../values.ts";
+import { CelError, CelMap, CelObject, type CelValue } from "../runtime/values.ts";
 import { fn, globalFn, type Library, memberFn } from "./types.ts";
 
 // --- byte strings ------------------------------------------------------------------------------

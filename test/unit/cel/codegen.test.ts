@@ -19,7 +19,7 @@ import {
   toCel,
 } from "../../../src/cel/index.ts";
 import { canonOurs } from "../../helpers/differential.ts";
-import { Optional } from "../../../src/cel/values.ts";
+import { Optional } from "../../../src/cel/runtime/values.ts";
 import { generateExpressions, generatorBindings } from "../../helpers/expr-gen.ts";
 
 const before = setCodegenMode("never");

@@ -14,7 +14,7 @@ import { celEnv, celUint, plan, parse } from "@bufbuild/cel";
 import { tests as conformance } from "@bufbuild/cel-spec/testdata/conformance.js";
 import { parseAllDocuments } from "yaml";
 import { toCel } from "../../../src/cel/index.ts";
-import { CelError, CelMap, type CelValue, UInt } from "../../../src/cel/values.ts";
+import { CelError, CelMap, type CelValue, UInt } from "../../../src/cel/runtime/values.ts";
 import {
   type CompiledExpression,
   type CompiledPolicy,

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { regexLibrary } from "../../../src/cel/library/regex.ts";
 import { compileRegex, compileRegexWith, type RegexEngine, regexEngine } from "../../../src/cel/regex.ts";
-import { CelError, type CelValue } from "../../../src/cel/values.ts";
+import { CelError, type CelValue } from "../../../src/cel/runtime/values.ts";
 import { evaluate, libraryHarness, stubContext } from "../../helpers/library.ts";
 
 // ---------------------------------------------------------------------------------------------
