@@ -11,8 +11,8 @@
 // first, a third of a clock read's cost here, and EvalState reads the clock as loops run.
 import { performance } from "node:perf_hooks";
 import { codegenMode, type Emit, Gen, type GeneratedEval } from "./codegen.ts";
-import type { CallNode, ComprehensionNode, Expr, ParsedExpression, SelectNode } from "./ast.ts";
-import { type CelEnvironment, JSON_VARIABLES } from "./env.ts";
+import type { CallNode, ComprehensionNode, Expr, ParsedExpression, SelectNode } from "./syntax/ast.ts";
+import { type CelEnvironment, REQUEST_VARIABLES } from "./env/environment.ts";
 import { celEquals } from "./runtime/equality.ts";
 import type { CallContext, CelRegex, Overload, TypeTag } from "./library/types.ts";
 import { codePointLength, hasSurrogate } from "./runtime/code-points.ts";
@@ -71,7 +71,7 @@ export interface Activation {
    */
   readonly memo?: (MemoEntry | undefined)[] | undefined;
   /**
-   * A promise that the values of env.ts JSON_VARIABLES are JSON as JSON.parse or YAML makes it, or
+   * A promise that the values of REQUEST_VARIABLES (env/) are JSON as JSON.parse or YAML makes it, or
    * as toCel makes of it: plain objects, arrays, strings, numbers, bigints, booleans and null, to
    * any depth. Generated code then tells a JSON map from the evaluator's own values by its type
    * alone (see Compiled.plain); without the promise a program runs its closures.
@@ -1244,9 +1244,9 @@ class Compiler {
           return t;
         },
         type: declared,
-        plain: JSON_VARIABLES.has(name),
+        plain: REQUEST_VARIABLES.has(name),
         // The activation's JSON, the same for as long as generated code runs.
-        path: JSON_VARIABLES.has(name) ? () => `root:${JSON.stringify(name)}` : undefined,
+        path: REQUEST_VARIABLES.has(name) ? () => `root:${JSON.stringify(name)}` : undefined,
       };
     }
     if (name === "variables" && this.env.policyVariables) {

@@ -2,7 +2,7 @@
  * The CEL engine's public face: compile an expression once (cached by environment and source),
  * evaluate it many times. The rest of celgate imports CEL only from here.
  */
-import type { ParsedExpression } from "./ast.ts";
+import type { ParsedExpression } from "./syntax/ast.ts";
 import { type Activation, type CompileProblem, compileParsed, EvalState, type Program } from "./compile.ts";
 import {
   ADMISSION_VARIABLES,
@@ -10,26 +10,26 @@ import {
   type CelExtras,
   createEnvironment,
   type EnvOptions,
-} from "./env.ts";
+} from "./env/environment.ts";
 import { toCel } from "./input.ts";
-import { renderError } from "./source.ts";
+import { renderError } from "./syntax/source.ts";
 import { type SharedKeys, SubexpressionIndex, sharedKeys } from "./shared.ts";
-import { CelSyntaxError, parseCel } from "./syntax.ts";
+import { CelSyntaxError, parseCel } from "./syntax/parse.ts";
 import { CelError, type CelValue, typeName } from "./runtime/values.ts";
 
 export type { Activation, Program, VariableResolver } from "./compile.ts";
 export { EvalState } from "./compile.ts";
 export type { MemoEntry } from "./compile.ts";
 export type { SharedKeys } from "./shared.ts";
-export type { CelEnvironment, CelExtras, EnvOptions } from "./env.ts";
-export { ADMISSION_VARIABLES, createEnvironment, EXTRA_NAMES } from "./env.ts";
+export type { CelEnvironment, CelExtras, EnvOptions } from "./env/environment.ts";
+export { ADMISSION_VARIABLES, createEnvironment, EXTRA_NAMES } from "./env/environment.ts";
 export { codegenModeFrom } from "./codegen.ts";
 export type { SequenceClock, SequenceOutcome } from "./sequence.ts";
 export { BUDGET_SPENT, DEADLINE_PASSED, ProgramSequence, sequenceOf, Thrown } from "./sequence.ts";
 export { toCel, toJson } from "./input.ts";
 export type { ExplainLimits } from "./explain.ts";
 export { explainFalse, renderExpr, showValue } from "./explain.ts";
-export { renderError } from "./source.ts";
+export { renderError } from "./syntax/source.ts";
 export type { CelValue } from "./runtime/values.ts";
 export { CelError, typeName } from "./runtime/values.ts";
 export type { AuthorizationAnswer, AuthorizationAttributes, AuthorizerBackend } from "./library/authz.ts";

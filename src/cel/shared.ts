@@ -17,17 +17,9 @@
  * replayed cost would cross the limit (so a limit error falls where it would have) or the first
  * evaluation failed.
  */
-import { children, type Expr } from "./ast.ts";
+import { children, type Expr } from "./syntax/ast.ts";
+import { REQUEST_VARIABLES } from "./env/environment.ts";
 import { CelType, UInt } from "./runtime/values.ts";
-
-/** The variables a shared subexpression may read: the same for every expression of one evaluation. */
-export const SHAREABLE_ROOTS: ReadonlySet<string> = new Set([
-  "object",
-  "oldObject",
-  "request",
-  "params",
-  "namespaceObject",
-]);
 
 let unique = 0;
 
@@ -80,7 +72,7 @@ export class SubexpressionIndex {
     if (e.kind !== "call" && e.kind !== "comprehension") return false;
     const free = this.freeIdents(e);
     if (free.size === 0) return false;
-    for (const name of free) if (!SHAREABLE_ROOTS.has(name) || bound(name)) return false;
+    for (const name of free) if (!REQUEST_VARIABLES.has(name) || bound(name)) return false;
     return true;
   }
 

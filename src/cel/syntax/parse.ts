@@ -11,8 +11,8 @@
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import type { Expr as PbExpr, ParsedExpr } from "@bufbuild/cel-spec/cel/expr/syntax_pb.js";
-import type { CelValue } from "./runtime/values.ts";
-import { UInt } from "./runtime/values.ts";
+import type { CelValue } from "../runtime/values.ts";
+import { UInt } from "../runtime/values.ts";
 import {
   type CallNode,
   type ComprehensionNode,
