@@ -16,17 +16,7 @@
  * Why a second tier rather than cloned closures (own feedback per site, the same calls): see
  * docs/architecture.md.
  */
-import v8 from "node:v8";
 import type { CelValue } from "./runtime/values.ts";
-
-/**
- * V8 optimizes no function with more than 60 KB of bytecode (`--max-optimized-bytecode-size`), and
- * a generated function passes that at about eight Pod Security rules joined by `&&` in one
- * expression: it then runs unoptimized, several times slower. The limit is raised once per process,
- * for every function; Node's own are far below either limit. TurboFan then compiles such an
- * expression once, on its background thread.
- */
-v8.setFlagsFromString("--max-optimized-bytecode-size=524288");
 
 /** Writes one node's evaluation as statements; returns the name of the variable that holds its value. */
 export type Emit = (g: Gen) => string;
@@ -193,30 +183,4 @@ export class Gen {
     ].join("\n");
     return new Function("K", "H", body)(this.constants, helpers) as F;
   }
-}
-
-/** When programs switch to generated code. */
-export type CodegenMode = "lazy" | "always" | "never";
-
-/** The mode a `CELGATE_CEL_CODEGEN` value names; undefined when it names none (the CLI warns then). */
-export function codegenModeFrom(v: string | undefined): CodegenMode | undefined {
-  return v === "lazy" || v === "always" || v === "never" ? v : undefined;
-}
-
-let mode: CodegenMode = codegenModeFrom(process.env.CELGATE_CEL_CODEGEN) ?? "lazy";
-
-/**
- * Generation costs tens of microseconds an expression, so by default a program is generated on
- * its second run: policies that are loaded and never asked (most of a large set, since the index
- * skips them) or run once (the CLI) never pay. Tests set "always" to run every case on generated
- * code, or "never" for closures only.
- */
-export function setCodegenMode(m: CodegenMode): CodegenMode {
-  const before = mode;
-  mode = m;
-  return before;
-}
-
-export function codegenMode(): CodegenMode {
-  return mode;
 }

@@ -10,7 +10,8 @@
 // The module's, not the global: reading the global `performance` goes through a lazy getter
 // first, a third of a clock read's cost here, and EvalState reads the clock as loops run.
 import { performance } from "node:perf_hooks";
-import { codegenMode, type Emit, Gen, type GeneratedEval } from "./codegen.ts";
+import { type Emit, Gen, type GeneratedEval } from "./codegen.ts";
+import { codegenMode } from "./configure.ts";
 import type { CallNode, ComprehensionNode, Expr, ParsedExpression, SelectNode } from "./syntax/ast.ts";
 import { type CelEnvironment, REQUEST_VARIABLES } from "./env/environment.ts";
 import { celEquals } from "./runtime/equality.ts";

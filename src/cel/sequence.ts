@@ -11,7 +11,8 @@
  * failure it words itself. Every validation runs before any messageExpression, as in Kubernetes.
  */
 import { performance } from "node:perf_hooks";
-import { codegenMode, Gen } from "./codegen.ts";
+import { Gen } from "./codegen.ts";
+import { codegenMode } from "./configure.ts";
 import {
   type Activation,
   type EvalState,
@@ -69,7 +70,7 @@ interface GeneratedChunk {
 
 /**
  * Generated code past roughly this many characters goes into a new function. V8 optimizes none
- * over `--max-optimized-bytecode-size` (codegen.ts raises it), and a smaller function is compiled
+ * over `--max-optimized-bytecode-size` (configure.ts raises it), and a smaller function is compiled
  * sooner and runs no slower than one large function or one function per validation.
  */
 const CHUNK_CHARS = 40_000;
@@ -211,7 +212,7 @@ export function sequenceOf(programs: readonly Program[], limit: number): Program
 
 /**
  * Programs that run in order against one activation, each under its own per-call cost limit, as a
- * policy's validations do. Before it is generated (lazily, as a program is: codegen.ts) or when it
+ * policy's validations do. Before it is generated (lazily, as a program is: configure.ts) or when it
  * cannot be, `ready` says no and the engine runs the programs one by one.
  */
 export class ProgramSequence {

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
-import { setCodegenMode } from "../../../src/cel/codegen.ts";
+import { setCodegenMode } from "../../../src/cel/configure.ts";
 import {
   ADMISSION_VARIABLES,
   type CelValue,

@@ -36,7 +36,7 @@ import {
   typeName,
   UInt,
 } from "../../../src/cel/runtime/values.ts";
-import { setCodegenMode } from "../../../src/cel/codegen.ts";
+import { setCodegenMode } from "../../../src/cel/configure.ts";
 
 // Every case on generated code (codegen.ts); nodes without an emitter still run as closures inside it.
 setCodegenMode("always");

@@ -45,7 +45,7 @@ import {
 } from "../../helpers/differential.ts";
 import { collectSpecTests, specBindings, specSkipReason, Unsupported } from "../../helpers/cel-spec.ts";
 import { generateExpressions, generatorBindings } from "../../helpers/expr-gen.ts";
-import { setCodegenMode } from "../../../src/cel/codegen.ts";
+import { setCodegenMode } from "../../../src/cel/configure.ts";
 
 // Every case on generated code (codegen.ts); nodes without an emitter still run as closures inside it.
 setCodegenMode("always");

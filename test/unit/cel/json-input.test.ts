@@ -17,7 +17,7 @@ import {
   toJson,
 } from "../../../src/cel/index.ts";
 import { canonOurs } from "../../helpers/differential.ts";
-import { setCodegenMode } from "../../../src/cel/codegen.ts";
+import { setCodegenMode } from "../../../src/cel/configure.ts";
 
 // Every case on generated code (codegen.ts); nodes without an emitter still run as closures inside it.
 setCodegenMode("always");
