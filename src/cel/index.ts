@@ -35,6 +35,10 @@ export type { CelValue } from "./runtime/values.ts";
 export { CelError, typeName } from "./runtime/values.ts";
 export type { AuthorizationAnswer, AuthorizationAttributes, AuthorizerBackend } from "./library/authz.ts";
 export { AuthorizerValue, ResourceCheck, unavailableAuthorizer } from "./library/authz.ts";
+export type { AuthorizerCheck, AuthorizerRule } from "./library/authz-table.ts";
+export { AUTHORIZER_DECISIONS, describeCheck, tableAuthorizer } from "./library/authz-table.ts";
+export { compileRegex } from "./regex.ts";
+export { setMember } from "./runtime/values.ts";
 
 /** Kubernetes' limits for admission policies (k8s.io/apiserver/pkg/apis/cel/config.go). */
 export const PER_CALL_COST_LIMIT = 1_000_000;

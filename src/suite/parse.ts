@@ -8,8 +8,7 @@
  */
 import { dirname, isAbsolute, join } from "node:path";
 import { type Document, isMap, isScalar, LineCounter, parseAllDocuments } from "yaml";
-import { AUTHORIZER_DECISIONS, type AuthorizerRule } from "../cel/library/authz-table.ts";
-import { compileRegex } from "../cel/regex.ts";
+import { AUTHORIZER_DECISIONS, type AuthorizerRule, compileRegex } from "../cel/index.ts";
 import type { GroupVersionKind, GroupVersionResource, JsonPatchOp, UserInfo } from "../engine/types.ts";
 import type { Diagnostic, DiagnosticSeverity, SourceLocation } from "../errors.ts";
 import { closestName } from "../policy/fields.ts";

@@ -10,9 +10,7 @@
  */
 import { parseAllDocuments } from "yaml";
 import { buildRequest, type ResourceRef, resourceRef } from "../engine/request.ts";
-import type { CelExtras } from "../cel/index.ts";
-import { type AuthorizerCheck, tableAuthorizer } from "../cel/library/authz-table.ts";
-import { compileRegex } from "../cel/regex.ts";
+import { type AuthorizerCheck, type CelExtras, compileRegex, tableAuthorizer } from "../cel/index.ts";
 import { type CompiledPolicySet, compilePolicySet } from "../compile/policy.ts";
 import { type EngineContext, mutate, validate } from "../engine/evaluate.ts";
 import { jsonEqual } from "../engine/mutate.ts";

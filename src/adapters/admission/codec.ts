@@ -15,7 +15,7 @@ import type {
 } from "../../engine/types.ts";
 import type { Operation } from "../../policy/types.ts";
 import { createHash } from "node:crypto";
-import { setMember } from "../../cel/runtime/values.ts";
+import { setMember } from "../../cel/index.ts";
 import { err, ok, type Result } from "../../result.ts";
 
 export const ADMISSION_V1 = "admission.k8s.io/v1";
