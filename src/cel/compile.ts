@@ -7,27 +7,33 @@
  * absorb errors when another operand decides the result; int arithmetic is checked for int64
  * overflow; equality is heterogeneous; selecting through an optional keeps the chain optional.
  */
-// The module's, not the global: reading the global `performance` goes through a lazy getter
-// first, a third of a clock read's cost here, and EvalState reads the clock as loops run.
-import { performance } from "node:perf_hooks";
 import { type Emit, Gen, type GeneratedEval } from "./codegen.ts";
 import { codegenMode } from "./configure.ts";
 import type { CallNode, ComprehensionNode, Expr, ParsedExpression, SelectNode } from "./syntax/ast.ts";
 import { type CelEnvironment, REQUEST_VARIABLES } from "./env/environment.ts";
 import { celEquals } from "./runtime/equality.ts";
-import type { CallContext, CelRegex, Overload, TypeTag } from "./library/types.ts";
+import type { CelRegex, Overload, TypeTag } from "./library/types.ts";
 import { codePointLength, hasSurrogate } from "./runtime/code-points.ts";
 import { matchesCost, stringConcatCost } from "./library/std.ts";
 import { compileRegex } from "./regex.ts";
 import type { SubexpressionIndex } from "./shared.ts";
 import {
+  ABSENT,
+  asBool,
+  hasField,
+  indexOrError,
+  indexValue,
+  selectField,
+  selectValue,
+} from "./runtime/access.ts";
+import { errorAt, HeldError, isLimitError, rangeError, withPosition } from "./runtime/errors.ts";
+import { hasTag } from "./runtime/tags.ts";
+import {
   BuiltMap,
   CelError,
   CelMap,
-  CelObject,
   CelType,
   type CelValue,
-  Duration,
   fromJson,
   isPlainMap,
   type MapKey,
@@ -37,90 +43,11 @@ import {
   setMember,
   noSuchOverload,
   Optional,
-  plainGet,
-  Timestamp,
   typeName,
   UInt,
 } from "./runtime/values.ts";
-
-/** Limits for one evaluation. Costs are in cel-go's runtime cost units. */
-export interface EvalLimits {
-  /** Cost allowed for this evaluation (Kubernetes' per-expression limit is 1,000,000). */
-  readonly costLimit: number;
-  /** Deadline on the monotonic clock (ms, `performance.now()`), checked while looping. */
-  readonly deadline: number;
-}
-
-/** Values of the policy's `variables`, evaluated lazily on first use. */
-export interface VariableResolver {
-  /**
-   * `index` is the name's position in the environment's `policyVariables`, found when the
-   * expression was compiled, so a resolver that keeps its variables in that order need not look
-   * the name up on every read (reads inside comprehensions made that lookup a tenth of a review).
-   */
-  get(name: string, index: number): CelValue;
-}
-
-/** The variables an evaluation sees. `variables` resolves `variables.<name>`. */
-export interface Activation {
-  readonly values: Readonly<Record<string, CelValue>>;
-  readonly variables?: VariableResolver;
-  /**
-   * Values of shared subexpressions (shared.ts) computed so far in this activation, at their places
-   * (SharedKeys): the engine gives each policy evaluation one, as long as the policy's shared keys.
-   * Without it every expression computes its own.
-   */
-  readonly memo?: (MemoEntry | undefined)[] | undefined;
-  /**
-   * A promise that the values of REQUEST_VARIABLES (env/) are JSON as JSON.parse or YAML makes it, or
-   * as toCel makes of it: plain objects, arrays, strings, numbers, bigints, booleans and null, to
-   * any depth. Generated code then tells a JSON map from the evaluator's own values by its type
-   * alone (see Compiled.plain); without the promise a program runs its closures.
-   */
-  readonly json?: boolean;
-}
-
-/** A shared subexpression's value and the cost its evaluation took, charged again on every reuse. */
-export class MemoEntry {
-  constructor(
-    readonly value: CelValue,
-    readonly cost: number,
-  ) {}
-}
-
-/** Per-evaluation state: cost so far and the limits. Shared by the programs of one policy evaluation. */
-export class EvalState implements CallContext {
-  cost = 0;
-  /** Loop iterations so far across all comprehensions, nested or not; the deadline is read every 256. */
-  private ticks = 0;
-  constructor(
-    public costLimit: number,
-    public deadline: number,
-  ) {}
-  regex(pattern: string): CelRegex {
-    return compileRegex(pattern);
-  }
-  addCost(units: number): void {
-    this.cost += units;
-    if (this.cost > this.costLimit)
-      throw new CelError("operation cancelled: actual cost limit exceeded", "cost");
-  }
-  checkDeadline(): void {
-    if (performance.now() > this.deadline)
-      throw new CelError("operation cancelled: evaluation deadline exceeded", "timeout");
-  } /** Called once per loop iteration: cheap, and reads the clock often enough for nested loops too. */
-  tick(): void {
-    if ((++this.ticks & 255) === 0) this.checkDeadline();
-  }
-}
-
-/**
- * A comprehension accumulator may hold an error, as in cel-go: `exists` keeps going after an
- * element errors, and a later true element absorbs the error. Reading the accumulator rethrows it.
- */
-class HeldError {
-  constructor(readonly error: unknown) {}
-}
+import { type Activation, MemoEntry } from "./state/activation.ts";
+import type { EvalState } from "./state/state.ts";
 
 interface Frame {
   readonly act: Activation;
@@ -515,8 +442,6 @@ function charge(n: number): string {
 /** Code that rethrows cost and deadline errors, which no operator absorbs. */
 const RETHROW_LIMITS = `if (err instanceof CelError && (err.kind === "cost" || err.kind === "timeout")) throw err;`;
 
-/** What an optional chain's raw evaluator returns for optional.none(). */
-const ABSENT: unique symbol = Symbol("absent");
 type RawEval = (f: Frame) => CelValue | typeof ABSENT;
 
 /** The raw view of an operand that may or may not be an Optional at run time. */
@@ -553,48 +478,8 @@ function wrapOptional(raw: RawEval): Eval {
   };
 }
 
-/** Checks a runtime value against a type tag, for overload dispatch. */
-function hasTag(v: CelValue, tag: TypeTag): boolean {
-  switch (tag) {
-    case "dyn":
-      return true;
-    case "int":
-      return typeof v === "bigint";
-    case "double":
-      return typeof v === "number";
-    case "string":
-      return typeof v === "string";
-    case "bool":
-      return typeof v === "boolean";
-    case "null_type":
-      return v === null;
-    case "list":
-      return Array.isArray(v);
-    case "map":
-      return v instanceof CelMap || isPlainMap(v);
-    case "uint":
-      return v instanceof UInt;
-    case "bytes":
-      return v instanceof Uint8Array;
-    case "type":
-      return v instanceof CelType;
-    case "optional_type":
-      return v instanceof Optional;
-    case "google.protobuf.Duration":
-      return v instanceof Duration;
-    case "google.protobuf.Timestamp":
-      return v instanceof Timestamp;
-    default:
-      return v instanceof CelObject && v.celType === tag;
-  }
-}
-
 function compatible(staticType: TypeTag, tag: TypeTag): boolean {
   return staticType === "dyn" || tag === "dyn" || staticType === tag;
-}
-
-function withPosition(e: unknown, id: number): never {
-  throw errorAt(e, id);
 }
 
 /**
@@ -622,56 +507,6 @@ function shortCircuitMacro(e: ComprehensionNode): boolean | undefined {
     isAccu(step.args[0]) &&
     isAccu(e.result);
   return shaped ? decisive : undefined;
-}
-
-/** The error `withPosition` throws, for code that holds it instead (a comprehension's accumulator). */
-function errorAt(e: unknown, id: number): CelError {
-  if (e instanceof CelError) {
-    if (e.exprId === undefined) e.exprId = id;
-    return e;
-  }
-  // A library bug must not escape as a crash of the request: report it as an evaluation error.
-  const err = new CelError(`internal error: ${e instanceof Error ? e.message : String(e)}`);
-  err.exprId = id;
-  return err;
-}
-
-function asBool(v: CelValue, fn: string): boolean {
-  if (typeof v !== "boolean") throw noSuchOverload(fn, [v]);
-  return v;
-}
-
-/** Field selection on a map-like value; `undefined` when the field is absent. */
-function selectField(v: CelValue, field: string, id: number): CelValue | undefined {
-  // JSON maps are read inline by generated code (emitJsonRead); this is the closures' and the rest's path.
-  if (isPlainMap(v)) return plainGet(v, field);
-  if (v instanceof CelMap) return v.get(field);
-  const err = new CelError(
-    v === null ? `no such key: ${field}` : `type '${typeName(v)}' does not support field selection`,
-  );
-  err.exprId = id;
-  throw err;
-}
-
-/** `v.field` outside optional chains: a missing field is an error; through an Optional it stays optional. */
-function selectValue(v: CelValue, field: string, id: number): CelValue {
-  if (v instanceof Optional) {
-    // Selecting through an optional keeps the chain optional: `a.?b.c` is optional.
-    if (!v.hasValue()) return v;
-    const r = selectField(v.value(), field, id);
-    return r === undefined ? Optional.none : Optional.of(r);
-  }
-  const r = selectField(v, field, id);
-  if (r !== undefined) return r;
-  const err = new CelError(`no such key: ${field}`);
-  err.exprId = id;
-  throw err;
-}
-
-function rangeError(r: CelValue): CelError {
-  return new CelError(
-    `expression of type '${typeName(r)}' cannot be range of a comprehension (must be list, map, or dynamic)`,
-  );
 }
 
 type Applier = (...a: never[]) => CelValue;
@@ -1038,52 +873,6 @@ export const HELPERS = {
   selectValue,
   withPosition,
 };
-
-/** `has(v.field)`. */
-function hasField(v: CelValue, field: string, id: number): boolean {
-  if (v instanceof Optional) return v.hasValue() && selectField(v.value(), field, id) !== undefined;
-  return selectField(v, field, id) !== undefined;
-}
-
-function indexValue(container: CelValue, key: CelValue, id: number): CelValue | undefined {
-  if (Array.isArray(container)) {
-    let i: number;
-    if (typeof key === "bigint") i = Number(key);
-    else if (key instanceof UInt) i = Number(key.value);
-    else if (typeof key === "number" && Number.isInteger(key)) i = key;
-    else {
-      const err = noSuchOverload("_[_]", [container, key]);
-      err.exprId = id;
-      throw err;
-    }
-    if (i < 0 || i >= container.length) return undefined;
-    return container[i];
-  }
-  if (container instanceof CelMap || isPlainMap(container)) return mapGet(container, key);
-  const err = noSuchOverload("_[_]", [container, key]);
-  err.exprId = id;
-  throw err;
-}
-
-/** `c[k]` outside optional chains: a missing key or index is an error; through an Optional it stays optional. */
-function indexOrError(cv: CelValue, kv: CelValue, id: number): CelValue {
-  if (cv instanceof Optional) {
-    if (!cv.hasValue()) return cv;
-    const r = indexValue(cv.value(), kv, id);
-    return r === undefined ? Optional.none : Optional.of(r);
-  }
-  const r = indexValue(cv, kv, id);
-  if (r === undefined) return withPosition(indexError(cv, kv), id);
-  return r;
-}
-
-function indexError(container: CelValue, key: CelValue): CelError {
-  if (Array.isArray(container))
-    return new CelError(`index out of bounds: ${String(key instanceof UInt ? key.value : key)}`);
-  return new CelError(
-    `no such key: ${typeof key === "string" ? key : String(key instanceof UInt ? key.value : key)}`,
-  );
-}
 
 class Compiler {
   readonly problems: CompileProblem[] = [];
@@ -1712,7 +1501,7 @@ class Compiler {
               lv = l(f);
               if (lv === decisive) return decisive;
             } catch (err) {
-              if (err instanceof CelError && (err.kind === "cost" || err.kind === "timeout")) throw err;
+              if (isLimitError(err)) throw err;
               lerr = err;
             }
             let rv: CelValue;
@@ -1720,7 +1509,7 @@ class Compiler {
               rv = r(f);
             } catch (err) {
               // Both sides failed: the left one's error, as cel-go's evalAnd/evalOr report it.
-              if (err instanceof CelError && (err.kind === "cost" || err.kind === "timeout")) throw err;
+              if (isLimitError(err)) throw err;
               throw lerr ?? err;
             }
             if (rv === decisive) return decisive;
@@ -1776,7 +1565,7 @@ class Compiler {
               const v = x(f);
               return typeof v === "boolean" ? v : true;
             } catch (err) {
-              if (err instanceof CelError && (err.kind === "cost" || err.kind === "timeout")) throw err;
+              if (isLimitError(err)) throw err;
               return true;
             }
           },
@@ -2138,7 +1927,7 @@ class Compiler {
             try {
               slots[accuSlot] = step(f);
             } catch (err) {
-              if (err instanceof CelError && (err.kind === "cost" || err.kind === "timeout")) throw err;
+              if (isLimitError(err)) throw err;
               (slots as unknown[])[accuSlot] = new HeldError(err);
             }
           }
@@ -2153,7 +1942,7 @@ class Compiler {
             try {
               slots[accuSlot] = step(f);
             } catch (err) {
-              if (err instanceof CelError && (err.kind === "cost" || err.kind === "timeout")) throw err;
+              if (isLimitError(err)) throw err;
               (slots as unknown[])[accuSlot] = new HeldError(err);
             }
           }

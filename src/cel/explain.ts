@@ -9,7 +9,9 @@
  * reading a denial, so it is bounded (evaluations, cost, time, lines) and never throws.
  */
 import type { ComprehensionNode, Expr, ParsedExpression } from "./syntax/ast.ts";
-import { type Activation, compileParsed, EvalState } from "./compile.ts";
+import { compileParsed } from "./compile.ts";
+import type { Activation } from "./state/activation.ts";
+import { EvalState } from "./state/state.ts";
 import { type CelEnvironment, createEnvironment } from "./env/environment.ts";
 import { toJson } from "./input.ts";
 import { CelError, CelMap, type CelValue, isPlainMap, mapEntries, mapGet, UInt } from "./runtime/values.ts";

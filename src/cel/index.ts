@@ -3,7 +3,9 @@
  * evaluate it many times. The rest of celgate imports CEL only from here.
  */
 import type { ParsedExpression } from "./syntax/ast.ts";
-import { type Activation, type CompileProblem, compileParsed, EvalState, type Program } from "./compile.ts";
+import { type CompileProblem, compileParsed, type Program } from "./compile.ts";
+import type { Activation } from "./state/activation.ts";
+import { EvalState } from "./state/state.ts";
 import {
   ADMISSION_VARIABLES,
   type CelEnvironment,
@@ -17,9 +19,9 @@ import { type SharedKeys, SubexpressionIndex, sharedKeys } from "./shared.ts";
 import { CelSyntaxError, parseCel } from "./syntax/parse.ts";
 import { CelError, type CelValue, typeName } from "./runtime/values.ts";
 
-export type { Activation, Program, VariableResolver } from "./compile.ts";
-export { EvalState } from "./compile.ts";
-export type { MemoEntry } from "./compile.ts";
+export type { Program } from "./compile.ts";
+export type { Activation, MemoEntry, VariableResolver } from "./state/activation.ts";
+export { EvalState } from "./state/state.ts";
 export type { SharedKeys } from "./shared.ts";
 export type { CelEnvironment, CelExtras, EnvOptions } from "./env/environment.ts";
 export { ADMISSION_VARIABLES, createEnvironment, EXTRA_NAMES } from "./env/environment.ts";

@@ -13,15 +13,11 @@
 import { performance } from "node:perf_hooks";
 import { Gen } from "./codegen.ts";
 import { codegenMode } from "./configure.ts";
-import {
-  type Activation,
-  type EvalState,
-  emitProgram,
-  HELPERS,
-  type Program,
-  programSlots,
-} from "./compile.ts";
-import { CelError, type CelValue } from "./runtime/values.ts";
+import { emitProgram, HELPERS, type Program, programSlots } from "./compile.ts";
+import type { Activation } from "./state/activation.ts";
+import type { EvalState } from "./state/state.ts";
+import { isLimitError } from "./runtime/errors.ts";
+import type { CelValue } from "./runtime/values.ts";
 
 /** What the sequence reads and advances of the engine's evaluation (engine/evaluate.ts Evaluation). */
 export interface SequenceClock {
@@ -37,7 +33,7 @@ export interface SequenceClock {
 export class Thrown {
   readonly halts: boolean;
   constructor(readonly error: unknown) {
-    this.halts = error instanceof CelError && (error.kind === "cost" || error.kind === "timeout");
+    this.halts = isLimitError(error);
   }
 }
 

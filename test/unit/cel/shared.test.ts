@@ -15,7 +15,7 @@ import {
   run,
   sharedSubexpressions,
 } from "../../../src/cel/index.ts";
-import { MemoEntry } from "../../../src/cel/compile.ts";
+import { MemoEntry } from "../../../src/cel/state/activation.ts";
 
 const ENV = createEnvironment({
   variables: { ...ADMISSION_VARIABLES },
