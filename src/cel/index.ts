@@ -5,6 +5,7 @@
 import type { ParsedExpression } from "./syntax/ast.ts";
 import { type CompileProblem, compileParsed, type Program } from "./compile.ts";
 import type { Activation } from "./state/activation.ts";
+import { PER_CALL_COST_LIMIT } from "./state/limits.ts";
 import { EvalState } from "./state/state.ts";
 import {
   ADMISSION_VARIABLES,
@@ -28,7 +29,19 @@ export { ADMISSION_VARIABLES, createEnvironment, EXTRA_NAMES } from "./env/envir
 export type { CodegenMode, RuntimeOptions } from "./configure.ts";
 export { CODEGEN_ENV, codegenModeFrom, configureRuntime, runtimeOptionsFromEnv } from "./configure.ts";
 export type { SequenceClock, SequenceOutcome } from "./sequence.ts";
-export { BUDGET_SPENT, DEADLINE_PASSED, ProgramSequence, sequenceOf, Thrown } from "./sequence.ts";
+export { ProgramSequence, sequenceOf } from "./sequence.ts";
+export type { ExpressionClock } from "./state/limits.ts";
+export {
+  BUDGET_MESSAGE,
+  BUDGET_SPENT,
+  DEADLINE_MESSAGE,
+  DEADLINE_PASSED,
+  MATCH_CONDITIONS_COST_BUDGET,
+  PER_CALL_COST_LIMIT,
+  RUNTIME_COST_BUDGET,
+  startExpression,
+  Thrown,
+} from "./state/limits.ts";
 export { toCel, toJson } from "./input.ts";
 export type { ExplainLimits } from "./explain.ts";
 export { explainFalse, renderExpr, showValue } from "./explain.ts";
@@ -41,12 +54,6 @@ export type { AuthorizerCheck, AuthorizerRule } from "./library/authz-table.ts";
 export { AUTHORIZER_DECISIONS, describeCheck, tableAuthorizer } from "./library/authz-table.ts";
 export { compileRegex } from "./regex.ts";
 export { setMember } from "./runtime/values.ts";
-
-/** Kubernetes' limits for admission policies (k8s.io/apiserver/pkg/apis/cel/config.go). */
-export const PER_CALL_COST_LIMIT = 1_000_000;
-export const RUNTIME_COST_BUDGET = 10_000_000;
-/** The matchConditions of one binding evaluation have a budget of their own. */
-export const MATCH_CONDITIONS_COST_BUDGET = 2_500_000;
 
 /** A compile problem with its position and the expression rendered with a caret. */
 export interface ExpressionProblem {

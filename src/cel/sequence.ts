@@ -1,7 +1,8 @@
 /**
  * A policy's validations as one generated function (or a few, for a long list), run one after
- * another with the engine's per-expression rules written out between them: the budget check, the
- * deadline check on every 16th expression, the per-call cost limit, and an error caught for each.
+ * another under the engine's per-expression rules (state/limits.ts): `startExpression` before
+ * each (the budget, the deadline on every 16th expression, the per-call cost limit) and an error
+ * caught for each as its `Thrown` outcome.
  *
  * Run one by one, each validation cost the engine a call through its program's `run`, a call of its
  * own generated function (megamorphic: one site calls every program) and that function's setup
@@ -10,37 +11,22 @@
  * The engine (engine/evaluate.ts) reads the outcomes exactly as it reads the loop's: a value, or a
  * failure it words itself. Every validation runs before any messageExpression, as in Kubernetes.
  */
-import { performance } from "node:perf_hooks";
 import { Gen } from "./codegen.ts";
 import { codegenMode } from "./configure.ts";
 import { emitProgram, HELPERS, type Program, programSlots } from "./compile.ts";
 import type { Activation } from "./state/activation.ts";
+import {
+  type BUDGET_SPENT,
+  type DEADLINE_PASSED,
+  type ExpressionClock,
+  startExpression,
+  Thrown,
+} from "./state/limits.ts";
 import type { EvalState } from "./state/state.ts";
-import { isLimitError } from "./runtime/errors.ts";
 import type { CelValue } from "./runtime/values.ts";
 
-/** What the sequence reads and advances of the engine's evaluation (engine/evaluate.ts Evaluation). */
-export interface SequenceClock {
-  /** Expressions started so far in this evaluation; the deadline is read at every 16th. */
-  expressions: number;
-  /** The clock when the evaluation started: the deadline check of its first expression. */
-  readonly started: number;
-  /** The state's cost at which the budget runs out. */
-  readonly budgetEnd: number;
-}
-
-/** A validation that threw: its error, and whether the error ends the policy (cost or deadline). */
-export class Thrown {
-  readonly halts: boolean;
-  constructor(readonly error: unknown) {
-    this.halts = isLimitError(error);
-  }
-}
-
-/** A validation not started because the budget was spent; it ends the policy. */
-export const BUDGET_SPENT: unique symbol = Symbol("budget spent");
-/** A validation not started because the deadline had passed; it ends the policy. */
-export const DEADLINE_PASSED: unique symbol = Symbol("deadline passed");
+/** What the sequence reads and advances of the engine's evaluation (state/limits.ts). */
+export type SequenceClock = ExpressionClock;
 
 /**
  * One validation's outcome. The outcomes of a run: undefined when every validation was true, else
@@ -92,12 +78,10 @@ function haltAt(
 
 const SEQUENCE_HELPERS = {
   ...HELPERS,
-  BUDGET_SPENT,
-  DEADLINE_PASSED,
+  startExpression,
   Thrown,
   haltAt,
   passedBefore,
-  now: (): number => performance.now(),
 };
 
 const NO_SLOTS: CelValue[] = [];
@@ -108,17 +92,14 @@ const NO_SLOTS: CelValue[] = [];
  */
 function emitChunk(g: Gen, programs: readonly Program[], from: number, to: number, limit: number): void {
   const n = programs.length;
-  const count = g.temp();
+  const blocked = g.temp();
   const r = g.temp();
   for (let i = from; i < to; i++) {
     // Each program's loop variables are its own; root variables' paths are shared by all.
     g.program = i;
-    g.line(`if (st.cost >= C.budgetEnd) return haltAt(out, ${n}, ${i}, BUDGET_SPENT);`);
-    g.line(`${count} = C.expressions++;`);
     g.line(
-      `if ((${count} & 15) === 0 && (${count} === 0 ? C.started : now()) > st.deadline) return haltAt(out, ${n}, ${i}, DEADLINE_PASSED);`,
+      `${blocked} = startExpression(C, st, ${limit}); if (${blocked} !== undefined) return haltAt(out, ${n}, ${i}, ${blocked});`,
     );
-    g.line(`st.costLimit = Math.min(st.cost + ${limit}, C.budgetEnd);`);
     g.line("try {");
     const v = emitProgram(programs[i] as Program, g);
     g.line(`${r} = ${v};`);

@@ -22,8 +22,11 @@ import {
   MATCH_CONDITIONS_COST_BUDGET,
   RUNTIME_COST_BUDGET,
   asCelError,
+  BUDGET_MESSAGE,
   BUDGET_SPENT,
+  DEADLINE_MESSAGE,
   DEADLINE_PASSED,
+  startExpression,
   Thrown,
   toJson,
   type VariableResolver,
@@ -245,9 +248,6 @@ function newEvaluation(options: EvaluateOptions, started: number): Evaluation {
   };
 }
 
-const BUDGET_MESSAGE =
-  "validation failed due to running out of cost budget, no further validation rules will be run";
-
 type ExprOutcome =
   | { readonly ok: true; readonly value: CelValue; readonly cost: number }
   | { ok: false; message: string; kind: EvaluationErrorKind; cost: number; cause?: string };
@@ -278,15 +278,10 @@ function runExpr(ev: Evaluation, expr: CompiledExpression, act: Activation): Cel
       "compile",
     );
   const st = ev.state;
-  if (st.cost >= ev.budgetEnd) return new ExprFailure(BUDGET_MESSAGE, "cost");
-  // A clock read costs as much as a short expression; expressions without loops
-  // cannot run long, so the deadline is checked at a policy's first expression (against the clock
-  // read when the policy started) and every 16th after it, and loops check it themselves
-  // (EvalState.tick).
-  const n = ev.expressions++;
-  if ((n & 15) === 0 && (n === 0 ? ev.started : performance.now()) > st.deadline)
-    return deadlineFailure(expr);
-  st.costLimit = Math.min(st.cost + PER_CALL_COST_LIMIT, ev.budgetEnd);
+  // The per-expression rules (cel/state/limits.ts), as the policy's generated sequence applies them.
+  const blocked = startExpression(ev, st);
+  if (blocked !== undefined)
+    return blocked === BUDGET_SPENT ? new ExprFailure(BUDGET_MESSAGE, "cost") : deadlineFailure(expr);
   try {
     return program.run(act, st);
   } catch (e) {
@@ -307,10 +302,7 @@ function thrownFailure(ev: Evaluation, expr: CompiledExpression, e: unknown): Ex
 }
 
 function deadlineFailure(expr: CompiledExpression): ExprFailure {
-  return new ExprFailure(
-    `expression '${expr.source}' resulted in error: operation cancelled: evaluation deadline exceeded`,
-    "timeout",
-  );
+  return new ExprFailure(`expression '${expr.source}' resulted in error: ${DEADLINE_MESSAGE}`, "timeout");
 }
 
 /** An expression's value or failure with the cost it took, as steps and the rarer callers take it. */

@@ -8,6 +8,7 @@ import { performance } from "node:perf_hooks";
 import type { CallContext, CelRegex } from "../library/types.ts";
 import { compileRegex } from "../regex.ts";
 import { CelError } from "../runtime/values.ts";
+import { COST_LIMIT_MESSAGE, DEADLINE_MESSAGE } from "./limits.ts";
 
 /** Per-evaluation state: cost so far and the limits. Shared by the programs of one policy evaluation. */
 export class EvalState implements CallContext {
@@ -23,12 +24,10 @@ export class EvalState implements CallContext {
   }
   addCost(units: number): void {
     this.cost += units;
-    if (this.cost > this.costLimit)
-      throw new CelError("operation cancelled: actual cost limit exceeded", "cost");
+    if (this.cost > this.costLimit) throw new CelError(COST_LIMIT_MESSAGE, "cost");
   }
   checkDeadline(): void {
-    if (performance.now() > this.deadline)
-      throw new CelError("operation cancelled: evaluation deadline exceeded", "timeout");
+    if (performance.now() > this.deadline) throw new CelError(DEADLINE_MESSAGE, "timeout");
   }
   /** Called once per loop iteration: cheap, and reads the clock often enough for nested loops too. */
   tick(): void {
