@@ -7,7 +7,8 @@
  * absorb errors when another operand decides the result; int arithmetic is checked for int64
  * overflow; equality is heterogeneous; selecting through an optional keeps the chain optional.
  */
-import { type Emit, Gen, type GeneratedEval } from "./codegen.ts";
+import { Gen, type GeneratedEval } from "./plan/gen.ts";
+import { type Emit, HELPERS, type PlanGen } from "./plan/helpers.ts";
 import { codegenMode } from "./configure.ts";
 import type { CallNode, ComprehensionNode, Expr, ParsedExpression, SelectNode } from "./syntax/ast.ts";
 import { type CelEnvironment, REQUEST_VARIABLES } from "./env/environment.ts";
@@ -26,15 +27,13 @@ import {
   selectField,
   selectValue,
 } from "./runtime/access.ts";
-import { errorAt, HeldError, isLimitError, rangeError, withPosition } from "./runtime/errors.ts";
+import { HeldError, isLimitError, rangeError, withPosition } from "./runtime/errors.ts";
 import { hasTag } from "./runtime/tags.ts";
 import {
-  BuiltMap,
   CelError,
   CelMap,
   CelType,
   type CelValue,
-  fromJson,
   isPlainMap,
   type MapKey,
   mapGet,
@@ -172,7 +171,7 @@ const roots = new WeakMap<Program, { readonly root: Compiled; readonly slots: nu
  * Writes a program's evaluation into `g`, as its own generated function would have it; returns the
  * variable holding its value. For code that runs several programs in one function (sequence.ts).
  */
-export function emitProgram(program: Program, g: Gen): string {
+export function emitProgram(program: Program, g: PlanGen): string {
   const r = roots.get(program);
   if (!r) throw new Error("emitProgram: not a compiled program");
   return emitValue(g, r.root);
@@ -212,16 +211,16 @@ function generate(
 ): { ev: GeneratedEval<Activation, EvalState>; needsJson: boolean; localSlots: boolean } | undefined {
   if (!root.emit) return undefined;
   try {
-    const first = new Gen(false);
+    const first = new Gen(HELPERS, false);
     root.emit(first);
     // Written again: with locals for the slots when the code calls no closure (the only other reader
     // of its slots), so V8 keeps loop variables in registers instead of storing each into the
     // frame's array; and with the paths the first
     // writing read more than once kept in locals (Gen.pathCache).
     const localSlots = !first.callsClosures;
-    const g = new Gen(localSlots, first.pathReadCounts);
+    const g = new Gen(HELPERS, localSlots, first.pathReadCounts);
     const v = root.emit(g);
-    return { ev: g.build<Activation, EvalState>(v, HELPERS), needsJson: g.assumesJson, localSlots };
+    return { ev: g.build<Activation, EvalState>(v), needsJson: g.assumesJson, localSlots };
   } catch (e) {
     // `new Function` refused (--disallow-code-generation-from-strings): the closures serve. Anything
     // else is a bug in an emitter, which tests ("always") must see; a server keeps the closures.
@@ -270,7 +269,7 @@ interface Compiled {
    * generated code runs: a JSON root variable's, or a loop element's while the loop is on it. Reads
    * along it are kept for reuse when they repeat (Gen.pathCache).
    */
-  readonly path?: ((g: Gen) => string) | undefined;
+  readonly path?: ((g: PlanGen) => string) | undefined;
   /** A literal's value. */
   readonly literal?: { readonly value: CelValue };
 }
@@ -279,7 +278,7 @@ interface Chain {
   readonly base: RawEval;
   readonly baseEmit: Emit;
   /** The base's path (Compiled.path), when it has one. */
-  readonly basePath?: ((g: Gen) => string) | undefined;
+  readonly basePath?: ((g: PlanGen) => string) | undefined;
   /** The base's value comes from JSON input (Compiled.plain), and so does every field read. */
   readonly plain: boolean;
   readonly fields: readonly string[];
@@ -287,20 +286,20 @@ interface Chain {
 }
 
 /** A child's value in generated code: its emitter, or a call of its closure. */
-function emitValue(g: Gen, c: Compiled): string {
+function emitValue(g: PlanGen, c: Compiled): string {
   return c.emit ? c.emit(g) : g.call(c.ev);
 }
 
 /** A child's raw (optional-chain) value in generated code. */
-function emitRawValue(g: Gen, c: Compiled, raw: RawEval): string {
+function emitRawValue(g: PlanGen, c: Compiled, raw: RawEval): string {
   return c.emitRaw ? c.emitRaw(g) : g.call(raw);
 }
 
 /** `c.raw ?? maybeOptional(c.ev)` in generated code: the raw chain, or the value with any Optional unwrapped. */
-function emitMaybeOptional(g: Gen, c: Compiled): string {
+function emitMaybeOptional(g: PlanGen, c: Compiled): string {
   if (c.raw) return emitRawValue(g, c, c.raw);
   const v = emitValue(g, c);
-  g.line(`if (${v} instanceof Optional) ${v} = ${v}.hasValue() ? ${v}.value() : ABSENT;`);
+  g.line(`if (${v} instanceof ${g.h.Optional}) ${v} = ${v}.hasValue() ? ${v}.value() : ${g.h.ABSENT};`);
   return v;
 }
 
@@ -310,9 +309,9 @@ function optionalNode(raw: RawEval, emitRaw: Emit): Compiled {
 }
 
 /** The Optional an emitted raw value stands for. */
-function emitWrapped(g: Gen, emitRaw: Emit): string {
+function emitWrapped(g: PlanGen, emitRaw: Emit): string {
   const v = emitRaw(g);
-  g.line(`${v} = ${v} === ABSENT ? Optional.none : Optional.of(${v});`);
+  g.line(`${v} = ${v} === ${g.h.ABSENT} ? ${g.h.Optional}.none : ${g.h.Optional}.of(${v});`);
   return v;
 }
 
@@ -324,11 +323,11 @@ function emitWrapped(g: Gen, emitRaw: Emit): string {
  * one and takes the caller's general path (which reads it correctly), and for an object whose
  * prototype inherits from Object.prototype, which no CEL value has.
  */
-function emitIsJsonMap(v: string): string {
-  return emitHasConstructor(v, "PlainObject");
+function emitIsJsonMap(g: PlanGen, v: string): string {
+  return emitHasConstructor(v, g.h.PlainObject);
 }
 
-/** `v` is an object made by the class `ctor` (a name in HELPERS), tested as emitIsJsonMap tests. */
+/** `v` is an object made by the class `ctor` (a helper's name: Gen.h), tested as emitIsJsonMap tests. */
 function emitHasConstructor(v: string, ctor: string): string {
   return `${v} !== null && typeof ${v} === "object" && ${v}.constructor === ${ctor}`;
 }
@@ -338,10 +337,10 @@ function emitHasConstructor(v: string, ctor: string): string {
  * a read, since a member holding undefined is absent (values.ts plainGet). Once a site has seen
  * many shapes of object, as a server's do, a read of a missing member is cheaper than `in`. Names Object.prototype has (constructor, toString...) go through hasOwn.
  */
-function emitJsonHas(v: string, field: string): string {
+function emitJsonHas(g: PlanGen, v: string, field: string): string {
   const key = JSON.stringify(field);
   return field in Object.prototype
-    ? `(hasOwn(${v}, ${key}) && ${v}[${key}] !== undefined)`
+    ? `(${g.h.hasOwn}(${v}, ${key}) && ${v}[${key}] !== undefined)`
     : `${v}[${key}] !== undefined`;
 }
 
@@ -351,10 +350,10 @@ function emitJsonHas(v: string, field: string): string {
  * left undefined when the field is absent. Ends in an if/else-if whose conditions are false when
  * `v` is neither, for the caller's else branch.
  */
-function emitJsonRead(v: string, field: string, out: string): string {
+function emitJsonRead(g: PlanGen, v: string, field: string, out: string): string {
   // A built map ({'path': p, 'c': c}, as policies make per container) holds CEL values already, and
   // never undefined; without this branch its reads took selectField's prototype lookups.
-  return `if (${emitIsJsonMap(v)}) { ${emitMemberRead(v, field, out, "json")} } else if (${emitHasConstructor(v, "BuiltMap")}) { ${emitMemberRead(v, field, out, "none")} }`;
+  return `if (${emitIsJsonMap(g, v)}) { ${emitMemberRead(g, v, field, out, "json")} } else if (${emitHasConstructor(v, g.h.BuiltMap)}) { ${emitMemberRead(g, v, field, out, "none")} }`;
 }
 
 /**
@@ -363,6 +362,7 @@ function emitJsonRead(v: string, field: string, out: string): string {
  * nothing (a built map's members are CEL values already).
  */
 function emitMemberRead(
+  g: PlanGen,
   v: string,
   field: string,
   out: string,
@@ -371,10 +371,10 @@ function emitMemberRead(
   const key = JSON.stringify(field);
   const test =
     convert === "json" ? `typeof ${out} === "number" || Array.isArray(${out})` : `typeof ${out} === "number"`;
-  const conversion = convert === "none" ? "" : ` if (${test}) ${out} = fromJson(${out});`;
+  const conversion = convert === "none" ? "" : ` if (${test}) ${out} = ${g.h.fromJson}(${out});`;
   // Undefined, the member is absent: no second look with `in`.
   return field in Object.prototype
-    ? `${out} = hasOwn(${v}, ${key}) ? ${v}[${key}] : undefined;${conversion}`
+    ? `${out} = ${g.h.hasOwn}(${v}, ${key}) ? ${v}[${key}] : undefined;${conversion}`
     : `${out} = ${v}[${key}];${conversion}`;
 }
 
@@ -382,26 +382,32 @@ function emitMemberRead(
  * The condition, in generated code, under which `v`, a plain value (Compiled.plain), is a JSON map;
  * marks the function as relying on Activation.json.
  */
-function emitIsPlainMap(g: Gen, v: string): string {
+function emitIsPlainMap(g: PlanGen, v: string): string {
   g.assumesJson = true;
   return `${v} !== null && typeof ${v} === "object" && !Array.isArray(${v})`;
 }
 
 /** emitJsonRead for a plain value: nothing else it can be has fields to read inline. */
-function emitPlainRead(g: Gen, v: string, field: string, out: string, keepArray = false): string {
-  return `if (${emitIsPlainMap(g, v)}) { ${emitMemberRead(v, field, out, keepArray ? "keepArray" : "json")} }`;
+function emitPlainRead(g: PlanGen, v: string, field: string, out: string, keepArray = false): string {
+  return `if (${emitIsPlainMap(g, v)}) { ${emitMemberRead(g, v, field, out, keepArray ? "keepArray" : "json")} }`;
 }
 
 /** A field read of `v` in generated code, as emitPlainRead or emitJsonRead writes it. */
-function emitFieldRead(g: Gen, plain: boolean | undefined, v: string, field: string, out: string): string {
-  return plain ? emitPlainRead(g, v, field, out) : emitJsonRead(v, field, out);
+function emitFieldRead(
+  g: PlanGen,
+  plain: boolean | undefined,
+  v: string,
+  field: string,
+  out: string,
+): string {
+  return plain ? emitPlainRead(g, v, field, out) : emitJsonRead(g, v, field, out);
 }
 
 /**
  * A raw optional chain (`a.?b.?c`) in generated code: its value, or ABSENT. With `keepArray`, the
  * chain is plain and the array its last field holds is left unconverted (Compiled.emitList).
  */
-function emitChain(g: Gen, chain: Chain, keepArray: boolean): string {
+function emitChain(g: PlanGen, chain: Chain, keepArray: boolean): string {
   g.line(charge(chain.fields.length));
   const v = chain.baseEmit(g);
   const r = g.temp();
@@ -413,9 +419,9 @@ function emitChain(g: Gen, chain: Chain, keepArray: boolean): string {
     if (path !== undefined) path = pathTo(path, name);
     const kept = path === undefined ? undefined : g.pathCache(`${path}#${keep ? "chain-array" : "chain"}`);
     if (kept !== undefined) g.line(`if (${kept} !== undefined) ${v} = ${kept}; else {`);
-    g.line(`if (${v} !== ABSENT) {`);
-    g.line(`${read} else ${r} = selectField(${v}, ${JSON.stringify(name)}, ${chain.ids[i]});`);
-    g.line(`${v} = ${r} === undefined ? ABSENT : ${r}; }`);
+    g.line(`if (${v} !== ${g.h.ABSENT}) {`);
+    g.line(`${read} else ${r} = ${g.h.selectField}(${v}, ${JSON.stringify(name)}, ${chain.ids[i]});`);
+    g.line(`${v} = ${r} === undefined ? ${g.h.ABSENT} : ${r}; }`);
     if (kept !== undefined) g.line(`${kept} = ${v}; }`);
   });
   return v;
@@ -427,7 +433,7 @@ function pathTo(path: string, field: string): string {
 }
 
 /** The path of a loop variable's value: its slot's, in the program being written. */
-function elementPath(g: Gen, slot: number): string {
+function elementPath(g: PlanGen, slot: number): string {
   return `element:${g.program}:${slot}`;
 }
 
@@ -439,8 +445,10 @@ function charge(n: number): string {
   return `if ((st.cost += ${n}) > st.costLimit) st.addCost(0);`;
 }
 
-/** Code that rethrows cost and deadline errors, which no operator absorbs. */
-const RETHROW_LIMITS = `if (err instanceof CelError && (err.kind === "cost" || err.kind === "timeout")) throw err;`;
+/** Code that rethrows cost and deadline errors, which no operator absorbs (runtime/errors.ts isLimitError). */
+function rethrowLimits(g: PlanGen): string {
+  return `if (err instanceof ${g.h.CelError} && (err.kind === "cost" || err.kind === "timeout")) throw err;`;
+}
 
 type RawEval = (f: Frame) => CelValue | typeof ABSENT;
 
@@ -561,7 +569,7 @@ function applier(
 }
 
 /** A type check in generated code: inline for the common tags, else through hasTag. */
-function emitTagCheck(v: string, tag: TypeTag): string | undefined {
+function emitTagCheck(g: PlanGen, v: string, tag: TypeTag): string | undefined {
   switch (tag) {
     case "dyn":
       return undefined;
@@ -579,13 +587,13 @@ function emitTagCheck(v: string, tag: TypeTag): string | undefined {
       return `Array.isArray(${v})`;
     case "map":
       // JSON input first, without the prototype lookup isPlainMap makes (see emitIsJsonMap).
-      return `((${emitIsJsonMap(v)}) || ${v} instanceof CelMap || isPlainMap(${v}))`;
+      return `((${emitIsJsonMap(g, v)}) || ${v} instanceof ${g.h.CelMap} || ${g.h.isPlainMap}(${v}))`;
     case "uint":
-      return `${v} instanceof UInt`;
+      return `${v} instanceof ${g.h.UInt}`;
     case "bytes":
       return `${v} instanceof Uint8Array`;
     default:
-      return `hasTag(${v}, ${JSON.stringify(tag)})`;
+      return `${g.h.hasTag}(${v}, ${JSON.stringify(tag)})`;
   }
 }
 
@@ -594,7 +602,7 @@ function emitTagCheck(v: string, tag: TypeTag): string | undefined {
  * so `===` decides; against an int literal a bigint (how JSON integers are read) compares with
  * `===` and anything else goes through celEquals' numeric rules. Otherwise celEquals.
  */
-function emitEquals(lv: string, rv: string, l: Expr, r: Expr): string {
+function emitEquals(g: PlanGen, lv: string, rv: string, l: Expr, r: Expr): string {
   const literal =
     r.kind === "const"
       ? { v: rv, other: lv, value: r.value }
@@ -605,9 +613,9 @@ function emitEquals(lv: string, rv: string, l: Expr, r: Expr): string {
     const { v, other, value } = literal;
     if (typeof value === "string" || typeof value === "boolean") return `(${other} === ${v})`;
     if (typeof value === "bigint")
-      return `(typeof ${other} === "bigint" ? ${other} === ${v} : celEquals(${other}, ${v}))`;
+      return `(typeof ${other} === "bigint" ? ${other} === ${v} : ${g.h.celEquals}(${other}, ${v}))`;
   }
-  return `celEquals(${lv}, ${rv})`;
+  return `${g.h.celEquals}(${lv}, ${rv})`;
 }
 
 /** Members of a constant string list up to which generated code compares `x in [...]` one by one. */
@@ -700,7 +708,7 @@ const INT_ORDER: Readonly<Record<string, string>> = {
  * overloads to write out.
  */
 function emitDispatch(
-  g: Gen,
+  g: PlanGen,
   name: string,
   id: number,
   candidates: readonly Overload[],
@@ -718,12 +726,14 @@ function emitDispatch(
   g.line("try {");
   if (inMap) {
     const [x, m] = vals as [string, string];
-    g.line(`if (isPlainMap(${m})) { ${charge(1)} ${t} = typeof ${x} === "string" && hasOwn(${m}, ${x}); }`);
+    g.line(
+      `if (${g.h.isPlainMap}(${m})) { ${charge(1)} ${t} = typeof ${x} === "string" && ${g.h.hasOwn}(${m}, ${x}); }`,
+    );
   }
   let open = true;
   let concatSize: string | undefined;
   for (const [i, o] of cheapestChecksFirst(candidates).entries()) {
-    const checks = vals.flatMap((v, k) => emitTagCheck(v, o.args[k] as TypeTag) ?? []);
+    const checks = vals.flatMap((v, k) => emitTagCheck(g, v, o.args[k] as TypeTag) ?? []);
     const sized = o.id === "add_string" ? concatSizeCode(g, vals, nodes) : undefined;
     if (sized?.exact) concatSize = sized.size;
     const cost = sized
@@ -745,8 +755,8 @@ function emitDispatch(
       break;
     }
   }
-  if (open) g.line(`else throw noSuchOverload(${JSON.stringify(name)}, [${args}]);`);
-  g.line(`} catch (err) { withPosition(err, ${id}); }`);
+  if (open) g.line(`else throw ${g.h.noSuchOverload}(${JSON.stringify(name)}, [${args}]);`);
+  g.line(`} catch (err) { ${g.h.withPosition}(err, ${id}); }`);
   // Set only where the result is a string, which only that overload makes: a concatenation onto
   // the result reads it only once its own test has found a string.
   if (concatSize !== undefined) g.stringSizes.set(t, concatSize);
@@ -764,7 +774,7 @@ function emitDispatch(
  * its end.
  */
 function concatSizeCode(
-  g: Gen,
+  g: PlanGen,
   vals: readonly string[],
   nodes: readonly Compiled[],
 ): { size: string; sum: string; exact: boolean } | undefined {
@@ -834,7 +844,7 @@ function memoized(inner: Compiled, id: number): Compiled {
       g.line(`${before} = st.cost;`);
       const v = emitValue(g, inner);
       g.line(
-        `${out} = ${v}; if (${memo} !== undefined && ${hit} === undefined) ${memo}[${id}] = new MemoEntry(${out}, st.cost - ${before}); }`,
+        `${out} = ${v}; if (${memo} !== undefined && ${hit} === undefined) ${memo}[${id}] = new ${g.h.MemoEntry}(${out}, st.cost - ${before}); }`,
       );
       return out;
     },
@@ -842,37 +852,6 @@ function memoized(inner: Compiled, id: number): Compiled {
     plain: inner.plain === true,
   };
 }
-
-/** What generated code reaches by name (codegen.ts builds it outside this module's scope). */
-export const HELPERS = {
-  ABSENT,
-  MemoEntry,
-  asBool,
-  BuiltMap,
-  celEquals,
-  CelError,
-  CelMap,
-  errorAt,
-  fromJson,
-  hasField,
-  hasTag,
-  hasOwn: Object.hasOwn,
-  HeldError,
-  indexOrError,
-  indexValue,
-  isPlainMap,
-  mapGet,
-  mapKeys,
-  newBuiltMap,
-  noSuchOverload,
-  Optional,
-  PlainObject: Object,
-  rangeError,
-  UInt,
-  selectField,
-  selectValue,
-  withPosition,
-};
 
 class Compiler {
   readonly problems: CompileProblem[] = [];
@@ -1001,7 +980,7 @@ class Compiler {
           },
           emit: (g) => {
             const t = g.temp();
-            g.line(`${t} = ${g.slot(slot)}; if (${t} instanceof HeldError) throw ${t}.error;`);
+            g.line(`${t} = ${g.slot(slot)}; if (${t} instanceof ${g.h.HeldError}) throw ${t}.error;`);
             return t;
           },
           type: "dyn",
@@ -1081,7 +1060,7 @@ class Compiler {
           const name = JSON.stringify(field);
           const missing = JSON.stringify(`no such attribute: variables.${field}`);
           g.line(
-            `${t} = A.variables; if (!${t}) throw new CelError(${missing}); ${t} = ${t}.get(${name}, ${index});`,
+            `${t} = A.variables; if (!${t}) throw new ${g.h.CelError}(${missing}); ${t} = ${t}.get(${name}, ${index});`,
           );
           return t;
         },
@@ -1109,9 +1088,9 @@ class Compiler {
         emit: (g) => {
           const v = emitValue(g, operand);
           const t = g.temp();
-          const isMap = operand.plain ? emitIsPlainMap(g, v) : emitIsJsonMap(v);
+          const isMap = operand.plain ? emitIsPlainMap(g, v) : emitIsJsonMap(g, v);
           g.line(
-            `${t} = ${isMap} ? ${emitJsonHas(v, field)} : hasField(${v}, ${JSON.stringify(field)}, ${id});`,
+            `${t} = ${isMap} ? ${emitJsonHas(g, v, field)} : ${g.h.hasField}(${v}, ${JSON.stringify(field)}, ${id});`,
           );
           return t;
         },
@@ -1144,7 +1123,7 @@ class Compiler {
     }
     const key = JSON.stringify(field);
     const path = operand.path;
-    const emitSelect = (g: Gen, keepArray: boolean): string => {
+    const emitSelect = (g: PlanGen, keepArray: boolean): string => {
       g.line(charge(1));
       const v = emitValue(g, operand);
       const t = g.temp();
@@ -1159,7 +1138,7 @@ class Compiler {
           : g.pathCache(`${pathTo(path(g), field)}#${keepArray ? "array" : "value"}`);
       if (kept !== undefined) g.line(`if (${kept} !== undefined) ${t} = ${kept}; else {`);
       g.line(`${t} = undefined; ${read}`);
-      g.line(`if (${t} === undefined) ${t} = selectValue(${v}, ${key}, ${id});`);
+      g.line(`if (${t} === undefined) ${t} = ${g.h.selectValue}(${v}, ${key}, ${id});`);
       if (kept !== undefined) g.line(`${kept} = ${t}; }`);
       return t;
     };
@@ -1169,7 +1148,7 @@ class Compiler {
         return selectValue(op(f), field, id);
       },
       emit: (g) => emitSelect(g, false),
-      ...(operand.plain && { emitList: (g: Gen) => emitSelect(g, true) }),
+      ...(operand.plain && { emitList: (g: PlanGen) => emitSelect(g, true) }),
       type: operand.type === "optional_type" ? "optional_type" : "dyn",
       plain: operand.plain === true,
       path: path === undefined ? undefined : (g) => pathTo(path(g), field),
@@ -1323,9 +1302,9 @@ class Compiler {
       const chain = target.chain;
       const dE = e.args[0];
       const emptyList = dE?.kind === "list" && dE.elements.length === 0;
-      const orDefault = (g: Gen, v: string): string => {
+      const orDefault = (g: PlanGen, v: string): string => {
         const dv = emitValue(g, dC);
-        g.line(`${charge(1)} if (${v} === ABSENT) ${v} = ${dv};`);
+        g.line(`${charge(1)} if (${v} === ${g.h.ABSENT}) ${v} = ${dv};`);
         return v;
       };
       return {
@@ -1339,7 +1318,7 @@ class Compiler {
         // Only over a default of `[]`, whose elements (none) the comprehension cannot convert by mistake.
         ...(chain?.plain &&
           emptyList && {
-            emitList: (g: Gen) => orDefault(g, emitChain(g, chain, true)),
+            emitList: (g: PlanGen) => orDefault(g, emitChain(g, chain, true)),
           }),
         type: "dyn",
         plain: chain?.plain === true && dC.plain === true,
@@ -1355,7 +1334,7 @@ class Compiler {
         emit: (g) => {
           const v = emitRawValue(g, target, raw);
           const t = g.temp();
-          g.line(`${charge(1)} ${t} = ${v} !== ABSENT;`);
+          g.line(`${charge(1)} ${t} = ${v} !== ${g.h.ABSENT};`);
           return t;
         },
         type: "bool",
@@ -1403,7 +1382,7 @@ class Compiler {
         candidates,
       ),
       ...(apply && {
-        emit: (g: Gen) => {
+        emit: (g: PlanGen) => {
           const vals = args.map((a) => emitValue(g, a));
           const inline = emitDispatch(g, name, id, candidates, vals, args);
           if (inline !== undefined) return inline;
@@ -1527,15 +1506,15 @@ class Compiler {
             g.line("try {");
             g.line(`${lv} = ${emitValue(g, args[0] as Compiled)};`);
             g.line(`if (${lv} === ${decisive}) { ${res} = ${decisive}; break ${block}; }`);
-            g.line(`} catch (err) { ${RETHROW_LIMITS} ${lerr} = err; }`);
+            g.line(`} catch (err) { ${rethrowLimits(g)} ${lerr} = err; }`);
             const rv = g.temp();
             g.line("try {");
             g.line(`${rv} = ${emitValue(g, args[1] as Compiled)};`);
-            g.line(`} catch (err) { ${RETHROW_LIMITS} throw ${lerr} ?? err; }`);
+            g.line(`} catch (err) { ${rethrowLimits(g)} throw ${lerr} ?? err; }`);
             g.line(`if (${rv} === ${decisive}) { ${res} = ${decisive}; break ${block}; }`);
             g.line(`if (${lerr} !== undefined) throw ${lerr};`);
             g.line(
-              `if (typeof ${lv} !== "boolean" || typeof ${rv} !== "boolean") withPosition(noSuchOverload(${JSON.stringify(e.fn)}, [${lv}, ${rv}]), ${id});`,
+              `if (typeof ${lv} !== "boolean" || typeof ${rv} !== "boolean") ${g.h.withPosition}(${g.h.noSuchOverload}(${JSON.stringify(e.fn)}, [${lv}, ${rv}]), ${id});`,
             );
             g.line(`${res} = ${!decisive}; }`);
             return res;
@@ -1551,7 +1530,7 @@ class Compiler {
           emit: (g) => {
             const v = emitValue(g, args[0] as Compiled);
             const t = g.temp();
-            g.line(`${t} = !asBool(${v}, "!_");`);
+            g.line(`${t} = !${g.h.asBool}(${v}, "!_");`);
             return t;
           },
           type: "bool",
@@ -1574,7 +1553,7 @@ class Compiler {
             g.line("try {");
             const v = emitValue(g, args[0] as Compiled);
             g.line(`${t} = typeof ${v} === "boolean" ? ${v} : true;`);
-            g.line(`} catch (err) { ${RETHROW_LIMITS} ${t} = true; }`);
+            g.line(`} catch (err) { ${rethrowLimits(g)} ${t} = true; }`);
             return t;
           },
           type: "bool",
@@ -1598,7 +1577,7 @@ class Compiler {
             g.line(`${res} = ${emitValue(g, args[1] as Compiled)};`);
             g.line(`} else if (${cv} === false) {`);
             g.line(`${res} = ${emitValue(g, args[2] as Compiled)};`);
-            g.line(`} else withPosition(noSuchOverload("_?_:_", [${cv}]), ${id});`);
+            g.line(`} else ${g.h.withPosition}(${g.h.noSuchOverload}("_?_:_", [${cv}]), ${id});`);
             return res;
           },
           type: tt === et ? tt : "dyn",
@@ -1619,7 +1598,7 @@ class Compiler {
             const lv = emitValue(g, args[0] as Compiled);
             const rv = emitValue(g, args[1] as Compiled);
             const t = g.temp();
-            g.line(`${t} = ${emitEquals(lv, rv, e.args[0] as Expr, e.args[1] as Expr)} === ${eq};`);
+            g.line(`${t} = ${emitEquals(g, lv, rv, e.args[0] as Expr, e.args[1] as Expr)} === ${eq};`);
             return t;
           },
           type: "bool",
@@ -1643,7 +1622,7 @@ class Compiler {
             const kv = emitValue(g, args[1] as Compiled);
             const r = g.temp();
             g.line(
-              `if (${cv} !== ABSENT) { ${r} = indexValue(${cv}, ${kv}, ${id}); ${cv} = ${r} === undefined ? ABSENT : ${r}; }`,
+              `if (${cv} !== ${g.h.ABSENT}) { ${r} = ${g.h.indexValue}(${cv}, ${kv}, ${id}); ${cv} = ${r} === undefined ? ${g.h.ABSENT} : ${r}; }`,
             );
             return cv;
           };
@@ -1660,7 +1639,7 @@ class Compiler {
             const cv = emitValue(g, args[0] as Compiled);
             const kv = emitValue(g, args[1] as Compiled);
             const t = g.temp();
-            g.line(`${t} = indexOrError(${cv}, ${kv}, ${id});`);
+            g.line(`${t} = ${g.h.indexOrError}(${cv}, ${kv}, ${id});`);
             return t;
           },
           type: (args[0] as Compiled).type === "optional_type" ? "optional_type" : "dyn",
@@ -1681,9 +1660,11 @@ class Compiler {
           g.line(charge(1));
           const cv = emitMaybeOptional(g, args[0] as Compiled);
           const r = g.temp();
-          g.line(`if (${cv} !== ABSENT) {`);
+          g.line(`if (${cv} !== ${g.h.ABSENT}) {`);
           const kv = emitValue(g, args[1] as Compiled);
-          g.line(`${r} = indexValue(${cv}, ${kv}, ${id}); ${cv} = ${r} === undefined ? ABSENT : ${r}; }`);
+          g.line(
+            `${r} = ${g.h.indexValue}(${cv}, ${kv}, ${id}); ${cv} = ${r} === undefined ? ${g.h.ABSENT} : ${r}; }`,
+          );
           return cv;
         };
         return optionalNode(raw, emitRaw);
@@ -1801,7 +1782,7 @@ class Compiler {
         emit: (g) => {
           g.line(charge(1));
           const m = g.temp();
-          g.line(`${m} = newBuiltMap();`);
+          g.line(`${m} = ${g.h.newBuiltMap}();`);
           entries.forEach((en, i) => {
             g.line(`${m}[${JSON.stringify(keys[i])}] = ${emitValue(g, en.compiledValue)};`);
           });
@@ -1966,12 +1947,12 @@ class Compiler {
         const raw = rangeC.emitList ? g.temp() : "";
         const element = (slot: string): string =>
           raw
-            ? `${raw} = ${r}[${i}]; if (typeof ${raw} === "number" || ${raw} === undefined || Array.isArray(${raw})) ${raw} = fromJson(${raw}); ${slot} = ${raw};`
+            ? `${raw} = ${r}[${i}]; if (typeof ${raw} === "number" || ${raw} === undefined || Array.isArray(${raw})) ${raw} = ${g.h.fromJson}(${raw}); ${slot} = ${raw};`
             : `${slot} = ${r}[${i}];`;
         // One loop for lists and maps (a map's keys are listed first), so the body is written once.
         g.line(`${keys} = undefined;`);
         g.line(
-          `if (!Array.isArray(${r})) { if (${r} instanceof CelMap || isPlainMap(${r})) ${keys} = [...mapKeys(${r})]; else withPosition(rangeError(${r}), ${id}); }`,
+          `if (!Array.isArray(${r})) { if (${r} instanceof ${g.h.CelMap} || ${g.h.isPlainMap}(${r})) ${keys} = [...${g.h.mapKeys}(${r})]; else ${g.h.withPosition}(${g.h.rangeError}(${r}), ${id}); }`,
         );
         g.line(
           `${loop}: for (${i} = 0; ${i} < (${keys} === undefined ? ${r}.length : ${keys}.length); ${i}++) {`,
@@ -1980,7 +1961,7 @@ class Compiler {
         g.line(`if (${keys} === undefined) {`);
         g.line(two ? `${g.slot(v1)} = BigInt(${i}); ${element(g.slot(v2))}` : element(g.slot(v1)));
         g.line(
-          `} else { ${k} = ${keys}[${i}]; ${g.slot(v1)} = ${k};${two ? ` ${g.slot(v2)} = mapGet(${r}, ${k});` : ""} }`,
+          `} else { ${k} = ${keys}[${i}]; ${g.slot(v1)} = ${k};${two ? ` ${g.slot(v2)} = ${g.h.mapGet}(${r}, ${k});` : ""} }`,
         );
         // The paths read from the previous element are not this one's.
         g.resetPaths(elementPath(g, v1));
@@ -1993,11 +1974,11 @@ class Compiler {
           g.line("try {");
           const p = emitValue(g, pred);
           g.line(
-            `} catch (err) { ${RETHROW_LIMITS} if (${held} === undefined) ${held} = err; continue ${loop}; }`,
+            `} catch (err) { ${rethrowLimits(g)} if (${held} === undefined) ${held} = err; continue ${loop}; }`,
           );
           g.line(`if (${p} === ${decisive}) ${res} = ${decisive};`);
           g.line(
-            `else if (typeof ${p} !== "boolean" && ${held} === undefined) ${held} = errorAt(noSuchOverload("${decisive ? "_||_" : "_&&_"}", [${!decisive}, ${p}]), ${e.loopStep.id});`,
+            `else if (typeof ${p} !== "boolean" && ${held} === undefined) ${held} = ${g.h.errorAt}(${g.h.noSuchOverload}("${decisive ? "_||_" : "_&&_"}", [${!decisive}, ${p}]), ${e.loopStep.id});`,
           );
           g.line("}");
           g.line(`if (${res} !== ${decisive} && ${held} !== undefined) throw ${held};`);
@@ -2008,7 +1989,7 @@ class Compiler {
         g.line(`if (${c} !== true) break ${loop};`);
         g.line("try {");
         g.line(`${g.slot(accuSlot)} = ${emitValue(g, stepC)};`);
-        g.line(`} catch (err) { ${RETHROW_LIMITS} ${g.slot(accuSlot)} = new HeldError(err); }`);
+        g.line(`} catch (err) { ${rethrowLimits(g)} ${g.slot(accuSlot)} = new ${g.h.HeldError}(err); }`);
         g.line("}");
         return emitValue(g, result);
       },

@@ -11,9 +11,10 @@
  * The engine (engine/evaluate.ts) reads the outcomes exactly as it reads the loop's: a value, or a
  * failure it words itself. Every validation runs before any messageExpression, as in Kubernetes.
  */
-import { Gen } from "./codegen.ts";
 import { codegenMode } from "./configure.ts";
-import { emitProgram, HELPERS, type Program, programSlots } from "./compile.ts";
+import { emitProgram, type Program, programSlots } from "./compile.ts";
+import { Gen } from "./plan/gen.ts";
+import { HELPERS } from "./plan/helpers.ts";
 import type { Activation } from "./state/activation.ts";
 import {
   type BUDGET_SPENT,
@@ -76,6 +77,7 @@ function haltAt(
   return o;
 }
 
+/** What a sequence's code calls: the nodes' helpers and the per-expression rules. */
 const SEQUENCE_HELPERS = {
   ...HELPERS,
   startExpression,
@@ -84,13 +86,21 @@ const SEQUENCE_HELPERS = {
   passedBefore,
 };
 
+type SequenceGen = Gen<typeof SEQUENCE_HELPERS>;
+
 const NO_SLOTS: CelValue[] = [];
 
 /**
  * Writes programs [from, to) into `g`, each between the checks runExpr (engine/evaluate.ts) makes
  * around one expression; `limit` is the per-call cost limit.
  */
-function emitChunk(g: Gen, programs: readonly Program[], from: number, to: number, limit: number): void {
+function emitChunk(
+  g: SequenceGen,
+  programs: readonly Program[],
+  from: number,
+  to: number,
+  limit: number,
+): void {
   const n = programs.length;
   const blocked = g.temp();
   const r = g.temp();
@@ -98,14 +108,14 @@ function emitChunk(g: Gen, programs: readonly Program[], from: number, to: numbe
     // Each program's loop variables are its own; root variables' paths are shared by all.
     g.program = i;
     g.line(
-      `${blocked} = startExpression(C, st, ${limit}); if (${blocked} !== undefined) return haltAt(out, ${n}, ${i}, ${blocked});`,
+      `${blocked} = ${g.h.startExpression}(C, st, ${limit}); if (${blocked} !== undefined) return ${g.h.haltAt}(out, ${n}, ${i}, ${blocked});`,
     );
     g.line("try {");
     const v = emitProgram(programs[i] as Program, g);
     g.line(`${r} = ${v};`);
-    g.line(`} catch (err) { ${r} = new Thrown(err); }`);
+    g.line(`} catch (err) { ${r} = new ${g.h.Thrown}(err); }`);
     g.line(
-      `if (${r} !== true) { if (out === undefined) out = passedBefore(${n}, ${i}); out[${i}] = ${r}; if (${r} instanceof Thrown && ${r}.halts) return out; }`,
+      `if (${r} !== true) { if (out === undefined) out = ${g.h.passedBefore}(${n}, ${i}); out[${i}] = ${r}; if (${r} instanceof ${g.h.Thrown} && ${r}.halts) return out; }`,
     );
     g.line(`else if (out !== undefined) out[${i}] = true;`);
   }
@@ -115,7 +125,7 @@ function emitChunk(g: Gen, programs: readonly Program[], from: number, to: numbe
 interface FirstWriting {
   readonly from: number;
   readonly to: number;
-  readonly first: Gen;
+  readonly first: SequenceGen;
 }
 
 /**
@@ -125,13 +135,13 @@ interface FirstWriting {
 function firstWritings(programs: readonly Program[], limit: number): FirstWriting[] {
   const chunks: FirstWriting[] = [];
   let from = 0;
-  let g = new Gen(false);
+  let g = new Gen(SEQUENCE_HELPERS, false);
   for (let i = 0; i < programs.length; i++) {
     emitChunk(g, programs, i, i + 1, limit);
     if (g.size >= CHUNK_CHARS || i === programs.length - 1) {
       chunks.push({ from, to: i + 1, first: g });
       from = i + 1;
-      g = new Gen(false);
+      g = new Gen(SEQUENCE_HELPERS, false);
     }
   }
   return chunks;
@@ -146,12 +156,12 @@ function generateChunk(
   // calls no closure, and the paths read more than once kept (across the programs, for the root
   // variables': `object.spec` is read by most Pod Security rules).
   const localSlots = !first.callsClosures;
-  const g = new Gen(localSlots, first.pathReadCounts);
+  const g = new Gen(SEQUENCE_HELPERS, localSlots, first.pathReadCounts);
   emitChunk(g, programs, from, to, limit);
   let slots = 0;
   if (!localSlots)
     for (let i = from; i < to; i++) slots = Math.max(slots, programSlots(programs[i] as Program));
-  const run = g.buildFunction<Chunk>("sequence", "C, out", ["return out;"], SEQUENCE_HELPERS);
+  const run = g.buildFunction<Chunk>("sequence", "C, out", ["return out;"]);
   return { chunk: { run, last: to - 1, slots }, assumesJson: g.assumesJson };
 }
 

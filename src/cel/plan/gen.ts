@@ -1,37 +1,49 @@
 /**
- * The second tier of the evaluator: a compiled expression written out as one JavaScript function.
+ * The writer of the evaluator's second tier: a compiled expression written out as one JavaScript
+ * function (the planner's node kinds, plan/*.ts, each write their part through a Gen).
  *
- * compile.ts turns every node into a closure, and closures made from the same source share V8's
- * type feedback, so their calls to one another stay megamorphic and are never inlined. For the
- * nodes that dominate admission policies (field selection and optional chains, `&&`/`||`/`!`, the
- * conditional, equality, `in` a constant list, comprehensions, bind) compile.ts also supplies an
- * emitter; an expression made of them becomes straight-line code with its loops written out, and
- * any other node is called as its closure from that code. Each emitter mirrors its closure
- * statement for statement: the same evaluation order, the same cost charges, the same error
- * absorption and the same positions on errors, so the two tiers agree on value, error and cost.
- * The one exception is `all`/`exists`, whose emitter writes out what the generic loop's condition
- * and step come to (a local boolean and the first error) rather than the steps themselves; the
- * codegen and differential tests hold it to the closures all the same.
+ * Closures made from the same source share V8's type feedback, so their calls to one another stay
+ * megamorphic and are never inlined. For the nodes that dominate admission policies (field
+ * selection and optional chains, `&&`/`||`/`!`, the conditional, equality, `in` a constant list,
+ * comprehensions, bind) the planner also supplies an emitter; an expression made of them becomes
+ * straight-line code with its loops written out, and any other node is called as its closure from
+ * that code. Each emitter mirrors its closure statement for statement: the same evaluation order,
+ * the same cost charges, the same error absorption and the same positions on errors, so the two
+ * tiers agree on value, error and cost. The one exception is `all`/`exists`, whose emitter writes
+ * out what the generic loop's condition and step come to (a local boolean and the first error)
+ * rather than the steps themselves; the codegen and differential tests hold it to the closures all
+ * the same.
+ *
+ * Generated code reaches run-time helpers only through `Gen.h`, typed by the helper table the Gen
+ * was made with (plan/helpers.ts): a helper renamed or removed there is a type error in every
+ * emitter that names it, and the function destructures only the helpers its code named, so a
+ * name written into the code any other way is not defined when the code runs.
  *
  * Why a second tier rather than cloned closures (own feedback per site, the same calls): see
  * docs/architecture.md.
  */
-import type { CelValue } from "./runtime/values.ts";
+import type { CelValue } from "../runtime/values.ts";
 
-/** Writes one node's evaluation as statements; returns the name of the variable that holds its value. */
-export type Emit = (g: Gen) => string;
+/** Run-time helpers generated code reaches by name, through `H` (plan/helpers.ts HELPERS). */
+export type HelperTable = Readonly<Record<string, unknown>>;
 
-/** Runtime helpers the generated code reaches through `H`; compile.ts provides them. */
-export type Helpers = Readonly<Record<string, unknown>>;
+/** The names of a helper table's helpers, as generated code spells them. */
+export type HelperNames<H extends HelperTable> = { readonly [K in keyof H & string]: K };
 
 /**
  * A generated function: `generated(A, st, S)`, the activation, the evaluation state and the slots.
  * Emitted code names them so; code that calls closures also builds the frame they take, `f`
- * (`{ act: A, slots: S, st }`, compile.ts Frame).
+ * (`{ act: A, slots: S, st }`, plan/node.ts Frame).
  */
 export type GeneratedEval<A, S> = (act: A, st: S, slots: CelValue[]) => CelValue;
 
-export class Gen {
+export class Gen<H extends HelperTable> {
+  /**
+   * The helpers' names, for writing into code: `${g.h.selectValue}(...)`. Reading one marks the
+   * helper as used, and the function built defines only those.
+   */
+  readonly h: HelperNames<H>;
+  private readonly used = new Set<string>();
   private readonly lines: string[] = [];
   private readonly constants: unknown[] = [];
   private temps = 0;
@@ -61,15 +73,27 @@ export class Gen {
   readonly stringSizes = new Map<string, string>();
 
   /**
+   * @param helpers the run-time helpers the code may name, through `h`
    * @param localSlots the frame's slots (loop and bind variables) as local variables: only for code
    *   that calls no closure (`callsClosures` after a first writing), since closures read the frame's.
    * @param earlier the path reads of a first writing of the same code (`pathReads`): the paths it
    *   read more than once are kept in locals in this one.
    */
   constructor(
+    private readonly helpers: H,
     private readonly localSlots: boolean,
     private readonly earlier?: ReadonlyMap<string, number>,
-  ) {}
+  ) {
+    const names: Record<string, string> = {};
+    for (const name of Object.keys(helpers))
+      Object.defineProperty(names, name, {
+        get: () => {
+          this.used.add(name);
+          return name;
+        },
+      });
+    this.h = names as HelperNames<H>;
+  }
 
   /** How often each path was read in this writing, for a second one (`earlier`). */
   get pathReadCounts(): ReadonlyMap<string, number> {
@@ -155,24 +179,23 @@ export class Gen {
    * The function. `new Function` compiles it outside any module scope, so everything it uses comes
    * in through K (constants, closures) and H (helpers).
    */
-  build<A, S>(rootVar: string, helpers: Helpers): GeneratedEval<A, S> {
-    return this.buildFunction<GeneratedEval<A, S>>("generated", "", [`return ${rootVar};`], helpers);
+  build<A, S>(rootVar: string): GeneratedEval<A, S> {
+    return this.buildFunction<GeneratedEval<A, S>>("generated", "", [`return ${rootVar};`]);
   }
 
   /**
    * A function named `name` of `(A, st, S, ...extra)`, its body the lines written so far and then
    * `tail`. The helpers' names must differ from the temporaries' (`t<n>`, `s<n>`) and from `f`.
    */
-  buildFunction<F>(name: string, extra: string, tail: readonly string[], helpers: Helpers): F {
+  buildFunction<F>(name: string, extra: string, tail: readonly string[]): F {
     const vars = [
       ...Array.from({ length: this.temps }, (_, i) => `t${i}`),
       ...[...this.locals].map((n) => `s${n}`),
     ];
     const decl = vars.length > 0 ? `let ${vars.join(", ")};` : "";
-    const names = Object.keys(helpers);
     const body = [
       '"use strict";',
-      `const { ${names.join(", ")} } = H;`,
+      this.used.size > 0 ? `const { ${[...this.used].join(", ")} } = H;` : "",
       `return function ${name}(A, st, S${extra ? `, ${extra}` : ""}) {`,
       // In the order every frame is built with, so closures see frames of one shape.
       this.callsClosures ? "const f = { act: A, slots: S, st };" : "",
@@ -181,6 +204,6 @@ export class Gen {
       ...tail,
       "};",
     ].join("\n");
-    return new Function("K", "H", body)(this.constants, helpers) as F;
+    return new Function("K", "H", body)(this.constants, this.helpers) as F;
   }
 }
