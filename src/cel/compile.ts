@@ -8,6 +8,26 @@
  * overflow; equality is heterogeneous; selecting through an optional keeps the chain optional.
  */
 import { Gen, type GeneratedEval } from "./plan/gen.ts";
+import { charge, elementPath, pathTo, rethrowLimits } from "./plan/emit.ts";
+import {
+  emitFieldRead,
+  emitIsJsonMap,
+  emitIsPlainMap,
+  emitJsonHas,
+  emitPlainRead,
+} from "./plan/json-read.ts";
+import {
+  type Chain,
+  type Compiled,
+  type CompileProblem,
+  compatible,
+  type Eval,
+  emitRawValue,
+  emitValue,
+  type RawEval,
+} from "./plan/node.ts";
+
+export type { CompileProblem } from "./plan/node.ts";
 import { type Emit, HELPERS, type PlanGen } from "./plan/helpers.ts";
 import { codegenMode } from "./configure.ts";
 import type { CallNode, ComprehensionNode, Expr, ParsedExpression, SelectNode } from "./syntax/ast.ts";
@@ -47,21 +67,6 @@ import {
 } from "./runtime/values.ts";
 import { type Activation, MemoEntry } from "./state/activation.ts";
 import type { EvalState } from "./state/state.ts";
-
-interface Frame {
-  readonly act: Activation;
-  readonly slots: CelValue[];
-  readonly st: EvalState;
-}
-
-type Eval = (f: Frame) => CelValue;
-
-export interface CompileProblem {
-  readonly message: string;
-  /** Offset into the expression source, when known. */
-  readonly offset: number | undefined;
-  readonly code: "PE_CEL_UNKNOWN_IDENT" | "PE_CEL_UNKNOWN_FUNCTION" | "PE_CEL_TYPE";
-}
 
 /** A compiled expression. `run` throws CelError; index.ts wraps it into a result. */
 export interface Program {
@@ -229,72 +234,6 @@ function generate(
   }
 }
 
-interface Compiled {
-  readonly ev: Eval;
-  readonly type: TypeTag;
-  /**
-   * For optional chains (`a.?b.?c`, `m[?k]`): the same evaluation without the Optional wrapper, the
-   * value or ABSENT. `orValue`/`hasValue` on a chain read it, so a chain allocates no Optional per step.
-   */
-  readonly raw?: RawEval;
-  /**
-   * For a raw chain of field selections (`a.?b.?c`, `a.?b.c`): where it starts and the fields it
-   * selects, so a longer chain is one evaluator with a loop instead of one closure per field.
-   */
-  readonly chain?: Chain;
-  /** The same evaluation as generated code (codegen.ts); absent: the closure is called from there. */
-  readonly emit?: Emit;
-  /** `raw` as generated code. */
-  readonly emitRaw?: Emit;
-  /** For `&&` and `||`: the two operands, so `all` and `exists` can emit their predicate alone. */
-  readonly operands?: readonly [Compiled, Compiled];
-  /**
-   * The value comes from JSON input (Activation.json): whatever object it is, or holds as a list
-   * element, is a JSON map, never a map the evaluator built nor an instance of a value class. Its
-   * fields are then read after a test of its type alone. Once a site has seen many shapes of
-   * object, as a server's do, the `constructor` test emitIsJsonMap makes is a lookup in V8's
-   * shared cache, a cost worth avoiding on every read.
-   */
-  readonly plain?: boolean;
-  /**
-   * For a plain field read, or a default on a plain optional chain: the same evaluation, except that
-   * a JSON array read out of a JSON map is left as it came, its elements not yet converted (an
-   * integral number not yet an int). For a comprehension, which converts each element as it takes
-   * it: converting first meant a pass over the array at every read (half a microsecond of the 20
-   * benchmark rules, which read arrays in 7 of their ranges).
-   */
-  readonly emitList?: Emit;
-  /**
-   * The value is a field path (none, for the start itself) from a value that stays the same while
-   * generated code runs: a JSON root variable's, or a loop element's while the loop is on it. Reads
-   * along it are kept for reuse when they repeat (Gen.pathCache).
-   */
-  readonly path?: ((g: PlanGen) => string) | undefined;
-  /** A literal's value. */
-  readonly literal?: { readonly value: CelValue };
-}
-
-interface Chain {
-  readonly base: RawEval;
-  readonly baseEmit: Emit;
-  /** The base's path (Compiled.path), when it has one. */
-  readonly basePath?: ((g: PlanGen) => string) | undefined;
-  /** The base's value comes from JSON input (Compiled.plain), and so does every field read. */
-  readonly plain: boolean;
-  readonly fields: readonly string[];
-  readonly ids: readonly number[];
-}
-
-/** A child's value in generated code: its emitter, or a call of its closure. */
-function emitValue(g: PlanGen, c: Compiled): string {
-  return c.emit ? c.emit(g) : g.call(c.ev);
-}
-
-/** A child's raw (optional-chain) value in generated code. */
-function emitRawValue(g: PlanGen, c: Compiled, raw: RawEval): string {
-  return c.emitRaw ? c.emitRaw(g) : g.call(raw);
-}
-
 /** `c.raw ?? maybeOptional(c.ev)` in generated code: the raw chain, or the value with any Optional unwrapped. */
 function emitMaybeOptional(g: PlanGen, c: Compiled): string {
   if (c.raw) return emitRawValue(g, c, c.raw);
@@ -313,94 +252,6 @@ function emitWrapped(g: PlanGen, emitRaw: Emit): string {
   const v = emitRaw(g);
   g.line(`${v} = ${v} === ${g.h.ABSENT} ? ${g.h.Optional}.none : ${g.h.Optional}.of(${v});`);
   return v;
-}
-
-/**
- * The condition, in generated code, under which `v` is read as a JSON map inline. `v.constructor`
- * is a property read V8 caches at the site; `Object.getPrototypeOf` is a builtin call that TurboFan
- * cannot fold for a value of unknown map, and it made a field read six times slower than the read
- * itself. The two tests differ only for a map with its own `constructor` member, which fails this
- * one and takes the caller's general path (which reads it correctly), and for an object whose
- * prototype inherits from Object.prototype, which no CEL value has.
- */
-function emitIsJsonMap(g: PlanGen, v: string): string {
-  return emitHasConstructor(v, g.h.PlainObject);
-}
-
-/** `v` is an object made by the class `ctor` (a helper's name: Gen.h), tested as emitIsJsonMap tests. */
-function emitHasConstructor(v: string, ctor: string): string {
-  return `${v} !== null && typeof ${v} === "object" && ${v}.constructor === ${ctor}`;
-}
-
-/**
- * Whether a JSON map (one {@link emitIsJsonMap} accepts) has the member `field`, in generated code:
- * a read, since a member holding undefined is absent (values.ts plainGet). Once a site has seen
- * many shapes of object, as a server's do, a read of a missing member is cheaper than `in`. Names Object.prototype has (constructor, toString...) go through hasOwn.
- */
-function emitJsonHas(g: PlanGen, v: string, field: string): string {
-  const key = JSON.stringify(field);
-  return field in Object.prototype
-    ? `(${g.h.hasOwn}(${v}, ${key}) && ${v}[${key}] !== undefined)`
-    : `${v}[${key}] !== undefined`;
-}
-
-/**
- * Generated code for `out = <field of v, converted>` when `v` is a JSON map or a map the evaluator
- * built, with the property read written at this site (so V8 keeps a cache for it here); `out` is
- * left undefined when the field is absent. Ends in an if/else-if whose conditions are false when
- * `v` is neither, for the caller's else branch.
- */
-function emitJsonRead(g: PlanGen, v: string, field: string, out: string): string {
-  // A built map ({'path': p, 'c': c}, as policies make per container) holds CEL values already, and
-  // never undefined; without this branch its reads took selectField's prototype lookups.
-  return `if (${emitIsJsonMap(g, v)}) { ${emitMemberRead(g, v, field, out, "json")} } else if (${emitHasConstructor(v, g.h.BuiltMap)}) { ${emitMemberRead(g, v, field, out, "none")} }`;
-}
-
-/**
- * `out = <member field of the map v>`, undefined when absent (plainGet). `convert`: "json" turns a
- * JSON number or array into its CEL value, "keepArray" only a number (Compiled.emitList), "none"
- * nothing (a built map's members are CEL values already).
- */
-function emitMemberRead(
-  g: PlanGen,
-  v: string,
-  field: string,
-  out: string,
-  convert: "json" | "keepArray" | "none",
-): string {
-  const key = JSON.stringify(field);
-  const test =
-    convert === "json" ? `typeof ${out} === "number" || Array.isArray(${out})` : `typeof ${out} === "number"`;
-  const conversion = convert === "none" ? "" : ` if (${test}) ${out} = ${g.h.fromJson}(${out});`;
-  // Undefined, the member is absent: no second look with `in`.
-  return field in Object.prototype
-    ? `${out} = ${g.h.hasOwn}(${v}, ${key}) ? ${v}[${key}] : undefined;${conversion}`
-    : `${out} = ${v}[${key}];${conversion}`;
-}
-
-/**
- * The condition, in generated code, under which `v`, a plain value (Compiled.plain), is a JSON map;
- * marks the function as relying on Activation.json.
- */
-function emitIsPlainMap(g: PlanGen, v: string): string {
-  g.assumesJson = true;
-  return `${v} !== null && typeof ${v} === "object" && !Array.isArray(${v})`;
-}
-
-/** emitJsonRead for a plain value: nothing else it can be has fields to read inline. */
-function emitPlainRead(g: PlanGen, v: string, field: string, out: string, keepArray = false): string {
-  return `if (${emitIsPlainMap(g, v)}) { ${emitMemberRead(g, v, field, out, keepArray ? "keepArray" : "json")} }`;
-}
-
-/** A field read of `v` in generated code, as emitPlainRead or emitJsonRead writes it. */
-function emitFieldRead(
-  g: PlanGen,
-  plain: boolean | undefined,
-  v: string,
-  field: string,
-  out: string,
-): string {
-  return plain ? emitPlainRead(g, v, field, out) : emitJsonRead(g, v, field, out);
 }
 
 /**
@@ -426,31 +277,6 @@ function emitChain(g: PlanGen, chain: Chain, keepArray: boolean): string {
   });
   return v;
 }
-
-/** The path of a field of the value at `path` (Compiled.path). */
-function pathTo(path: string, field: string): string {
-  return `${path}/${JSON.stringify(field)}`;
-}
-
-/** The path of a loop variable's value: its slot's, in the program being written. */
-function elementPath(g: PlanGen, slot: number): string {
-  return `element:${g.program}:${slot}`;
-}
-
-/**
- * Generated code for `st.addCost(n)`: the sum and the test written out (the method is called only
- * to throw, with the cost already over the limit): a few percent on the selinux rule.
- */
-function charge(n: number): string {
-  return `if ((st.cost += ${n}) > st.costLimit) st.addCost(0);`;
-}
-
-/** Code that rethrows cost and deadline errors, which no operator absorbs (runtime/errors.ts isLimitError). */
-function rethrowLimits(g: PlanGen): string {
-  return `if (err instanceof ${g.h.CelError} && (err.kind === "cost" || err.kind === "timeout")) throw err;`;
-}
-
-type RawEval = (f: Frame) => CelValue | typeof ABSENT;
 
 /** The raw view of an operand that may or may not be an Optional at run time. */
 function maybeOptional(ev: Eval): RawEval {
@@ -484,10 +310,6 @@ function wrapOptional(raw: RawEval): Eval {
     const r = raw(f);
     return r === ABSENT ? Optional.none : Optional.of(r);
   };
-}
-
-function compatible(staticType: TypeTag, tag: TypeTag): boolean {
-  return staticType === "dyn" || tag === "dyn" || staticType === tag;
 }
 
 /**
