@@ -24,6 +24,7 @@ import {
   type Eval,
   emitRawValue,
   emitValue,
+  type PlanContext,
   type RawEval,
 } from "./plan/node.ts";
 
@@ -130,7 +131,7 @@ export function compileParsed(
   shared?: SharedSubexpressions,
 ): { program: Program; problems: CompileProblem[] } {
   const c = new Compiler(parsed, env, shared);
-  const root = c.compile(parsed.root);
+  const root = c.plan(parsed.root);
   const nslots = c.slotCount;
   const uses = c.uses;
   let gen: GeneratedEval<Activation, EvalState> | undefined;
@@ -675,36 +676,44 @@ function memoized(inner: Compiled, id: number): Compiled {
   };
 }
 
-class Compiler {
+class Compiler implements PlanContext {
   readonly problems: CompileProblem[] = [];
   readonly uses = new Set<string>();
   slotCount = 0;
   /** Comprehension and bind variables in scope: name → slot. */
   private scope: Map<string, number>[] = [];
+  readonly accumulators = new Set<number>();
+  readonly plainSlots = new Set<number>();
+  readonly iterSlots = new Set<number>();
 
   constructor(
     private readonly parsed: ParsedExpression,
-    private readonly env: CelEnvironment,
+    readonly env: CelEnvironment,
     private readonly shared?: SharedSubexpressions,
   ) {}
 
-  private problem(code: CompileProblem["code"], message: string, id: number): void {
+  problem(code: CompileProblem["code"], message: string, id: number): void {
     this.problems.push({ code, message, offset: this.parsed.offsets.get(id) });
   }
 
-  /** Slots of comprehension accumulators, which may hold a HeldError. */
-  private readonly accumulators = new Set<number>();
-  /** Slots of loop and bind variables whose values come from JSON input (Compiled.plain). */
-  private readonly plainSlots = new Set<number>();
-  /** Slots of comprehension variables (a loop's element, or its index or key). */
-  private readonly iterSlots = new Set<number>();
-
-  private lookupLocal(name: string): number | undefined {
+  lookupLocal(name: string): number | undefined {
     for (let i = this.scope.length - 1; i >= 0; i--) {
       const slot = this.scope[i]?.get(name);
       if (slot !== undefined) return slot;
     }
     return undefined;
+  }
+
+  newSlot(): number {
+    return this.slotCount++;
+  }
+
+  openScope(names: Map<string, number>): void {
+    this.scope.push(names);
+  }
+
+  closeScope(): void {
+    this.scope.pop();
   }
 
   private fail(id: number, message: string): Compiled {
@@ -717,7 +726,7 @@ class Compiler {
     };
   }
 
-  compile(e: Expr): Compiled {
+  plan(e: Expr): Compiled {
     const c = this.compileNode(e);
     const shared = this.shared;
     if (shared === undefined || !shared.index.shareable(e, (name) => this.lookupLocal(name) !== undefined))
@@ -758,12 +767,12 @@ class Compiler {
       case "comprehension":
         return this.comprehension(e);
       case "bind": {
-        const init = this.compile(e.init);
-        const slot = this.slotCount++;
+        const init = this.plan(e.init);
+        const slot = this.newSlot();
         if (init.plain) this.plainSlots.add(slot);
-        this.scope.push(new Map([[e.name, slot]]));
-        const body = this.compile(e.body);
-        this.scope.pop();
+        this.openScope(new Map([[e.name, slot]]));
+        const body = this.plan(e.body);
+        this.closeScope();
         return {
           ev: (f) => {
             f.slots[slot] = init.ev(f);
@@ -902,7 +911,7 @@ class Compiler {
       const v = new CelType(q);
       return { ev: () => v, type: "type" };
     }
-    const operand = this.compile(e.operand);
+    const operand = this.plan(e.operand);
     const op = operand.ev;
     if (e.testOnly) {
       return {
@@ -992,7 +1001,7 @@ class Compiler {
       // cel-go charges a membership test one unit per list element.
       const cost = Math.max(1, list.elements.length);
       const members = new Set(list.elements.map((x) => (x as { value: string }).value));
-      const needleC = this.compile(e.args[0] as Expr);
+      const needleC = this.plan(e.args[0] as Expr);
       const needle = needleC.ev;
       return {
         ev: (f) => {
@@ -1029,7 +1038,7 @@ class Compiler {
           return this.function(
             qualified,
             e.id,
-            e.args.map((a) => this.compile(a)),
+            e.args.map((a) => this.plan(a)),
             false,
           );
       }
@@ -1042,8 +1051,8 @@ class Compiler {
       );
     }
     const args = e.target
-      ? [this.compile(e.target), ...e.args.map((a) => this.compile(a))]
-      : e.args.map((a) => this.compile(a));
+      ? [this.plan(e.target), ...e.args.map((a) => this.plan(a))]
+      : e.args.map((a) => this.plan(a));
     return (
       this.optionalAccessor(e, args) ??
       this.constantRegex(e, args) ??
@@ -1278,7 +1287,7 @@ class Compiler {
 
   /** Operators with their own evaluation rules (short-circuit, error absorption, equality). */
   private builtin(e: CallNode): Compiled {
-    const args = e.args.map((a) => this.compile(a));
+    const args = e.args.map((a) => this.plan(a));
     const ev = args.map((a) => a.ev);
     const id = e.id;
     const fail = (err: unknown): never => withPosition(err, id);
@@ -1523,7 +1532,7 @@ class Compiler {
     id: number,
     mutable = false,
   ): Compiled {
-    const compiled = elements.map((x) => this.compile(x));
+    const compiled = elements.map((x) => this.plan(x));
     const ev = compiled.map((c) => c.ev);
     // A list of constants is built once, frozen: CEL values are immutable, and a mutation's result is
     // copied (toJson) before it is applied. `[]` is one too: `.orValue([])` ran on every evaluation,
@@ -1574,8 +1583,8 @@ class Compiler {
    */
   private map(e: Extract<Expr, { kind: "map" }>, mutable = false): Compiled {
     const entries = e.entries.map((en) => ({
-      key: this.compile(en.key).ev,
-      compiledValue: this.compile(en.value),
+      key: this.plan(en.key).ev,
+      compiledValue: this.plan(en.value),
       optional: en.optional,
       id: en.id,
     }));
@@ -1649,7 +1658,7 @@ class Compiler {
     }
     const fields = e.fields.map((fl) => ({
       name: fl.name,
-      value: this.compile(fl.value).ev,
+      value: this.plan(fl.value).ev,
       optional: fl.optional,
     }));
     return {
@@ -1671,7 +1680,7 @@ class Compiler {
   }
 
   private comprehension(e: ComprehensionNode): Compiled {
-    const rangeC = this.compile(e.iterRange);
+    const rangeC = this.plan(e.iterRange);
     const range = rangeC.ev;
     const accuInit = e.accuInit;
     const initC =
@@ -1679,12 +1688,12 @@ class Compiler {
         ? this.map(accuInit, true)
         : accuInit.kind === "list"
           ? this.list(accuInit.elements, accuInit.optionalIndices, accuInit.id, true)
-          : this.compile(accuInit);
+          : this.plan(accuInit);
     const init = initC.ev;
-    const accuSlot = this.slotCount++;
+    const accuSlot = this.newSlot();
     this.accumulators.add(accuSlot);
-    const v1 = this.slotCount++;
-    const v2 = e.iterVar2 !== undefined ? this.slotCount++ : -1;
+    const v1 = this.newSlot();
+    const v2 = e.iterVar2 !== undefined ? this.newSlot() : -1;
     const accuScope = new Map([[e.accuVar, accuSlot]]);
     const iterScope = new Map([[e.iterVar, v1]]);
     if (e.iterVar2 !== undefined) iterScope.set(e.iterVar2, v2);
@@ -1692,14 +1701,15 @@ class Compiler {
     if (v2 >= 0) this.iterSlots.add(v2);
     // A plain list's elements, a plain map's keys (strings) and its values are plain.
     if (rangeC.plain) for (const v of [v1, v2]) if (v >= 0) this.plainSlots.add(v);
-    this.scope.push(accuScope, iterScope);
-    const condC = this.compile(e.loopCondition);
+    this.openScope(accuScope);
+    this.openScope(iterScope);
+    const condC = this.plan(e.loopCondition);
     const cond = condC.ev;
-    const stepC = this.compile(e.loopStep);
+    const stepC = this.plan(e.loopStep);
     const step = stepC.ev;
-    this.scope.pop();
-    const result = this.compile(e.result);
-    this.scope.pop();
+    this.closeScope();
+    const result = this.plan(e.result);
+    this.closeScope();
     const two = v2 >= 0;
     const id = e.id;
     const macro = e.macro;
