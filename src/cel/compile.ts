@@ -9,6 +9,9 @@
  */
 import { Gen, type GeneratedEval } from "./plan/gen.ts";
 import { charge, elementPath, pathTo, rethrowLimits } from "./plan/emit.ts";
+import { planList, planMap } from "./plan/list-map.ts";
+import { planConst } from "./plan/literal.ts";
+import { planStruct } from "./plan/struct.ts";
 import {
   emitFieldRead,
   emitIsJsonMap,
@@ -56,15 +59,10 @@ import {
   CelType,
   type CelValue,
   isPlainMap,
-  type MapKey,
   mapGet,
   mapKeys,
-  newBuiltMap,
-  setMember,
   noSuchOverload,
   Optional,
-  typeName,
-  UInt,
 } from "./runtime/values.ts";
 import { type Activation, MemoEntry } from "./state/activation.ts";
 import type { EvalState } from "./state/state.ts";
@@ -187,25 +185,6 @@ export function emitProgram(program: Program, g: PlanGen): string {
 export function programSlots(program: Program): number {
   return roots.get(program)?.slots ?? 0;
 }
-
-/** A literal whose value is built once: each evaluation charges what building it would and returns it. */
-function builtOnce(value: CelValue, type: TypeTag): Compiled {
-  return {
-    ev: (f) => {
-      f.st.addCost(1);
-      return value;
-    },
-    emit: (g) => {
-      const t = g.temp();
-      g.line(`${charge(1)} ${t} = ${g.constant(value)};`);
-      return t;
-    },
-    type,
-  };
-}
-
-/** The value of every `{}` literal but a comprehension's accumulator (Compiler.map). */
-const EMPTY_MAP: CelValue = Object.freeze(newBuiltMap());
 
 /** The frame's slots for generated code that keeps them in locals: it never touches them. */
 const NO_SLOTS: CelValue[] = [];
@@ -738,20 +717,8 @@ class Compiler implements PlanContext {
 
   private compileNode(e: Expr): Compiled {
     switch (e.kind) {
-      case "const": {
-        const v = e.value;
-        return {
-          ev: () => v,
-          emit: (g) => {
-            const t = g.temp();
-            g.line(`${t} = ${g.constant(v)};`);
-            return t;
-          },
-          type: typeName(v),
-          plain: v === null || typeof v !== "object",
-          literal: { value: v },
-        };
-      }
+      case "const":
+        return planConst(e);
       case "ident":
         return this.ident(e.name, e.id);
       case "select":
@@ -759,11 +726,11 @@ class Compiler implements PlanContext {
       case "call":
         return this.call(e);
       case "list":
-        return this.list(e.elements, e.optionalIndices, e.id);
+        return planList(this, e.elements, e.optionalIndices, e.id);
       case "map":
-        return this.map(e);
+        return planMap(this, e);
       case "struct":
-        return this.struct(e);
+        return planStruct(this, e);
       case "comprehension":
         return this.comprehension(e);
       case "bind": {
@@ -1522,172 +1489,15 @@ class Compiler implements PlanContext {
     }
   }
 
-  /**
-   * A list literal. `mutable` is for a comprehension's initial accumulator, which map() and filter()
-   * append to in place (@append): it is built fresh on every evaluation.
-   */
-  private list(
-    elements: readonly Expr[],
-    optional: ReadonlySet<number>,
-    id: number,
-    mutable = false,
-  ): Compiled {
-    const compiled = elements.map((x) => this.plan(x));
-    const ev = compiled.map((c) => c.ev);
-    // A list of constants is built once, frozen: CEL values are immutable, and a mutation's result is
-    // copied (toJson) before it is applied. `[]` is one too: `.orValue([])` ran on every evaluation,
-    // and an allocation on a review's path costs more than its size (fresh memory, and scavenges).
-    if (!mutable && optional.size === 0 && elements.every((x) => x.kind === "const")) {
-      const constant = Object.freeze(elements.map((x) => (x as { value: CelValue }).value));
-      return { ...builtOnce(constant, "list"), plain: compiled.every((c) => c.plain) };
-    }
-    if (optional.size === 0) {
-      return {
-        ev: (f) => {
-          f.st.addCost(1);
-          const out: CelValue[] = new Array(ev.length);
-          for (let i = 0; i < ev.length; i++) out[i] = (ev[i] as Eval)(f);
-          return out;
-        },
-        emit: (g) => {
-          g.line(charge(1));
-          const vals = compiled.map((c) => emitValue(g, c));
-          const t = g.temp();
-          g.line(`${t} = [${vals.join(", ")}];`);
-          return t;
-        },
-        type: "list",
-        plain: compiled.every((c) => c.plain),
-      };
-    }
-    return {
-      ev: (f) => {
-        f.st.addCost(1);
-        const out: CelValue[] = [];
-        for (let i = 0; i < ev.length; i++) {
-          const v = (ev[i] as Eval)(f);
-          if (optional.has(i)) {
-            if (!(v instanceof Optional)) return withPosition(noSuchOverload("optional element", [v]), id);
-            if (v.hasValue()) out.push(v.value());
-          } else out.push(v);
-        }
-        return out;
-      },
-      type: "list",
-    };
-  }
-
-  /**
-   * A map literal. `mutable` is for a comprehension's initial accumulator: the macros that build
-   * maps (transformMap...) fill it in place through @mapInsert, which needs a CelMap.
-   */
-  private map(e: Extract<Expr, { kind: "map" }>, mutable = false): Compiled {
-    const entries = e.entries.map((en) => ({
-      key: this.plan(en.key).ev,
-      compiledValue: this.plan(en.value),
-      optional: en.optional,
-      id: en.id,
-    }));
-    const names = e.entries.map((en) =>
-      en.key.kind === "const" && typeof en.key.value === "string" ? en.key.value : undefined,
-    );
-    if (
-      !mutable &&
-      e.entries.every((en) => !en.optional) &&
-      names.every((n) => n !== undefined && n !== "__proto__" && !/^(0|[1-9][0-9]*)$/.test(n)) &&
-      new Set(names).size === names.length
-    ) {
-      // Distinct constant string keys: a plain object, read as a map without copying (like JSON input).
-      // Index-like keys would change iteration order, and `__proto__` is not a plain property. `{}`
-      // is one too, and one frozen object serves every evaluation (as `[]` does: `list`).
-      const keys = names as string[];
-      if (keys.length === 0) return builtOnce(EMPTY_MAP, "map");
-      const values = entries.map((en) => en.compiledValue.ev);
-      return {
-        ev: (f) => {
-          f.st.addCost(1);
-          const m = newBuiltMap();
-          for (let i = 0; i < keys.length; i++) m[keys[i] as string] = (values[i] as Eval)(f);
-          return m;
-        },
-        emit: (g) => {
-          g.line(charge(1));
-          const m = g.temp();
-          g.line(`${m} = ${g.h.newBuiltMap}();`);
-          entries.forEach((en, i) => {
-            g.line(`${m}[${JSON.stringify(keys[i])}] = ${emitValue(g, en.compiledValue)};`);
-          });
-          return m;
-        },
-        type: "map",
-      };
-    }
-    return {
-      ev: (f) => {
-        f.st.addCost(1);
-        const m = new CelMap();
-        for (const en of entries) {
-          const k = en.key(f);
-          if (
-            !(typeof k === "string" || typeof k === "bigint" || typeof k === "boolean" || k instanceof UInt)
-          ) {
-            return withPosition(new CelError(`unsupported key type: ${typeName(k)}`), en.id);
-          }
-          let v = en.compiledValue.ev(f);
-          if (en.optional) {
-            if (!(v instanceof Optional)) return withPosition(noSuchOverload("optional entry", [v]), en.id);
-            if (!v.hasValue()) continue;
-            v = v.value();
-          }
-          if (!m.set(k as MapKey, v))
-            return withPosition(
-              new CelError(`Failed with repeated key: ${String(k instanceof UInt ? k.value : k)}`),
-              en.id,
-            );
-        }
-        return m;
-      },
-      type: "map",
-    };
-  }
-
-  private struct(e: Extract<Expr, { kind: "struct" }>): Compiled {
-    const root = e.typeName.split(".")[0] as string;
-    if (!this.env.structTypes.has(root)) {
-      this.problem("PE_CEL_UNKNOWN_IDENT", `undeclared reference to '${e.typeName}' (in container '')`, e.id);
-    }
-    const fields = e.fields.map((fl) => ({
-      name: fl.name,
-      value: this.plan(fl.value).ev,
-      optional: fl.optional,
-    }));
-    return {
-      ev: (f) => {
-        f.st.addCost(1);
-        const out = newBuiltMap();
-        for (const fl of fields) {
-          let v = fl.value(f);
-          if (fl.optional) {
-            if (!(v instanceof Optional) || !v.hasValue()) continue;
-            v = v.value();
-          }
-          setMember(out, fl.name, v);
-        }
-        return out;
-      },
-      type: root === "JSONPatch" ? "JSONPatch" : "Object",
-    };
-  }
-
   private comprehension(e: ComprehensionNode): Compiled {
     const rangeC = this.plan(e.iterRange);
     const range = rangeC.ev;
     const accuInit = e.accuInit;
     const initC =
       accuInit.kind === "map"
-        ? this.map(accuInit, true)
+        ? planMap(this, accuInit, true)
         : accuInit.kind === "list"
-          ? this.list(accuInit.elements, accuInit.optionalIndices, accuInit.id, true)
+          ? planList(this, accuInit.elements, accuInit.optionalIndices, accuInit.id, true)
           : this.plan(accuInit);
     const init = initC.ev;
     const accuSlot = this.newSlot();
