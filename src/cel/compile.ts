@@ -8,19 +8,15 @@
  * overflow; equality is heterogeneous; selecting through an optional keeps the chain optional.
  */
 import { Gen, type GeneratedEval } from "./plan/gen.ts";
-import { charge, elementPath, pathTo, rethrowLimits } from "./plan/emit.ts";
+import { charge, elementPath, rethrowLimits } from "./plan/emit.ts";
 import { planList, planMap } from "./plan/list-map.ts";
 import { planConst } from "./plan/literal.ts";
 import { planStruct } from "./plan/struct.ts";
+import { planIdent, qualifiedName } from "./plan/ident.ts";
+import { emitMaybeOptional, maybeOptional, optionalNode, planOptionalAccessor } from "./plan/optional.ts";
+import { planSelect } from "./plan/select.ts";
+import { emitIsJsonMap } from "./plan/json-read.ts";
 import {
-  emitFieldRead,
-  emitIsJsonMap,
-  emitIsPlainMap,
-  emitJsonHas,
-  emitPlainRead,
-} from "./plan/json-read.ts";
-import {
-  type Chain,
   type Compiled,
   type CompileProblem,
   compatible,
@@ -34,35 +30,25 @@ import {
 export type { CompileProblem } from "./plan/node.ts";
 import { type Emit, HELPERS, type PlanGen } from "./plan/helpers.ts";
 import { codegenMode } from "./configure.ts";
-import type { CallNode, ComprehensionNode, Expr, ParsedExpression, SelectNode } from "./syntax/ast.ts";
-import { type CelEnvironment, REQUEST_VARIABLES } from "./env/environment.ts";
+import type { CallNode, ComprehensionNode, Expr, ParsedExpression } from "./syntax/ast.ts";
+import type { CelEnvironment } from "./env/environment.ts";
 import { celEquals } from "./runtime/equality.ts";
 import type { CelRegex, Overload, TypeTag } from "./library/types.ts";
 import { codePointLength, hasSurrogate } from "./runtime/code-points.ts";
 import { matchesCost, stringConcatCost } from "./library/std.ts";
 import { compileRegex } from "./regex.ts";
 import type { SubexpressionIndex } from "./shared.ts";
-import {
-  ABSENT,
-  asBool,
-  hasField,
-  indexOrError,
-  indexValue,
-  selectField,
-  selectValue,
-} from "./runtime/access.ts";
+import { ABSENT, asBool, indexOrError, indexValue } from "./runtime/access.ts";
 import { HeldError, isLimitError, rangeError, withPosition } from "./runtime/errors.ts";
 import { hasTag } from "./runtime/tags.ts";
 import {
   CelError,
   CelMap,
-  CelType,
   type CelValue,
   isPlainMap,
   mapGet,
   mapKeys,
   noSuchOverload,
-  Optional,
 } from "./runtime/values.ts";
 import { type Activation, MemoEntry } from "./state/activation.ts";
 import type { EvalState } from "./state/state.ts";
@@ -82,32 +68,6 @@ export interface Program {
   readonly uses: ReadonlySet<string>;
   run(act: Activation, st: EvalState): CelValue;
 }
-
-const TYPE_CONSTANTS: Record<string, string> = {
-  int: "int",
-  uint: "uint",
-  double: "double",
-  bool: "bool",
-  string: "string",
-  bytes: "bytes",
-  list: "list",
-  map: "map",
-  null_type: "null_type",
-  type: "type",
-  optional_type: "optional_type",
-};
-
-/** Dotted type names usable as values, as in `type(ip('1.2.3.4')) == net.IP`. */
-const QUALIFIED_TYPES: ReadonlySet<string> = new Set([
-  "google.protobuf.Duration",
-  "google.protobuf.Timestamp",
-  "net.IP",
-  "net.CIDR",
-  "kubernetes.Quantity",
-  "kubernetes.URL",
-  "kubernetes.Semver",
-  "kubernetes.NamedFormat",
-]);
 
 const LOGIC: ReadonlySet<string> = new Set([
   "_&&_",
@@ -212,84 +172,6 @@ function generate(
     if (strict && !(e instanceof EvalError)) throw e;
     return undefined;
   }
-}
-
-/** `c.raw ?? maybeOptional(c.ev)` in generated code: the raw chain, or the value with any Optional unwrapped. */
-function emitMaybeOptional(g: PlanGen, c: Compiled): string {
-  if (c.raw) return emitRawValue(g, c, c.raw);
-  const v = emitValue(g, c);
-  g.line(`if (${v} instanceof ${g.h.Optional}) ${v} = ${v}.hasValue() ? ${v}.value() : ${g.h.ABSENT};`);
-  return v;
-}
-
-/** A node whose value is an Optional, from its raw evaluators (closure and emitter). */
-function optionalNode(raw: RawEval, emitRaw: Emit): Compiled {
-  return { ev: wrapOptional(raw), raw, emitRaw, emit: (g) => emitWrapped(g, emitRaw), type: "optional_type" };
-}
-
-/** The Optional an emitted raw value stands for. */
-function emitWrapped(g: PlanGen, emitRaw: Emit): string {
-  const v = emitRaw(g);
-  g.line(`${v} = ${v} === ${g.h.ABSENT} ? ${g.h.Optional}.none : ${g.h.Optional}.of(${v});`);
-  return v;
-}
-
-/**
- * A raw optional chain (`a.?b.?c`) in generated code: its value, or ABSENT. With `keepArray`, the
- * chain is plain and the array its last field holds is left unconverted (Compiled.emitList).
- */
-function emitChain(g: PlanGen, chain: Chain, keepArray: boolean): string {
-  g.line(charge(chain.fields.length));
-  const v = chain.baseEmit(g);
-  const r = g.temp();
-  let path = chain.basePath?.(g);
-  chain.fields.forEach((name, i) => {
-    const keep = keepArray && i === chain.fields.length - 1;
-    const read = keep ? emitPlainRead(g, v, name, r, true) : emitFieldRead(g, chain.plain, v, name, r);
-    // Each step's raw value (ABSENT included) is kept when its path repeats; an error is not.
-    if (path !== undefined) path = pathTo(path, name);
-    const kept = path === undefined ? undefined : g.pathCache(`${path}#${keep ? "chain-array" : "chain"}`);
-    if (kept !== undefined) g.line(`if (${kept} !== undefined) ${v} = ${kept}; else {`);
-    g.line(`if (${v} !== ${g.h.ABSENT}) {`);
-    g.line(`${read} else ${r} = ${g.h.selectField}(${v}, ${JSON.stringify(name)}, ${chain.ids[i]});`);
-    g.line(`${v} = ${r} === undefined ? ${g.h.ABSENT} : ${r}; }`);
-    if (kept !== undefined) g.line(`${kept} = ${v}; }`);
-  });
-  return v;
-}
-
-/** The raw view of an operand that may or may not be an Optional at run time. */
-function maybeOptional(ev: Eval): RawEval {
-  return (f) => {
-    const v = ev(f);
-    if (v instanceof Optional) return v.hasValue() ? v.value() : ABSENT;
-    return v;
-  };
-}
-
-/**
- * A raw chain of selections from `base`, in one closure. The cost is charged up front, all of it, as
- * the nested form charges each step before evaluating its operand.
- */
-function chainEvaluator(base: RawEval, fields: readonly string[], ids: readonly number[]): RawEval {
-  const n = fields.length;
-  return (f) => {
-    f.st.addCost(n);
-    let v = base(f);
-    for (let i = 0; i < n; i++) {
-      if (v === ABSENT) return ABSENT;
-      const r: CelValue | undefined = selectField(v, fields[i] as string, ids[i] as number);
-      v = r === undefined ? ABSENT : r;
-    }
-    return v;
-  };
-}
-
-function wrapOptional(raw: RawEval): Eval {
-  return (f) => {
-    const r = raw(f);
-    return r === ABSENT ? Optional.none : Optional.of(r);
-  };
 }
 
 /**
@@ -695,16 +577,6 @@ class Compiler implements PlanContext {
     this.scope.pop();
   }
 
-  private fail(id: number, message: string): Compiled {
-    this.problem("PE_CEL_UNKNOWN_IDENT", message, id);
-    return {
-      ev: () => {
-        throw new CelError(message);
-      },
-      type: "dyn",
-    };
-  }
-
   plan(e: Expr): Compiled {
     const c = this.compileNode(e);
     const shared = this.shared;
@@ -720,9 +592,9 @@ class Compiler implements PlanContext {
       case "const":
         return planConst(e);
       case "ident":
-        return this.ident(e.name, e.id);
+        return planIdent(this, e.name, e.id);
       case "select":
-        return this.select(e);
+        return planSelect(this, e);
       case "call":
         return this.call(e);
       case "list":
@@ -754,203 +626,6 @@ class Compiler implements PlanContext {
         };
       }
     }
-  }
-
-  /** A dotted name (`a.b.c`) if the expression is one, for qualified function and type names. */
-  private qualifiedName(e: Expr): string | undefined {
-    if (e.kind === "ident") return e.name;
-    if (e.kind === "select" && !e.testOnly && !e.optional) {
-      const q = this.qualifiedName(e.operand);
-      return q === undefined ? undefined : `${q}.${e.field}`;
-    }
-    return undefined;
-  }
-
-  private ident(name: string, id: number): Compiled {
-    const slot = this.lookupLocal(name);
-    if (slot !== undefined) {
-      if (this.accumulators.has(slot)) {
-        return {
-          ev: (f) => {
-            const v = f.slots[slot] as CelValue | HeldError;
-            if (v instanceof HeldError) throw v.error;
-            return v;
-          },
-          emit: (g) => {
-            const t = g.temp();
-            g.line(`${t} = ${g.slot(slot)}; if (${t} instanceof ${g.h.HeldError}) throw ${t}.error;`);
-            return t;
-          },
-          type: "dyn",
-        };
-      }
-      return {
-        ev: (f) => f.slots[slot] as CelValue,
-        emit: (g) => {
-          const t = g.temp();
-          g.line(`${t} = ${g.slot(slot)};`);
-          return t;
-        },
-        type: "dyn",
-        plain: this.plainSlots.has(slot),
-        // A loop's element, the same until the loop takes the next (which empties its paths' locals).
-        path: this.iterSlots.has(slot) ? (g) => elementPath(g, slot) : undefined,
-      };
-    }
-    const declared = this.env.variables.get(name);
-    if (declared !== undefined) {
-      this.uses.add(name);
-      return {
-        ev: (f) => {
-          const v = f.act.values[name];
-          return v === undefined ? null : v;
-        },
-        emit: (g) => {
-          const t = g.temp();
-          g.line(`${t} = A.values[${JSON.stringify(name)}]; if (${t} === undefined) ${t} = null;`);
-          return t;
-        },
-        type: declared,
-        plain: REQUEST_VARIABLES.has(name),
-        // The activation's JSON, the same for as long as generated code runs.
-        path: REQUEST_VARIABLES.has(name) ? () => `root:${JSON.stringify(name)}` : undefined,
-      };
-    }
-    if (name === "variables" && this.env.policyVariables) {
-      // A bare `variables` (not `variables.x`): materialise them all as a map.
-      const names = [...this.env.policyVariables];
-      this.uses.add("variables");
-      return {
-        ev: (f) => new CelMap(names.map((n, i) => [n, f.act.variables?.get(n, i) ?? null] as const)),
-        type: "map",
-      };
-    }
-    const t = TYPE_CONSTANTS[name];
-    if (t !== undefined) {
-      const v = new CelType(t);
-      return { ev: () => v, type: "type" };
-    }
-    return this.fail(id, `undeclared reference to '${name}' (in container '')`);
-  }
-
-  private select(e: SelectNode): Compiled {
-    const { field, id } = e;
-    // variables.<name>: resolved lazily through the activation, checked against the declared names.
-    if (
-      e.operand.kind === "ident" &&
-      e.operand.name === "variables" &&
-      this.lookupLocal("variables") === undefined &&
-      this.env.policyVariables
-    ) {
-      if (!this.env.policyVariables.has(field))
-        return this.fail(id, `undeclared reference to 'variables.${field}' (in container '')`);
-      this.uses.add("variables");
-      if (e.testOnly) return { ev: () => true, type: "bool" };
-      const index = [...this.env.policyVariables].indexOf(field);
-      return {
-        ev: (f) => {
-          const r = f.act.variables;
-          if (!r) throw new CelError(`no such attribute: variables.${field}`);
-          return r.get(field, index);
-        },
-        emit: (g) => {
-          const t = g.temp();
-          const name = JSON.stringify(field);
-          const missing = JSON.stringify(`no such attribute: variables.${field}`);
-          g.line(
-            `${t} = A.variables; if (!${t}) throw new ${g.h.CelError}(${missing}); ${t} = ${t}.get(${name}, ${index});`,
-          );
-          return t;
-        },
-        type: "dyn",
-      };
-    }
-    // A qualified name that is a declared variable (`authorizer.requestResource`) or a type name.
-    const q = this.qualifiedName(e);
-    if (
-      q !== undefined &&
-      this.env.variables.has(q) &&
-      this.lookupLocal(q.split(".")[0] as string) === undefined
-    ) {
-      return this.ident(q, id);
-    }
-    if (q !== undefined && QUALIFIED_TYPES.has(q)) {
-      const v = new CelType(q);
-      return { ev: () => v, type: "type" };
-    }
-    const operand = this.plan(e.operand);
-    const op = operand.ev;
-    if (e.testOnly) {
-      return {
-        ev: (f) => hasField(op(f), field, id),
-        emit: (g) => {
-          const v = emitValue(g, operand);
-          const t = g.temp();
-          const isMap = operand.plain ? emitIsPlainMap(g, v) : emitIsJsonMap(g, v);
-          g.line(
-            `${t} = ${isMap} ? ${emitJsonHas(g, v, field)} : ${g.h.hasField}(${v}, ${JSON.stringify(field)}, ${id});`,
-          );
-          return t;
-        },
-        type: "bool",
-        plain: true,
-      };
-    }
-    if (e.optional || operand.raw) {
-      // `a.?b`, or `a.?b.c` (selecting through an optional keeps the chain optional).
-      const chain: Chain = operand.chain
-        ? {
-            base: operand.chain.base,
-            baseEmit: operand.chain.baseEmit,
-            basePath: operand.chain.basePath,
-            plain: operand.chain.plain,
-            fields: [...operand.chain.fields, field],
-            ids: [...operand.chain.ids, id],
-          }
-        : {
-            base: operand.raw ?? maybeOptional(op),
-            // A plain value is never an Optional to unwrap.
-            baseEmit: (g) => (operand.plain ? emitValue(g, operand) : emitMaybeOptional(g, operand)),
-            basePath: operand.raw === undefined ? operand.path : undefined,
-            plain: operand.raw === undefined && operand.plain === true,
-            fields: [field],
-            ids: [id],
-          };
-      const raw = chainEvaluator(chain.base, chain.fields, chain.ids);
-      return { ...optionalNode(raw, (g) => emitChain(g, chain, false)), chain };
-    }
-    const key = JSON.stringify(field);
-    const path = operand.path;
-    const emitSelect = (g: PlanGen, keepArray: boolean): string => {
-      g.line(charge(1));
-      const v = emitValue(g, operand);
-      const t = g.temp();
-      // JSON input inline; anything else, and a missing field (an error), as the closure does it.
-      const read = keepArray
-        ? emitPlainRead(g, v, field, t, true)
-        : emitFieldRead(g, operand.plain, v, field, t);
-      // A value read before along the same path is taken again; an error is not kept.
-      const kept =
-        path === undefined
-          ? undefined
-          : g.pathCache(`${pathTo(path(g), field)}#${keepArray ? "array" : "value"}`);
-      if (kept !== undefined) g.line(`if (${kept} !== undefined) ${t} = ${kept}; else {`);
-      g.line(`${t} = undefined; ${read}`);
-      g.line(`if (${t} === undefined) ${t} = ${g.h.selectValue}(${v}, ${key}, ${id});`);
-      if (kept !== undefined) g.line(`${kept} = ${t}; }`);
-      return t;
-    };
-    return {
-      ev: (f) => {
-        f.st.addCost(1);
-        return selectValue(op(f), field, id);
-      },
-      emit: (g) => emitSelect(g, false),
-      ...(operand.plain && { emitList: (g: PlanGen) => emitSelect(g, true) }),
-      type: operand.type === "optional_type" ? "optional_type" : "dyn",
-      plain: operand.plain === true,
-      path: path === undefined ? undefined : (g) => pathTo(path(g), field),
-    };
   }
 
   private call(e: CallNode): Compiled {
@@ -994,7 +669,7 @@ class Compiler implements PlanContext {
     }
     // `ns.fn(args)` where `ns` is not a variable: the global function `ns.fn` (optional.of, math.greatest...).
     if (e.target) {
-      const q = this.qualifiedName(e.target);
+      const q = qualifiedName(e.target);
       if (
         q !== undefined &&
         this.lookupLocal(q.split(".")[0] as string) === undefined &&
@@ -1010,7 +685,7 @@ class Compiler implements PlanContext {
           );
       }
     }
-    if (e.target && e.fn === "bind" && this.qualifiedName(e.target) === "cel") {
+    if (e.target && e.fn === "bind" && qualifiedName(e.target) === "cel") {
       this.problem(
         "PE_CEL_UNKNOWN_FUNCTION",
         "cel.bind is not available: Kubernetes does not enable it (allow it with --cel-extras bind, or the celgate.dev/cel-extras annotation on the policy)",
@@ -1021,7 +696,7 @@ class Compiler implements PlanContext {
       ? [this.plan(e.target), ...e.args.map((a) => this.plan(a))]
       : e.args.map((a) => this.plan(a));
     return (
-      this.optionalAccessor(e, args) ??
+      planOptionalAccessor(this, e, args) ??
       this.constantRegex(e, args) ??
       this.function(e.fn, e.id, args, e.target !== undefined)
     );
@@ -1079,66 +754,6 @@ class Compiler implements PlanContext {
       },
       type: "bool",
     };
-  }
-
-  /**
-   * `chain.orValue(d)` and `chain.hasValue()` on an optional chain read its raw value. Same order of
-   * evaluation and the same cost as the library call: receiver, argument, then one unit for the call.
-   */
-  private optionalAccessor(e: CallNode, args: readonly Compiled[]): Compiled | undefined {
-    const target = e.target ? args[0] : undefined;
-    const raw = target?.raw;
-    if (!target || !raw) return undefined;
-    const overloads = this.env.functions.get(e.fn);
-    if (
-      e.fn === "orValue" &&
-      args.length === 2 &&
-      overloads?.some((o) => o.id === "optional_orValue_value")
-    ) {
-      const dC = args[1] as Compiled;
-      const d = dC.ev;
-      const chain = target.chain;
-      const dE = e.args[0];
-      const emptyList = dE?.kind === "list" && dE.elements.length === 0;
-      const orDefault = (g: PlanGen, v: string): string => {
-        const dv = emitValue(g, dC);
-        g.line(`${charge(1)} if (${v} === ${g.h.ABSENT}) ${v} = ${dv};`);
-        return v;
-      };
-      return {
-        ev: (f) => {
-          const v = raw(f);
-          const dv = d(f);
-          f.st.addCost(1);
-          return v === ABSENT ? dv : v;
-        },
-        emit: (g) => orDefault(g, emitRawValue(g, target, raw)),
-        // Only over a default of `[]`, whose elements (none) the comprehension cannot convert by mistake.
-        ...(chain?.plain &&
-          emptyList && {
-            emitList: (g: PlanGen) => orDefault(g, emitChain(g, chain, true)),
-          }),
-        type: "dyn",
-        plain: chain?.plain === true && dC.plain === true,
-      };
-    }
-    if (e.fn === "hasValue" && args.length === 1 && overloads?.some((o) => o.id === "optional_hasValue")) {
-      return {
-        ev: (f) => {
-          const v = raw(f);
-          f.st.addCost(1);
-          return v !== ABSENT;
-        },
-        emit: (g) => {
-          const v = emitRawValue(g, target, raw);
-          const t = g.temp();
-          g.line(`${charge(1)} ${t} = ${v} !== ${g.h.ABSENT};`);
-          return t;
-        },
-        type: "bool",
-      };
-    }
-    return undefined;
   }
 
   private function(name: string, id: number, args: Compiled[], member: boolean): Compiled {

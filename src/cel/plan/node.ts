@@ -13,7 +13,7 @@
 import type { CelEnvironment } from "../env/environment.ts";
 import type { TypeTag } from "../runtime/tags.ts";
 import type { ABSENT } from "../runtime/access.ts";
-import type { CelValue } from "../runtime/values.ts";
+import { CelError, type CelValue } from "../runtime/values.ts";
 import type { Activation } from "../state/activation.ts";
 import type { EvalState } from "../state/state.ts";
 import type { Expr } from "../syntax/ast.ts";
@@ -135,4 +135,14 @@ export function emitRawValue(g: PlanGen, c: Compiled, raw: RawEval): string {
 /** Whether a statically known type admits a tag (either may be `dyn`). */
 export function compatible(staticType: TypeTag, tag: TypeTag): boolean {
   return staticType === "dyn" || tag === "dyn" || staticType === tag;
+}
+
+/** A node that did not compile (its problem is recorded): evaluating it throws `message`. */
+export function failingNode(message: string): Compiled {
+  return {
+    ev: () => {
+      throw new CelError(message);
+    },
+    type: "dyn",
+  };
 }
