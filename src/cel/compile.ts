@@ -13,32 +13,33 @@ import { planList, planMap } from "./plan/list-map.ts";
 import { planConst } from "./plan/literal.ts";
 import { planStruct } from "./plan/struct.ts";
 import { planIdent, qualifiedName } from "./plan/ident.ts";
-import { emitMaybeOptional, maybeOptional, optionalNode, planOptionalAccessor } from "./plan/optional.ts";
+import { planOptionalAccessor } from "./plan/optional.ts";
 import { planSelect } from "./plan/select.ts";
+import { planAppend } from "./plan/comprehension.ts";
+import { planConditional } from "./plan/conditional.ts";
+import { planEquality } from "./plan/equality.ts";
+import { planIndex, planOptionalIndex } from "./plan/indexing.ts";
+import { planAndOr, planNot, planNotStrictlyFalse } from "./plan/logic.ts";
 import { emitIsJsonMap } from "./plan/json-read.ts";
 import {
   type Compiled,
   type CompileProblem,
   compatible,
   type Eval,
-  emitRawValue,
   emitValue,
   type PlanContext,
-  type RawEval,
 } from "./plan/node.ts";
 
 export type { CompileProblem } from "./plan/node.ts";
-import { type Emit, HELPERS, type PlanGen } from "./plan/helpers.ts";
+import { HELPERS, type PlanGen } from "./plan/helpers.ts";
 import { codegenMode } from "./configure.ts";
 import type { CallNode, ComprehensionNode, Expr, ParsedExpression } from "./syntax/ast.ts";
 import type { CelEnvironment } from "./env/environment.ts";
-import { celEquals } from "./runtime/equality.ts";
 import type { CelRegex, Overload, TypeTag } from "./library/types.ts";
 import { codePointLength, hasSurrogate } from "./runtime/code-points.ts";
 import { matchesCost, stringConcatCost } from "./library/std.ts";
 import { compileRegex } from "./regex.ts";
 import type { SubexpressionIndex } from "./shared.ts";
-import { ABSENT, asBool, indexOrError, indexValue } from "./runtime/access.ts";
 import { HeldError, isLimitError, rangeError, withPosition } from "./runtime/errors.ts";
 import { hasTag } from "./runtime/tags.ts";
 import {
@@ -69,17 +70,21 @@ export interface Program {
   run(act: Activation, st: EvalState): CelValue;
 }
 
-const LOGIC: ReadonlySet<string> = new Set([
-  "_&&_",
-  "_||_",
-  "!_",
-  "_?_:_",
-  "@not_strictly_false",
-  "_==_",
-  "_!=_",
-  "_[_]",
-  "_[?_]",
-  "@append",
+/** Plans an operator call whose arguments are planned already. */
+type BuiltinPlanner = (p: PlanContext, e: CallNode, args: readonly Compiled[]) => Compiled;
+
+/** Operators with their own evaluation rules, by function name. */
+const BUILTINS: ReadonlyMap<string, BuiltinPlanner> = new Map([
+  ["_&&_", planAndOr],
+  ["_||_", planAndOr],
+  ["!_", planNot],
+  ["_?_:_", planConditional],
+  ["@not_strictly_false", planNotStrictlyFalse],
+  ["_==_", planEquality],
+  ["_!=_", planEquality],
+  ["_[_]", planIndex],
+  ["_[?_]", planOptionalIndex],
+  ["@append", planAppend],
 ]);
 
 /** Compiles a parsed expression. Returns the program and every problem found (none means it is good). */
@@ -279,27 +284,6 @@ function emitTagCheck(g: PlanGen, v: string, tag: TypeTag): string | undefined {
     default:
       return `${g.h.hasTag}(${v}, ${JSON.stringify(tag)})`;
   }
-}
-
-/**
- * `l == r` in generated code. Against a string or bool literal only that same primitive is equal,
- * so `===` decides; against an int literal a bigint (how JSON integers are read) compares with
- * `===` and anything else goes through celEquals' numeric rules. Otherwise celEquals.
- */
-function emitEquals(g: PlanGen, lv: string, rv: string, l: Expr, r: Expr): string {
-  const literal =
-    r.kind === "const"
-      ? { v: rv, other: lv, value: r.value }
-      : l.kind === "const"
-        ? { v: lv, other: rv, value: l.value }
-        : undefined;
-  if (literal !== undefined) {
-    const { v, other, value } = literal;
-    if (typeof value === "string" || typeof value === "boolean") return `(${other} === ${v})`;
-    if (typeof value === "bigint")
-      return `(typeof ${other} === "bigint" ? ${other} === ${v} : ${g.h.celEquals}(${other}, ${v}))`;
-  }
-  return `${g.h.celEquals}(${lv}, ${rv})`;
 }
 
 /** Members of a constant string list up to which generated code compares `x in [...]` one by one. */
@@ -629,7 +613,8 @@ class Compiler implements PlanContext {
   }
 
   private call(e: CallNode): Compiled {
-    if (LOGIC.has(e.fn) && !e.target) return this.builtin(e);
+    const builtin = e.target ? undefined : BUILTINS.get(e.fn);
+    if (builtin !== undefined) return this.builtin(e, builtin);
     const list = e.args[1];
     if (
       e.fn === "@in" &&
@@ -868,240 +853,12 @@ class Compiler implements PlanContext {
   }
 
   /** Operators with their own evaluation rules (short-circuit, error absorption, equality). */
-  private builtin(e: CallNode): Compiled {
-    const args = e.args.map((a) => this.plan(a));
-    const ev = args.map((a) => a.ev);
-    const id = e.id;
-    const fail = (err: unknown): never => withPosition(err, id);
-    switch (e.fn) {
-      case "_&&_":
-      case "_||_": {
-        const [l, r] = ev as [Eval, Eval];
-        const decisive = e.fn === "_||_";
-        for (const a of args)
-          if (!compatible(a.type, "bool"))
-            this.problem(
-              "PE_CEL_TYPE",
-              `found no matching overload for '${e.fn}' applied to '(${args.map((x) => x.type).join(", ")})'`,
-              id,
-            );
-        return {
-          ev: (f) => {
-            let lerr: unknown;
-            let lv: CelValue = null;
-            try {
-              lv = l(f);
-              if (lv === decisive) return decisive;
-            } catch (err) {
-              if (isLimitError(err)) throw err;
-              lerr = err;
-            }
-            let rv: CelValue;
-            try {
-              rv = r(f);
-            } catch (err) {
-              // Both sides failed: the left one's error, as cel-go's evalAnd/evalOr report it.
-              if (isLimitError(err)) throw err;
-              throw lerr ?? err;
-            }
-            if (rv === decisive) return decisive;
-            if (lerr !== undefined) throw lerr;
-            if (typeof lv !== "boolean" || typeof rv !== "boolean")
-              return fail(noSuchOverload(e.fn, [lv, rv]));
-            return !decisive;
-          },
-          emit: (g) => {
-            const res = g.temp();
-            const lerr = g.temp();
-            const lv = g.temp();
-            const block = g.label();
-            g.line(`${block}: { ${lerr} = undefined; ${lv} = null;`);
-            g.line("try {");
-            g.line(`${lv} = ${emitValue(g, args[0] as Compiled)};`);
-            g.line(`if (${lv} === ${decisive}) { ${res} = ${decisive}; break ${block}; }`);
-            g.line(`} catch (err) { ${rethrowLimits(g)} ${lerr} = err; }`);
-            const rv = g.temp();
-            g.line("try {");
-            g.line(`${rv} = ${emitValue(g, args[1] as Compiled)};`);
-            g.line(`} catch (err) { ${rethrowLimits(g)} throw ${lerr} ?? err; }`);
-            g.line(`if (${rv} === ${decisive}) { ${res} = ${decisive}; break ${block}; }`);
-            g.line(`if (${lerr} !== undefined) throw ${lerr};`);
-            g.line(
-              `if (typeof ${lv} !== "boolean" || typeof ${rv} !== "boolean") ${g.h.withPosition}(${g.h.noSuchOverload}(${JSON.stringify(e.fn)}, [${lv}, ${rv}]), ${id});`,
-            );
-            g.line(`${res} = ${!decisive}; }`);
-            return res;
-          },
-          operands: [args[0] as Compiled, args[1] as Compiled],
-          type: "bool",
-        };
-      }
-      case "!_": {
-        const [x] = ev as [Eval];
-        return {
-          ev: (f) => !asBool(x(f), "!_"),
-          emit: (g) => {
-            const v = emitValue(g, args[0] as Compiled);
-            const t = g.temp();
-            g.line(`${t} = !${g.h.asBool}(${v}, "!_");`);
-            return t;
-          },
-          type: "bool",
-        };
-      }
-      case "@not_strictly_false": {
-        const [x] = ev as [Eval];
-        return {
-          ev: (f) => {
-            try {
-              const v = x(f);
-              return typeof v === "boolean" ? v : true;
-            } catch (err) {
-              if (isLimitError(err)) throw err;
-              return true;
-            }
-          },
-          emit: (g) => {
-            const t = g.temp();
-            g.line("try {");
-            const v = emitValue(g, args[0] as Compiled);
-            g.line(`${t} = typeof ${v} === "boolean" ? ${v} : true;`);
-            g.line(`} catch (err) { ${rethrowLimits(g)} ${t} = true; }`);
-            return t;
-          },
-          type: "bool",
-        };
-      }
-      case "_?_:_": {
-        const [c, t, el] = ev as [Eval, Eval, Eval];
-        const tt = (args[1] as Compiled).type;
-        const et = (args[2] as Compiled).type;
-        return {
-          ev: (f) => {
-            const cv = c(f);
-            if (cv === true) return t(f);
-            if (cv === false) return el(f);
-            return fail(noSuchOverload("_?_:_", [cv]));
-          },
-          emit: (g) => {
-            const res = g.temp();
-            const cv = emitValue(g, args[0] as Compiled);
-            g.line(`if (${cv} === true) {`);
-            g.line(`${res} = ${emitValue(g, args[1] as Compiled)};`);
-            g.line(`} else if (${cv} === false) {`);
-            g.line(`${res} = ${emitValue(g, args[2] as Compiled)};`);
-            g.line(`} else ${g.h.withPosition}(${g.h.noSuchOverload}("_?_:_", [${cv}]), ${id});`);
-            return res;
-          },
-          type: tt === et ? tt : "dyn",
-          plain: args[1]?.plain === true && args[2]?.plain === true,
-        };
-      }
-      case "_==_":
-      case "_!=_": {
-        const [l, r] = ev as [Eval, Eval];
-        const eq = e.fn === "_==_";
-        return {
-          ev: (f) => {
-            f.st.addCost(1);
-            return celEquals(l(f), r(f)) === eq;
-          },
-          emit: (g) => {
-            g.line(charge(1));
-            const lv = emitValue(g, args[0] as Compiled);
-            const rv = emitValue(g, args[1] as Compiled);
-            const t = g.temp();
-            g.line(`${t} = ${emitEquals(g, lv, rv, e.args[0] as Expr, e.args[1] as Expr)} === ${eq};`);
-            return t;
-          },
-          type: "bool",
-        };
-      }
-      case "_[_]": {
-        const [c, k] = ev as [Eval, Eval];
-        const cRaw = (args[0] as Compiled).raw;
-        if (cRaw) {
-          const raw: RawEval = (f) => {
-            f.st.addCost(1);
-            const cv = cRaw(f);
-            const kv = k(f);
-            if (cv === ABSENT) return ABSENT;
-            const r = indexValue(cv, kv, id);
-            return r === undefined ? ABSENT : r;
-          };
-          const emitRaw: Emit = (g) => {
-            g.line(charge(1));
-            const cv = emitRawValue(g, args[0] as Compiled, cRaw);
-            const kv = emitValue(g, args[1] as Compiled);
-            const r = g.temp();
-            g.line(
-              `if (${cv} !== ${g.h.ABSENT}) { ${r} = ${g.h.indexValue}(${cv}, ${kv}, ${id}); ${cv} = ${r} === undefined ? ${g.h.ABSENT} : ${r}; }`,
-            );
-            return cv;
-          };
-          return optionalNode(raw, emitRaw);
-        }
-        return {
-          ev: (f) => {
-            f.st.addCost(1);
-            const cv = c(f);
-            return indexOrError(cv, k(f), id);
-          },
-          emit: (g) => {
-            g.line(charge(1));
-            const cv = emitValue(g, args[0] as Compiled);
-            const kv = emitValue(g, args[1] as Compiled);
-            const t = g.temp();
-            g.line(`${t} = ${g.h.indexOrError}(${cv}, ${kv}, ${id});`);
-            return t;
-          },
-          type: (args[0] as Compiled).type === "optional_type" ? "optional_type" : "dyn",
-        };
-      }
-      case "_[?_]": {
-        const [c, k] = ev as [Eval, Eval];
-        const cRaw = (args[0] as Compiled).raw ?? maybeOptional(c);
-        const raw: RawEval = (f) => {
-          f.st.addCost(1);
-          const cv = cRaw(f);
-          if (cv === ABSENT) return ABSENT;
-          const r = indexValue(cv, k(f), id);
-          return r === undefined ? ABSENT : r;
-        };
-        // The key is evaluated only when the container is there, as in the closure.
-        const emitRaw: Emit = (g) => {
-          g.line(charge(1));
-          const cv = emitMaybeOptional(g, args[0] as Compiled);
-          const r = g.temp();
-          g.line(`if (${cv} !== ${g.h.ABSENT}) {`);
-          const kv = emitValue(g, args[1] as Compiled);
-          g.line(
-            `${r} = ${g.h.indexValue}(${cv}, ${kv}, ${id}); ${cv} = ${r} === undefined ? ${g.h.ABSENT} : ${r}; }`,
-          );
-          return cv;
-        };
-        return optionalNode(raw, emitRaw);
-      }
-      case "@append": {
-        const [accu, x] = ev as [Eval, Eval];
-        return {
-          ev: (f) => {
-            const list = accu(f) as CelValue[];
-            list.push(x(f));
-            return list;
-          },
-          // The step of map() and filter(): without it their whole body would run as closures.
-          emit: (g) => {
-            const list = emitValue(g, args[0] as Compiled);
-            g.line(`${list}.push(${emitValue(g, args[1] as Compiled)});`);
-            return list;
-          },
-          type: "list",
-        };
-      }
-      default:
-        throw new Error(`unhandled builtin ${e.fn}`);
-    }
+  private builtin(e: CallNode, plan: BuiltinPlanner): Compiled {
+    return plan(
+      this,
+      e,
+      e.args.map((a) => this.plan(a)),
+    );
   }
 
   private comprehension(e: ComprehensionNode): Compiled {
