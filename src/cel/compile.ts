@@ -8,24 +8,24 @@
  * overflow; equality is heterogeneous; selecting through an optional keeps the chain optional.
  */
 import { Gen, type GeneratedEval } from "./plan/gen.ts";
-import { charge, elementPath, rethrowLimits } from "./plan/emit.ts";
 import { planList, planMap } from "./plan/list-map.ts";
 import { planConst } from "./plan/literal.ts";
 import { planStruct } from "./plan/struct.ts";
 import { planIdent } from "./plan/ident.ts";
 import { planSelect } from "./plan/select.ts";
 import { planCall } from "./plan/call.ts";
+import { planBind } from "./plan/bind.ts";
+import { planComprehension } from "./plan/comprehension.ts";
 import { type Compiled, type CompileProblem, emitValue, type PlanContext } from "./plan/node.ts";
 
 export type { CompileProblem } from "./plan/node.ts";
 import { HELPERS, type PlanGen } from "./plan/helpers.ts";
 import { codegenMode } from "./configure.ts";
-import type { ComprehensionNode, Expr, ParsedExpression } from "./syntax/ast.ts";
+import type { Expr, ParsedExpression } from "./syntax/ast.ts";
 import type { CelEnvironment } from "./env/environment.ts";
 import type { TypeTag } from "./library/types.ts";
 import type { SubexpressionIndex } from "./shared.ts";
-import { HeldError, isLimitError, rangeError, withPosition } from "./runtime/errors.ts";
-import { CelMap, type CelValue, isPlainMap, mapGet, mapKeys } from "./runtime/values.ts";
+import type { CelValue } from "./runtime/values.ts";
 import { type Activation, MemoEntry } from "./state/activation.ts";
 import type { EvalState } from "./state/state.ts";
 
@@ -135,33 +135,6 @@ function generate(
     if (strict && !(e instanceof EvalError)) throw e;
     return undefined;
   }
-}
-
-/**
- * `all` (false) or `exists` (true) as the parser expands them, by the value that decides it: the
- * accumulator starts at the other one, the loop runs while it does not hold the decisive value, each
- * step is `accu && pred` (`accu || pred`), and the result is the accumulator. Undefined for any
- * other comprehension.
- */
-function shortCircuitMacro(e: ComprehensionNode): boolean | undefined {
-  const decisive = e.macro === "exists" ? true : e.macro === "all" ? false : undefined;
-  if (decisive === undefined) return undefined;
-  const isAccu = (x: Expr | undefined) => x?.kind === "ident" && x.name === e.accuVar;
-  const cond = e.loopCondition;
-  const condArg = cond.kind === "call" && cond.fn === "@not_strictly_false" ? cond.args[0] : undefined;
-  const step = e.loopStep;
-  const shaped =
-    e.accuInit.kind === "const" &&
-    e.accuInit.value === !decisive &&
-    (decisive
-      ? condArg?.kind === "call" && condArg.fn === "!_" && isAccu(condArg.args[0])
-      : isAccu(condArg)) &&
-    step.kind === "call" &&
-    step.fn === (decisive ? "_||_" : "_&&_") &&
-    !step.target &&
-    isAccu(step.args[0]) &&
-    isAccu(e.result);
-  return shaped ? decisive : undefined;
 }
 
 /** What compileParsed needs to share subexpressions: their keys' memo places, and the index that keys the tree. */
@@ -282,177 +255,9 @@ class Compiler implements PlanContext {
       case "struct":
         return planStruct(this, e);
       case "comprehension":
-        return this.comprehension(e);
-      case "bind": {
-        const init = this.plan(e.init);
-        const slot = this.newSlot();
-        if (init.plain) this.plainSlots.add(slot);
-        this.openScope(new Map([[e.name, slot]]));
-        const body = this.plan(e.body);
-        this.closeScope();
-        return {
-          ev: (f) => {
-            f.slots[slot] = init.ev(f);
-            return body.ev(f);
-          },
-          emit: (g) => {
-            g.line(`${g.slot(slot)} = ${emitValue(g, init)};`);
-            return emitValue(g, body);
-          },
-          type: body.type,
-          plain: body.plain === true,
-        };
-      }
+        return planComprehension(this, e);
+      case "bind":
+        return planBind(this, e);
     }
-  }
-
-  private comprehension(e: ComprehensionNode): Compiled {
-    const rangeC = this.plan(e.iterRange);
-    const range = rangeC.ev;
-    const accuInit = e.accuInit;
-    const initC =
-      accuInit.kind === "map"
-        ? planMap(this, accuInit, true)
-        : accuInit.kind === "list"
-          ? planList(this, accuInit.elements, accuInit.optionalIndices, accuInit.id, true)
-          : this.plan(accuInit);
-    const init = initC.ev;
-    const accuSlot = this.newSlot();
-    this.accumulators.add(accuSlot);
-    const v1 = this.newSlot();
-    const v2 = e.iterVar2 !== undefined ? this.newSlot() : -1;
-    const accuScope = new Map([[e.accuVar, accuSlot]]);
-    const iterScope = new Map([[e.iterVar, v1]]);
-    if (e.iterVar2 !== undefined) iterScope.set(e.iterVar2, v2);
-    this.iterSlots.add(v1);
-    if (v2 >= 0) this.iterSlots.add(v2);
-    // A plain list's elements, a plain map's keys (strings) and its values are plain.
-    if (rangeC.plain) for (const v of [v1, v2]) if (v >= 0) this.plainSlots.add(v);
-    this.openScope(accuScope);
-    this.openScope(iterScope);
-    const condC = this.plan(e.loopCondition);
-    const cond = condC.ev;
-    const stepC = this.plan(e.loopStep);
-    const step = stepC.ev;
-    this.closeScope();
-    const result = this.plan(e.result);
-    this.closeScope();
-    const two = v2 >= 0;
-    const id = e.id;
-    const macro = e.macro;
-    const decisive = shortCircuitMacro(e);
-    const pred = decisive === undefined ? undefined : stepC.operands?.[1];
-    const resultType =
-      macro === "all" || macro === "exists" || macro === "exists_one" || macro === "existsOne"
-        ? "bool"
-        : macro === "map" || macro === "filter" || macro === "transformList"
-          ? "list"
-          : result.type;
-    return {
-      ev: (f) => {
-        const r = range(f);
-        const slots = f.slots;
-        const st = f.st;
-        slots[accuSlot] = init(f);
-        // The loop body is written out (not a per-evaluation closure): it runs for every element.
-        if (Array.isArray(r)) {
-          for (let i = 0; i < r.length; i++) {
-            st.tick();
-            st.addCost(1);
-            if (two) {
-              slots[v1] = BigInt(i);
-              slots[v2] = r[i] as CelValue;
-            } else slots[v1] = r[i] as CelValue;
-            if (cond(f) !== true) break;
-            try {
-              slots[accuSlot] = step(f);
-            } catch (err) {
-              if (isLimitError(err)) throw err;
-              (slots as unknown[])[accuSlot] = new HeldError(err);
-            }
-          }
-        } else if (r instanceof CelMap || isPlainMap(r)) {
-          for (const k of mapKeys(r)) {
-            st.tick();
-            st.addCost(1);
-            slots[v1] = k;
-            // Only when the macro names the value: reading one out of a JSON map converts it.
-            if (two) slots[v2] = mapGet(r, k) as CelValue;
-            if (cond(f) !== true) break;
-            try {
-              slots[accuSlot] = step(f);
-            } catch (err) {
-              if (isLimitError(err)) throw err;
-              (slots as unknown[])[accuSlot] = new HeldError(err);
-            }
-          }
-        } else {
-          return withPosition(rangeError(r), id);
-        }
-        return result.ev(f);
-      },
-      emit: (g) => {
-        // A JSON array straight from its map: each element is converted as the loop takes it.
-        const r = rangeC.emitList ? rangeC.emitList(g) : emitValue(g, rangeC);
-        // `all`/`exists`: the accumulator is a local boolean and the first error, not a slot.
-        const res = pred ? g.temp() : "";
-        const held = pred ? g.temp() : "";
-        if (pred) g.line(`${res} = ${!decisive}; ${held} = undefined;`);
-        else g.line(`${g.slot(accuSlot)} = ${emitValue(g, initC)};`);
-        const loop = g.label();
-        const i = g.temp();
-        const keys = g.temp();
-        const k = g.temp();
-        const raw = rangeC.emitList ? g.temp() : "";
-        const element = (slot: string): string =>
-          raw
-            ? `${raw} = ${r}[${i}]; if (typeof ${raw} === "number" || ${raw} === undefined || Array.isArray(${raw})) ${raw} = ${g.h.fromJson}(${raw}); ${slot} = ${raw};`
-            : `${slot} = ${r}[${i}];`;
-        // One loop for lists and maps (a map's keys are listed first), so the body is written once.
-        g.line(`${keys} = undefined;`);
-        g.line(
-          `if (!Array.isArray(${r})) { if (${r} instanceof ${g.h.CelMap} || ${g.h.isPlainMap}(${r})) ${keys} = [...${g.h.mapKeys}(${r})]; else ${g.h.withPosition}(${g.h.rangeError}(${r}), ${id}); }`,
-        );
-        g.line(
-          `${loop}: for (${i} = 0; ${i} < (${keys} === undefined ? ${r}.length : ${keys}.length); ${i}++) {`,
-        );
-        g.line(`st.tick(); ${charge(1)}`);
-        g.line(`if (${keys} === undefined) {`);
-        g.line(two ? `${g.slot(v1)} = BigInt(${i}); ${element(g.slot(v2))}` : element(g.slot(v1)));
-        g.line(
-          `} else { ${k} = ${keys}[${i}]; ${g.slot(v1)} = ${k};${two ? ` ${g.slot(v2)} = ${g.h.mapGet}(${r}, ${k});` : ""} }`,
-        );
-        // The paths read from the previous element are not this one's.
-        g.resetPaths(elementPath(g, v1));
-        if (two) g.resetPaths(elementPath(g, v2));
-        if (pred) {
-          // What the condition and `accu && pred` (`accu || pred`) come to, the accumulator being
-          // the neutral value, the decisive one, or an error: the loop stops at the decisive value,
-          // which absorbs any error; else the first error (or a non-bool's) is the result.
-          g.line(`if (${res} === ${decisive}) break ${loop};`);
-          g.line("try {");
-          const p = emitValue(g, pred);
-          g.line(
-            `} catch (err) { ${rethrowLimits(g)} if (${held} === undefined) ${held} = err; continue ${loop}; }`,
-          );
-          g.line(`if (${p} === ${decisive}) ${res} = ${decisive};`);
-          g.line(
-            `else if (typeof ${p} !== "boolean" && ${held} === undefined) ${held} = ${g.h.errorAt}(${g.h.noSuchOverload}("${decisive ? "_||_" : "_&&_"}", [${!decisive}, ${p}]), ${e.loopStep.id});`,
-          );
-          g.line("}");
-          g.line(`if (${res} !== ${decisive} && ${held} !== undefined) throw ${held};`);
-          return res;
-        }
-        // The closure's body: the condition, then the step, whose error the accumulator holds.
-        const c = emitValue(g, condC);
-        g.line(`if (${c} !== true) break ${loop};`);
-        g.line("try {");
-        g.line(`${g.slot(accuSlot)} = ${emitValue(g, stepC)};`);
-        g.line(`} catch (err) { ${rethrowLimits(g)} ${g.slot(accuSlot)} = new ${g.h.HeldError}(err); }`);
-        g.line("}");
-        return emitValue(g, result);
-      },
-      type: resultType,
-    };
   }
 }
