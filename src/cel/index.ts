@@ -16,14 +16,14 @@ import {
 } from "./env/environment.ts";
 import { toCel } from "./input.ts";
 import { renderError } from "./syntax/source.ts";
-import { type SharedKeys, SubexpressionIndex, sharedKeys } from "./shared.ts";
+import { type SharedKeys, SubexpressionIndex, sharedKeys } from "./plan/shared.ts";
 import { CelSyntaxError, parseCel } from "./syntax/parse.ts";
 import { CelError, type CelValue, typeName } from "./runtime/values.ts";
 
 export type { Program } from "./compile.ts";
 export type { Activation, MemoEntry, VariableResolver } from "./state/activation.ts";
 export { EvalState } from "./state/state.ts";
-export type { SharedKeys } from "./shared.ts";
+export type { SharedKeys } from "./plan/shared.ts";
 export type { CelEnvironment, CelExtras, EnvOptions } from "./env/environment.ts";
 export { ADMISSION_VARIABLES, createEnvironment, EXTRA_NAMES } from "./env/environment.ts";
 export type { CodegenMode, RuntimeOptions } from "./configure.ts";

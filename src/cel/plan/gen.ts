@@ -67,7 +67,7 @@ export class Gen<H extends HelperTable> {
   program = 0;
   /**
    * For a variable holding the string a concatenation made: the variable holding its size in code
-   * points, set with it, so a concatenation onto it need not count them again (compile.ts
+   * points, set with it, so a concatenation onto it need not count them again (plan/dispatch.ts
    * concatSizeCode).
    */
   readonly stringSizes = new Map<string, string>();
