@@ -2,8 +2,8 @@
  * The CEL front end: @bufbuild/cel's parser plus what Kubernetes' CEL has and it lacks.
  *
  * 1. Optional syntax (`a.?b`, `m[?k]`, `[?x]`, `{?k: v}`): its parser rejects the `?`. We find each
- *    optional marker with a small lexer, blank it out (same length, so every offset stays true),
- *    parse, and then flag the nodes at the recorded offsets as optional.
+ *    optional marker with a small lexer (optional-marks.ts), blank it out (same length, so every
+ *    offset stays true), parse, and then flag the nodes at the recorded offsets as optional.
  * 2. Macros it does not expand (two-variable comprehensions, `existsOne`, `transformList`,
  *    `transformMap`, `transformMapEntry`, `sortBy`, `optMap`, `optFlatMap`, `cel.bind`) are expanded
  *    here while converting its protobuf tree into ours (ast.ts).
@@ -13,6 +13,7 @@ import { dirname, join } from "node:path";
 import type { Expr as PbExpr, ParsedExpr } from "@bufbuild/cel-spec/cel/expr/syntax_pb.js";
 import type { CelValue } from "../runtime/values.ts";
 import { UInt } from "../runtime/values.ts";
+import { type OptionalMarks, stripOptionalMarkers } from "./optional-marks.ts";
 import {
   type CallNode,
   type ComprehensionNode,
@@ -36,112 +37,6 @@ export class CelSyntaxError extends Error {
 export interface SyntaxOptions {
   /** Allow `cel.bind` (not part of Kubernetes' admission environment). */
   readonly bind?: boolean;
-}
-
-interface OptionalMarks {
-  /** Offsets of the `.` of `.?` selections. */
-  readonly selects: Set<number>;
-  /** Offsets of the `[` of `[?` index operations. */
-  readonly indexes: Set<number>;
-  /** List literal `[` offset → indices of optional elements. */
-  readonly listElements: Map<number, Set<number>>;
-  /** Offsets just after the `{` or `,` that precede an optional map or struct entry. */
-  readonly entries: Set<number>;
-}
-
-type Frame = { open: string; offset: number; isList: boolean; commas: number };
-
-/**
- * Finds the optional markers and returns the source with each `?` marker replaced by a space.
- * A `?` is a marker when the previous token is `.`, `[`, `{` or a `,` inside `[...]`/`{...}`;
- * everywhere else it belongs to the conditional operator.
- */
-function stripOptionalMarkers(source: string): { text: string; marks: OptionalMarks } {
-  const marks: OptionalMarks = {
-    selects: new Set(),
-    indexes: new Set(),
-    listElements: new Map(),
-    entries: new Set(),
-  };
-  const chars = source.split("");
-  const stack: Frame[] = [];
-  let prev = ""; // previous significant token: a punctuation char, or "x" for the end of an operand
-  let prevOffset = -1;
-  let i = 0;
-  const n = source.length;
-  while (i < n) {
-    const c = source[i] as string;
-    if (c === " " || c === "\t" || c === "\n" || c === "\r" || c === "\f" || c === "\v") {
-      i++;
-      continue;
-    }
-    if (c === "/" && source[i + 1] === "/") {
-      while (i < n && source[i] !== "\n") i++;
-      continue;
-    }
-    // String and bytes literals, with r/b prefixes and triple quotes.
-    const lit = /^(?:[rR][bB]?|[bB][rR]?)?("""|'''|"|')/.exec(source.slice(i, i + 5));
-    if (lit) {
-      const quote = lit[1] as string;
-      const raw = /[rR]/.test(lit[0].slice(0, lit[0].length - quote.length));
-      let j = i + lit[0].length;
-      while (j < n && !source.startsWith(quote, j)) {
-        if (!raw && source[j] === "\\") j++;
-        j++;
-      }
-      i = j + quote.length;
-      prev = "x";
-      continue;
-    }
-    if (/[A-Za-z_0-9]/.test(c)) {
-      while (i < n && /[A-Za-z_0-9.]/.test(source[i] as string)) {
-        // A dot ends an identifier unless it is a decimal point of a number.
-        if (source[i] === "." && !/^[0-9]/.test(c)) break;
-        if (source[i] === "." && !/[0-9]/.test(source[i + 1] ?? "")) break;
-        i++;
-      }
-      prev = "x";
-      continue;
-    }
-    if (c === "?") {
-      const top = stack[stack.length - 1];
-      let marker = true;
-      if (prev === ".") marks.selects.add(prevOffset);
-      else if (prev === "[" && top && top.offset === prevOffset) {
-        if (top.isList) addListElement(marks, top);
-        else marks.indexes.add(prevOffset);
-      } else if (prev === "{" && top && top.offset === prevOffset) marks.entries.add(prevOffset + 1);
-      else if (prev === "," && top && top.open === "[" && top.isList) addListElement(marks, top);
-      else if (prev === "," && top && top.open === "{") marks.entries.add(prevOffset + 1);
-      else marker = false;
-      if (marker) {
-        chars[i] = " ";
-        i++;
-        continue;
-      }
-    }
-    if (c === "(" || c === "[" || c === "{") {
-      stack.push({ open: c, offset: i, isList: c === "[" && prev !== "x", commas: 0 });
-    } else if (c === ")" || c === "]" || c === "}") {
-      stack.pop();
-    } else if (c === ",") {
-      const top = stack[stack.length - 1];
-      if (top) top.commas++;
-    }
-    prev = c === ")" || c === "]" || c === "}" ? "x" : c;
-    prevOffset = i;
-    i++;
-  }
-  return { text: chars.join(""), marks };
-}
-
-function addListElement(marks: OptionalMarks, frame: Frame): void {
-  let set = marks.listElements.get(frame.offset);
-  if (!set) {
-    set = new Set();
-    marks.listElements.set(frame.offset, set);
-  }
-  set.add(frame.commas);
 }
 
 /**
@@ -262,58 +157,66 @@ class Converter {
           optionalIndices: opt ?? new Set(),
         };
       }
-      case "structExpr": {
-        const s = k.value;
-        if (s.messageName === "") {
-          const entries: MapEntry[] = s.entries.map((en) => {
-            const eid = Number(en.id);
-            const at = this.pos(eid);
-            const key =
-              en.keyKind.case === "mapKey"
-                ? this.expr(en.keyKind.value)
-                : this.strConst(eid, en.keyKind.value ?? "");
-            return {
-              id: eid,
-              key,
-              value: this.expr(en.value as PbExpr),
-              optional: at !== undefined && this.marks.entries.has(at),
-            };
-          });
-          return { kind: "map", id, entries };
-        }
-        const fields: StructField[] = s.entries.map((en) => {
-          const eid = Number(en.id);
-          const at = this.pos(eid);
-          return {
-            id: eid,
-            name: en.keyKind.case === "fieldKey" ? en.keyKind.value : "",
-            value: this.expr(en.value as PbExpr),
-            optional: at !== undefined && this.marks.entries.has(at),
-          };
-        });
-        return { kind: "struct", id, typeName: s.messageName, fields };
-      }
-      case "comprehensionExpr": {
-        const c = k.value;
-        const macroCall = this.macros.get(id);
-        const node: ComprehensionNode = {
-          kind: "comprehension",
-          id,
-          iterRange: this.expr(c.iterRange as PbExpr),
-          iterVar: c.iterVar,
-          ...(c.iterVar2 ? { iterVar2: c.iterVar2 } : {}),
-          accuVar: c.accuVar,
-          accuInit: this.expr(c.accuInit as PbExpr),
-          loopCondition: this.expr(c.loopCondition as PbExpr),
-          loopStep: this.appendStep(this.expr(c.loopStep as PbExpr), c.accuVar),
-          result: this.expr(c.result as PbExpr),
-          ...(macroCall ? { macro: macroCall } : {}),
-        };
-        return node;
-      }
+      case "structExpr":
+        return this.structExpr(id, k.value);
+      case "comprehensionExpr":
+        return this.comprehensionExpr(id, k.value);
       default:
         throw new CelSyntaxError("Syntax error: unsupported expression", this.pos(id));
     }
+  }
+
+  /** A map literal (a struct with no type name) or a struct literal (`Object{...}`). */
+  private structExpr(id: number, s: Extract<PbExpr["exprKind"], { case: "structExpr" }>["value"]): Expr {
+    if (s.messageName === "") {
+      const entries: MapEntry[] = s.entries.map((en) => {
+        const eid = Number(en.id);
+        const at = this.pos(eid);
+        const key =
+          en.keyKind.case === "mapKey"
+            ? this.expr(en.keyKind.value)
+            : this.strConst(eid, en.keyKind.value ?? "");
+        return {
+          id: eid,
+          key,
+          value: this.expr(en.value as PbExpr),
+          optional: at !== undefined && this.marks.entries.has(at),
+        };
+      });
+      return { kind: "map", id, entries };
+    }
+    const fields: StructField[] = s.entries.map((en) => {
+      const eid = Number(en.id);
+      const at = this.pos(eid);
+      return {
+        id: eid,
+        name: en.keyKind.case === "fieldKey" ? en.keyKind.value : "",
+        value: this.expr(en.value as PbExpr),
+        optional: at !== undefined && this.marks.entries.has(at),
+      };
+    });
+    return { kind: "struct", id, typeName: s.messageName, fields };
+  }
+
+  private comprehensionExpr(
+    id: number,
+    c: Extract<PbExpr["exprKind"], { case: "comprehensionExpr" }>["value"],
+  ): Expr {
+    const macroCall = this.macros.get(id);
+    const node: ComprehensionNode = {
+      kind: "comprehension",
+      id,
+      iterRange: this.expr(c.iterRange as PbExpr),
+      iterVar: c.iterVar,
+      ...(c.iterVar2 ? { iterVar2: c.iterVar2 } : {}),
+      accuVar: c.accuVar,
+      accuInit: this.expr(c.accuInit as PbExpr),
+      loopCondition: this.expr(c.loopCondition as PbExpr),
+      loopStep: this.appendStep(this.expr(c.loopStep as PbExpr), c.accuVar),
+      result: this.expr(c.result as PbExpr),
+      ...(macroCall ? { macro: macroCall } : {}),
+    };
+    return node;
   }
 
   private strConst(id: number, s: string): Expr {
@@ -406,36 +309,65 @@ class Converter {
     return e.name;
   }
 
-  /** Expands the macros @bufbuild/cel leaves as plain calls. */
+  /** Expands the macros @bufbuild/cel leaves as plain calls (receiver-style, by name and arity). */
   private macro(c: CallNode): Expr | undefined {
-    const at = c.id;
     const t = c.target;
+    const n = c.args.length;
+    if (!t) return undefined;
+    switch (c.fn) {
+      case "bind":
+        return t.kind === "ident" && t.name === "cel" && n === 3 ? this.bindMacro(c) : undefined;
+      case "all":
+      case "exists":
+        return n === 3 ? this.allOrExists(c, t) : undefined;
+      case "existsOne":
+      case "exists_one":
+        return n === 2 || n === 3 ? this.existsOne(c, t) : undefined;
+      case "transformList":
+        return n === 3 || n === 4 ? this.transformList(c, t) : undefined;
+      case "transformMap":
+      case "transformMapEntry":
+        return n === 3 || n === 4 ? this.transformMap(c, t) : undefined;
+      case "sortBy":
+        return n === 2 ? this.sortBy(c, t) : undefined;
+      case "optMap":
+      case "optFlatMap":
+        return n === 2 ? this.optMap(c, t) : undefined;
+      default:
+        return undefined;
+    }
+  }
+
+  /** `cel.bind(name, init, body)`, when the environment allows it. */
+  private bindMacro(c: CallNode): Expr | undefined {
+    const at = c.id;
     const a = c.args;
-    if (!t) {
-      return undefined;
-    }
-    if (c.fn === "bind" && t.kind === "ident" && t.name === "cel" && a.length === 3) {
-      if (!this.options.bind) return undefined; // left as a call: the checker reports it as unknown
-      return {
-        kind: "bind",
-        id: at,
-        name: this.varName(a[0], "cel.bind", at),
-        init: a[1] as Expr,
-        body: a[2] as Expr,
-      };
-    }
-    const comp = (
-      iterVar: string,
-      iterVar2: string | undefined,
-      init: Expr,
-      cond: Expr,
-      step: Expr,
-      result: Expr,
-      macro: string,
-    ): Expr => ({
-      kind: "comprehension",
+    if (!this.options.bind) return undefined; // left as a call: the checker reports it as unknown
+    return {
+      kind: "bind",
       id: at,
-      iterRange: t,
+      name: this.varName(a[0], "cel.bind", at),
+      init: a[1] as Expr,
+      body: a[2] as Expr,
+    };
+  }
+
+  /** The comprehension a macro over `range` expands to, with the macro call's id. */
+  private comp(
+    c: CallNode,
+    range: Expr,
+    iterVar: string,
+    iterVar2: string | undefined,
+    init: Expr,
+    cond: Expr,
+    step: Expr,
+    result: Expr,
+    macro: string,
+  ): Expr {
+    return {
+      kind: "comprehension",
+      id: c.id,
+      iterRange: range,
       iterVar,
       ...(iterVar2 !== undefined ? { iterVar2 } : {}),
       accuVar: ACCU,
@@ -444,101 +376,152 @@ class Converter {
       loopStep: step,
       result,
       macro,
-    });
-    const accu = () => this.ident(at, ACCU);
-    const notFalse = () => this.call(at, "@not_strictly_false", [accu()]);
-    const T = () => this.lit(at, true);
-    if ((c.fn === "all" || c.fn === "exists") && a.length === 3) {
-      const k = this.varName(a[0], c.fn, at);
-      const v = this.varName(a[1], c.fn, at);
-      const pred = a[2] as Expr;
-      if (c.fn === "all")
-        return comp(k, v, T(), notFalse(), this.call(at, "_&&_", [accu(), pred]), accu(), "all");
-      const notTrue = this.call(at, "@not_strictly_false", [this.call(at, "!_", [accu()])]);
-      return comp(
+    };
+  }
+
+  private accu(at: number): Expr {
+    return this.ident(at, ACCU);
+  }
+
+  /** `x.all(k, v, pred)` and `x.exists(k, v, pred)`, the two-variable forms. */
+  private allOrExists(c: CallNode, t: Expr): Expr {
+    const at = c.id;
+    const a = c.args;
+    const k = this.varName(a[0], c.fn, at);
+    const v = this.varName(a[1], c.fn, at);
+    const pred = a[2] as Expr;
+    if (c.fn === "all")
+      return this.comp(
+        c,
+        t,
         k,
         v,
-        this.lit(at, false),
-        notTrue,
-        this.call(at, "_||_", [accu(), pred]),
-        accu(),
-        "exists",
+        this.lit(at, true),
+        this.call(at, "@not_strictly_false", [this.accu(at)]),
+        this.call(at, "_&&_", [this.accu(at), pred]),
+        this.accu(at),
+        "all",
       );
-    }
-    if ((c.fn === "existsOne" || c.fn === "exists_one") && (a.length === 2 || a.length === 3)) {
-      const k = this.varName(a[0], c.fn, at);
-      const v = a.length === 3 ? this.varName(a[1], c.fn, at) : undefined;
-      const pred = a[a.length - 1] as Expr;
-      const step = this.call(at, "_?_:_", [pred, this.call(at, "_+_", [accu(), this.lit(at, 1n)]), accu()]);
-      return comp(
-        k,
-        v,
-        this.lit(at, 0n),
-        T(),
-        step,
-        this.call(at, "_==_", [accu(), this.lit(at, 1n)]),
-        "existsOne",
-      );
-    }
-    if (c.fn === "transformList" && (a.length === 3 || a.length === 4)) {
-      const i = this.varName(a[0], c.fn, at);
-      const v = this.varName(a[1], c.fn, at);
-      const value = a[a.length - 1] as Expr;
-      const append = this.call(at, "@append", [accu(), value]);
-      const step = a.length === 4 ? this.call(at, "_?_:_", [a[2] as Expr, append, accu()]) : append;
-      return comp(
-        i,
-        v,
-        { kind: "list", id: this.fresh(at), elements: [], optionalIndices: new Set() },
-        T(),
-        step,
-        accu(),
-        c.fn,
-      );
-    }
-    if ((c.fn === "transformMap" || c.fn === "transformMapEntry") && (a.length === 3 || a.length === 4)) {
-      const k = this.varName(a[0], c.fn, at);
-      const v = this.varName(a[1], c.fn, at);
-      const value = a[a.length - 1] as Expr;
-      const insert =
-        c.fn === "transformMap"
-          ? this.call(at, "@mapInsert", [accu(), this.ident(at, k), value])
-          : this.call(at, "@mapInsert", [accu(), value]);
-      const step = a.length === 4 ? this.call(at, "_?_:_", [a[2] as Expr, insert, accu()]) : insert;
-      return comp(k, v, { kind: "map", id: this.fresh(at), entries: [] }, T(), step, accu(), c.fn);
-    }
-    if (c.fn === "sortBy" && a.length === 2) {
-      // list.sortBy(x, key) → @sortByAssociatedKeys(list, list.map(x, key)), as cel-go's lists extension does.
-      const x = this.varName(a[0], c.fn, at);
-      const keys = comp(
-        x,
-        undefined,
-        { kind: "list", id: this.fresh(at), elements: [], optionalIndices: new Set() },
-        T(),
-        this.call(at, "@append", [accu(), a[1] as Expr]),
-        accu(),
-        "map",
-      );
-      return this.call(at, "@sortByAssociatedKeys", [t, keys]);
-    }
-    if ((c.fn === "optMap" || c.fn === "optFlatMap") && a.length === 2) {
-      // opt.optMap(v, e) → opt.hasValue() ? optional.of(cel.bind(v, opt.value(), e)) : optional.none()
-      const v = this.varName(a[0], c.fn, at);
-      const body: Expr = {
-        kind: "bind",
-        id: this.fresh(at),
-        name: v,
-        init: this.call(at, "value", [], t),
-        body: a[1] as Expr,
-      };
-      const some = c.fn === "optMap" ? this.call(at, "optional.of", [body]) : body;
-      return this.call(at, "_?_:_", [
-        this.call(at, "hasValue", [], t),
-        some,
-        this.call(at, "optional.none", []),
-      ]);
-    }
-    return undefined;
+    const notTrue = this.call(at, "@not_strictly_false", [this.call(at, "!_", [this.accu(at)])]);
+    return this.comp(
+      c,
+      t,
+      k,
+      v,
+      this.lit(at, false),
+      notTrue,
+      this.call(at, "_||_", [this.accu(at), pred]),
+      this.accu(at),
+      "exists",
+    );
+  }
+
+  private existsOne(c: CallNode, t: Expr): Expr {
+    const at = c.id;
+    const a = c.args;
+    const k = this.varName(a[0], c.fn, at);
+    const v = a.length === 3 ? this.varName(a[1], c.fn, at) : undefined;
+    const pred = a[a.length - 1] as Expr;
+    const step = this.call(at, "_?_:_", [
+      pred,
+      this.call(at, "_+_", [this.accu(at), this.lit(at, 1n)]),
+      this.accu(at),
+    ]);
+    return this.comp(
+      c,
+      t,
+      k,
+      v,
+      this.lit(at, 0n),
+      this.lit(at, true),
+      step,
+      this.call(at, "_==_", [this.accu(at), this.lit(at, 1n)]),
+      "existsOne",
+    );
+  }
+
+  private transformList(c: CallNode, t: Expr): Expr {
+    const at = c.id;
+    const a = c.args;
+    const i = this.varName(a[0], c.fn, at);
+    const v = this.varName(a[1], c.fn, at);
+    const value = a[a.length - 1] as Expr;
+    const append = this.call(at, "@append", [this.accu(at), value]);
+    const step = a.length === 4 ? this.call(at, "_?_:_", [a[2] as Expr, append, this.accu(at)]) : append;
+    return this.comp(
+      c,
+      t,
+      i,
+      v,
+      { kind: "list", id: this.fresh(at), elements: [], optionalIndices: new Set() },
+      this.lit(at, true),
+      step,
+      this.accu(at),
+      c.fn,
+    );
+  }
+
+  private transformMap(c: CallNode, t: Expr): Expr {
+    const at = c.id;
+    const a = c.args;
+    const k = this.varName(a[0], c.fn, at);
+    const v = this.varName(a[1], c.fn, at);
+    const value = a[a.length - 1] as Expr;
+    const insert =
+      c.fn === "transformMap"
+        ? this.call(at, "@mapInsert", [this.accu(at), this.ident(at, k), value])
+        : this.call(at, "@mapInsert", [this.accu(at), value]);
+    const step = a.length === 4 ? this.call(at, "_?_:_", [a[2] as Expr, insert, this.accu(at)]) : insert;
+    return this.comp(
+      c,
+      t,
+      k,
+      v,
+      { kind: "map", id: this.fresh(at), entries: [] },
+      this.lit(at, true),
+      step,
+      this.accu(at),
+      c.fn,
+    );
+  }
+
+  /** list.sortBy(x, key) → @sortByAssociatedKeys(list, list.map(x, key)), as cel-go's lists extension does. */
+  private sortBy(c: CallNode, t: Expr): Expr {
+    const at = c.id;
+    const a = c.args;
+    const x = this.varName(a[0], c.fn, at);
+    const keys = this.comp(
+      c,
+      t,
+      x,
+      undefined,
+      { kind: "list", id: this.fresh(at), elements: [], optionalIndices: new Set() },
+      this.lit(at, true),
+      this.call(at, "@append", [this.accu(at), a[1] as Expr]),
+      this.accu(at),
+      "map",
+    );
+    return this.call(at, "@sortByAssociatedKeys", [t, keys]);
+  }
+
+  /** opt.optMap(v, e) → opt.hasValue() ? optional.of(cel.bind(v, opt.value(), e)) : optional.none() */
+  private optMap(c: CallNode, t: Expr): Expr {
+    const at = c.id;
+    const a = c.args;
+    const v = this.varName(a[0], c.fn, at);
+    const body: Expr = {
+      kind: "bind",
+      id: this.fresh(at),
+      name: v,
+      init: this.call(at, "value", [], t),
+      body: a[1] as Expr,
+    };
+    const some = c.fn === "optMap" ? this.call(at, "optional.of", [body]) : body;
+    return this.call(at, "_?_:_", [
+      this.call(at, "hasValue", [], t),
+      some,
+      this.call(at, "optional.none", []),
+    ]);
   }
 }
 
