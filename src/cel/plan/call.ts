@@ -76,6 +76,12 @@ export function resolveCall(
   return { ok: true, candidates, type };
 }
 
+/** `cel.bind(...)` that the parser left as a call: the environment does not allow it. */
+function checkBind(p: PlanContext, e: CallNode): void {
+  if (e.target && e.fn === "bind" && qualifiedName(e.target) === "cel")
+    p.problem("PE_CEL_UNKNOWN_FUNCTION", BIND_UNAVAILABLE, e.id);
+}
+
 // --- plan ------------------------------------------------------------------------------------
 
 export function planCall(p: PlanContext, e: CallNode): Compiled {
@@ -90,8 +96,7 @@ export function planCall(p: PlanContext, e: CallNode): Compiled {
   if (membership !== undefined) return membership;
   const namespaced = planNamespaced(p, e);
   if (namespaced !== undefined) return namespaced;
-  if (e.target && e.fn === "bind" && qualifiedName(e.target) === "cel")
-    p.problem("PE_CEL_UNKNOWN_FUNCTION", BIND_UNAVAILABLE, e.id);
+  checkBind(p, e);
   const args = e.target ? [p.plan(e.target), ...e.args.map((a) => p.plan(a))] : e.args.map((a) => p.plan(a));
   return (
     planOptionalAccessor(p, e, args) ??

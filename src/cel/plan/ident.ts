@@ -59,6 +59,30 @@ function resolveName(p: PlanContext, name: string): Name {
   return { kind: "undeclared" };
 }
 
+/** What a selection that is a name refers to (planSelectedName). */
+type SelectedName =
+  /** `variables.<name>`, at its place among the policy's variables (-1: not one of them). */
+  | { readonly kind: "policyVariable"; readonly index: number }
+  | { readonly kind: "variable"; readonly name: string }
+  | { readonly kind: "type"; readonly name: string };
+
+function resolveSelectedName(p: PlanContext, e: SelectNode): SelectedName | undefined {
+  const declared = p.env.policyVariables;
+  if (
+    e.operand.kind === "ident" &&
+    e.operand.name === "variables" &&
+    p.lookupLocal("variables") === undefined &&
+    declared
+  )
+    return { kind: "policyVariable", index: [...declared].indexOf(e.field) };
+  const q = qualifiedName(e);
+  if (q === undefined) return undefined;
+  if (p.env.variables.has(q) && p.lookupLocal(q.split(".")[0] as string) === undefined)
+    return { kind: "variable", name: q };
+  if (QUALIFIED_TYPES.has(q)) return { kind: "type", name: q };
+  return undefined;
+}
+
 /** A dotted name (`a.b.c`) if the expression is one, for qualified function and type names. */
 export function qualifiedName(e: Expr): string | undefined {
   if (e.kind === "ident") return e.name;
@@ -158,34 +182,30 @@ function planAllVariables(p: PlanContext): Compiled {
  * (`authorizer.requestResource`) or a dotted type name. Undefined for a field read.
  */
 export function planSelectedName(p: PlanContext, e: SelectNode): Compiled | undefined {
-  if (
-    e.operand.kind === "ident" &&
-    e.operand.name === "variables" &&
-    p.lookupLocal("variables") === undefined &&
-    p.env.policyVariables
-  )
-    return planPolicyVariable(p, e);
-  const q = qualifiedName(e);
-  if (q !== undefined && p.env.variables.has(q) && p.lookupLocal(q.split(".")[0] as string) === undefined)
-    return planIdent(p, q, e.id);
-  if (q !== undefined && QUALIFIED_TYPES.has(q)) {
-    const v = new CelType(q);
-    return { ev: () => v, type: "type" };
+  const r = resolveSelectedName(p, e);
+  if (r === undefined) return undefined;
+  switch (r.kind) {
+    case "policyVariable":
+      return planPolicyVariable(p, e, r.index);
+    case "variable":
+      return planIdent(p, r.name, e.id);
+    case "type": {
+      const v = new CelType(r.name);
+      return { ev: () => v, type: "type" };
+    }
   }
-  return undefined;
 }
 
 /** `variables.<name>`: resolved lazily through the activation, checked against the declared names. */
-function planPolicyVariable(p: PlanContext, e: SelectNode): Compiled {
+function planPolicyVariable(p: PlanContext, e: SelectNode, index: number): Compiled {
   const { field, id } = e;
-  if (!p.env.policyVariables?.has(field)) {
+  if (index < 0) {
     const message = `undeclared reference to 'variables.${field}' (in container '')`;
     p.problem("PE_CEL_UNKNOWN_IDENT", message, id);
     return failingNode(message);
   }
   p.uses.add("variables");
   if (e.testOnly) return { ev: () => true, type: "bool" };
-  const index = [...p.env.policyVariables].indexOf(field);
   return {
     ev: (f) => {
       const r = f.act.variables;
