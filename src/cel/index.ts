@@ -148,7 +148,7 @@ function sharedIdsIn(parsed: ParsedExpression, shared: SharedKeys): Map<string, 
 
 /**
  * The subexpressions that stand in two places or more across one policy's expressions and can be
- * computed once per evaluation (shared.ts), as canonical keys with their places in the policy's
+ * computed once per evaluation (plan/shared.ts), as canonical keys with their places in the policy's
  * memo, for `compile`. Sources that do not parse are left out (compile reports them).
  */
 export function sharedSubexpressions(sources: readonly string[], bind: boolean): SharedKeys {

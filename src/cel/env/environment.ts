@@ -19,9 +19,9 @@ export const ADMISSION_VARIABLES = {
 
 /**
  * The request's own variables: the objects of the request, its parameters and its namespace. Their
- * values are JSON when an activation says so (Activation.json), and they stay
+ * values are JSON when an activation says so (state/activation.ts Activation.json), and they stay
  * the same for a whole policy evaluation, so a subexpression that reads only them can be computed
- * once per evaluation (shared.ts).
+ * once per evaluation (plan/shared.ts).
  */
 export const REQUEST_VARIABLES: ReadonlySet<string> = new Set([
   "object",

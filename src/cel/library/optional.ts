@@ -1,7 +1,7 @@
 /**
  * Optional values (cel-go's OptionalTypes, which Kubernetes enables): constructors and accessors.
  * The `a.?b`, `m[?k]`, `[?x]` and `{?k: v}` syntax and the `optMap`/`optFlatMap` macros are
- * handled by syntax.ts and the compiler; these are the functions they and users call.
+ * handled by syntax/parse.ts and the planner; these are the functions they and users call.
  */
 import { celEquals } from "../runtime/equality.ts";
 import {

@@ -12,7 +12,7 @@ export type { TypeTag };
 /** A compiled regular expression with RE2 semantics (see regex.ts). */
 export interface CelRegex {
   test(text: string): boolean;
-  /** `test` for a text the caller has found to hold no UTF-16 surrogate (code-points.ts hasSurrogate). */
+  /** `test` for a text the caller has found to hold no UTF-16 surrogate (runtime/code-points.ts hasSurrogate). */
   testWithoutSurrogates(text: string): boolean;
   /** The first match, or undefined. */
   find(text: string): string | undefined;

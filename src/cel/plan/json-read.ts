@@ -24,7 +24,7 @@ export function emitHasConstructor(v: string, ctor: string): string {
 
 /**
  * Whether a JSON map (one {@link emitIsJsonMap} accepts) has the member `field`, in generated code:
- * a read, since a member holding undefined is absent (values.ts plainGet). Once a site has seen
+ * a read, since a member holding undefined is absent (runtime/values.ts plainGet). Once a site has seen
  * many shapes of object, as a server's do, a read of a missing member is cheaper than `in`. Names Object.prototype has (constructor, toString...) go through hasOwn.
  */
 export function emitJsonHas(g: PlanGen, v: string, field: string): string {

@@ -1,5 +1,5 @@
 /**
- * The generated tier (codegen.ts) against the closures it replaces: every expression gives the same
+ * The generated tier (plan/gen.ts) against the closures it replaces: every expression gives the same
  * value or error, and charges the same cost, either way. The conformance, differential and
  * json-input tests run on generated code too (they set "always"); this file holds the two tiers to
  * each other directly and checks when a program switches.
@@ -251,7 +251,7 @@ test("generated code gives the closures' value or error, at the same cost and po
 });
 
 // Generated concatenations count a literal's size at compile time and carry a concatenation's size
-// to the next one (compile.ts concatSizeCode). Lone surrogates that pair up across a seam make the
+// to the next one (plan/dispatch.ts concatSizeCode). Lone surrogates that pair up across a seam make the
 // result one code point shorter than its operands: the sums below sit where that moves the cost.
 test("string concatenations charge what the closures charge, surrogates meeting at a seam included", () => {
   const object = JSON.parse(

@@ -38,7 +38,7 @@ import {
 } from "../../../src/cel/runtime/values.ts";
 import { setCodegenMode } from "../../../src/cel/configure.ts";
 
-// Every case on generated code (codegen.ts); nodes without an emitter still run as closures inside it.
+// Every case on generated code (plan/gen.ts); nodes without an emitter still run as closures inside it.
 setCodegenMode("always");
 
 const SUITES = [

@@ -47,7 +47,7 @@ import { collectSpecTests, specBindings, specSkipReason, Unsupported } from "../
 import { generateExpressions, generatorBindings } from "../../helpers/expr-gen.ts";
 import { setCodegenMode } from "../../../src/cel/configure.ts";
 
-// Every case on generated code (codegen.ts); nodes without an emitter still run as closures inside it.
+// Every case on generated code (plan/gen.ts); nodes without an emitter still run as closures inside it.
 setCodegenMode("always");
 
 // Observed 2,332 policy cases and 3,000 generated ones compared; the floors fail a collapse of either corpus.

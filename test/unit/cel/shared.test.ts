@@ -1,5 +1,5 @@
 /**
- * Shared subexpressions (shared.ts): which subexpressions count as the same and may be shared, and
+ * Shared subexpressions (plan/shared.ts): which subexpressions count as the same and may be shared, and
  * that a compiled program takes a shared value from its activation's memo, charging its cost.
  * test/unit/engine/shared.test.ts holds whole policies to the same decisions and costs either way.
  */
