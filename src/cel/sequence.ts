@@ -1,8 +1,8 @@
 /**
  * A policy's validations as one generated function (or a few, for a long list), run one after
- * another under the engine's per-expression rules (state/limits.ts): `startExpression` before
- * each (the budget, the deadline on every 16th expression, the per-call cost limit) and an error
- * caught for each as its `Thrown` outcome.
+ * another under the engine's per-expression rules (state/limits.ts): `startExpression`'s checks
+ * before each (the budget, the deadline on every 16th expression, the per-call cost limit), written
+ * out by `writeStartExpression`, and an error caught for each as its `Thrown` outcome.
  *
  * Run one by one, each validation cost the engine a call through its program's `run`, a call of its
  * own generated function (megamorphic: one site calls every program) and that function's setup
@@ -17,11 +17,12 @@ import { Gen } from "./plan/gen.ts";
 import { HELPERS } from "./plan/helpers.ts";
 import type { Activation } from "./state/activation.ts";
 import {
-  type BUDGET_SPENT,
-  type DEADLINE_PASSED,
+  BUDGET_SPENT,
+  DEADLINE_PASSED,
   type ExpressionClock,
-  startExpression,
+  now,
   Thrown,
+  writeStartExpression,
 } from "./state/limits.ts";
 import type { EvalState } from "./state/state.ts";
 import type { CelValue } from "./runtime/values.ts";
@@ -80,7 +81,9 @@ function haltAt(
 /** What a sequence's code calls: the nodes' helpers and the per-expression rules. */
 const SEQUENCE_HELPERS = {
   ...HELPERS,
-  startExpression,
+  BUDGET_SPENT,
+  DEADLINE_PASSED,
+  now,
   Thrown,
   haltAt,
   passedBefore,
@@ -102,14 +105,20 @@ function emitChunk(
   limit: number,
 ): void {
   const n = programs.length;
-  const blocked = g.temp();
+  const count = g.temp();
   const r = g.temp();
   for (let i = from; i < to; i++) {
     // Each program's loop variables are its own; root variables' paths are shared by all.
     g.program = i;
-    g.line(
-      `${blocked} = ${g.h.startExpression}(C, st, ${limit}); if (${blocked} !== undefined) return ${g.h.haltAt}(out, ${n}, ${i}, ${blocked});`,
-    );
+    const halt = (why: string) => `return ${g.h.haltAt}(out, ${n}, ${i}, ${why});`;
+    const names = {
+      clock: "C",
+      st: "st",
+      count,
+      budgetSpent: g.h.BUDGET_SPENT,
+      deadlinePassed: g.h.DEADLINE_PASSED,
+    };
+    for (const line of writeStartExpression({ ...names, now: g.h.now, halt }, limit)) g.line(line);
     g.line("try {");
     const v = emitProgram(programs[i] as Program, g);
     g.line(`${r} = ${v};`);

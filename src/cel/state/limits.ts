@@ -10,6 +10,10 @@
  * every 16th after it, and the expression gets the per-call cost limit, or what is left of the
  * budget if that is less. While it runs, any error it throws is caught as its outcome (`Thrown`),
  * and a cost or deadline error ends the policy.
+ *
+ * A generated sequence is one large function, in which V8 inlines no call of `startExpression`: it
+ * takes the same checks written out (`writeStartExpression`, beside the function), and the sequence
+ * tests hold the two forms to the same outcomes.
  */
 // The module's, not the global: reading the global `performance` goes through a lazy getter
 // first, a third of a clock read's cost here.
@@ -71,6 +75,37 @@ export function startExpression(
   if ((n & 15) === 0 && (n === 0 ? clock.started : performance.now()) > st.deadline) return DEADLINE_PASSED;
   st.costLimit = Math.min(st.cost + limit, clock.budgetEnd);
   return undefined;
+}
+
+/** The clock, for generated code (which reaches module-scoped functions only as helpers). */
+export function now(): number {
+  return performance.now();
+}
+
+/** What generated code names, for `writeStartExpression`. */
+export interface StartExpressionNames {
+  /** The ExpressionClock and the state. */
+  readonly clock: string;
+  readonly st: string;
+  /** A variable the code may assign (the expression's ordinal). */
+  readonly count: string;
+  /** The helpers BUDGET_SPENT, DEADLINE_PASSED and now, as the code names them. */
+  readonly budgetSpent: string;
+  readonly deadlinePassed: string;
+  readonly now: string;
+  /** A statement that ends the run, the expression not started for the reason named. */
+  readonly halt: (why: string) => string;
+}
+
+/** `startExpression(clock, st, limit)` as statements of generated code, check for check. */
+export function writeStartExpression(n: StartExpressionNames, limit: number): string[] {
+  const { clock, st, count } = n;
+  return [
+    `if (${st}.cost >= ${clock}.budgetEnd) ${n.halt(n.budgetSpent)}`,
+    `${count} = ${clock}.expressions++;`,
+    `if ((${count} & 15) === 0 && (${count} === 0 ? ${clock}.started : ${n.now}()) > ${st}.deadline) ${n.halt(n.deadlinePassed)}`,
+    `${st}.costLimit = Math.min(${st}.cost + ${limit}, ${clock}.budgetEnd);`,
+  ];
 }
 
 /** An expression that threw: its error, and whether the error ends the policy (cost or deadline). */
