@@ -37,6 +37,35 @@ export type HelperNames<H extends HelperTable> = { readonly [K in keyof H & stri
  */
 export type GeneratedEval<A, S> = (act: A, st: S, slots: CelValue[]) => CelValue;
 
+/** Where a writer's `h` keeps the set of helpers its code named. */
+const USED: unique symbol = Symbol("used");
+
+/** The getters of each helper table's names, defined once per table (helperNames). */
+const namePrototypes = new WeakMap<HelperTable, object>();
+
+/**
+ * A writer's `h`: reading its property `x` gives "x" and adds it to `used`. The getters are defined
+ * once per helper table, on a prototype every writer's `h` shares: getters defined per writer made
+ * each `h` an object of a new shape, and writing code several times slower.
+ */
+function helperNames<H extends HelperTable>(helpers: H, used: Set<string>): HelperNames<H> {
+  let proto = namePrototypes.get(helpers);
+  if (proto === undefined) {
+    proto = Object.create(null) as object;
+    for (const name of Object.keys(helpers))
+      Object.defineProperty(proto, name, {
+        get(this: { readonly [USED]: Set<string> }): string {
+          this[USED].add(name);
+          return name;
+        },
+      });
+    namePrototypes.set(helpers, proto);
+  }
+  const names = Object.create(proto) as { [USED]: Set<string> };
+  names[USED] = used;
+  return names as unknown as HelperNames<H>;
+}
+
 export class Gen<H extends HelperTable> {
   /**
    * The helpers' names, for writing into code: `${g.h.selectValue}(...)`. Reading one marks the
@@ -84,15 +113,7 @@ export class Gen<H extends HelperTable> {
     private readonly localSlots: boolean,
     private readonly earlier?: ReadonlyMap<string, number>,
   ) {
-    const names: Record<string, string> = {};
-    for (const name of Object.keys(helpers))
-      Object.defineProperty(names, name, {
-        get: () => {
-          this.used.add(name);
-          return name;
-        },
-      });
-    this.h = names as HelperNames<H>;
+    this.h = helperNames(helpers, this.used);
   }
 
   /** How often each path was read in this writing, for a second one (`earlier`). */
