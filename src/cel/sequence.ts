@@ -94,8 +94,8 @@ type SequenceGen = Gen<typeof SEQUENCE_HELPERS>;
 const NO_SLOTS: CelValue[] = [];
 
 /**
- * Writes programs [from, to) into `g`, each between the checks runExpr (engine/evaluate.ts) makes
- * around one expression; `limit` is the per-call cost limit.
+ * Writes programs [from, to) into `g`, each under the per-expression rules (state/limits.ts) that
+ * engine/evaluate.ts runExpr applies to one expression; `limit` is the per-call cost limit.
  */
 function emitChunk(
   g: SequenceGen,
@@ -110,15 +110,19 @@ function emitChunk(
   for (let i = from; i < to; i++) {
     // Each program's loop variables are its own; root variables' paths are shared by all.
     g.program = i;
-    const halt = (why: string) => `return ${g.h.haltAt}(out, ${n}, ${i}, ${why});`;
-    const names = {
-      clock: "C",
-      st: "st",
-      count,
-      budgetSpent: g.h.BUDGET_SPENT,
-      deadlinePassed: g.h.DEADLINE_PASSED,
-    };
-    for (const line of writeStartExpression({ ...names, now: g.h.now, halt }, limit)) g.line(line);
+    const start = writeStartExpression(
+      {
+        clock: "C",
+        st: "st",
+        count,
+        budgetSpent: g.h.BUDGET_SPENT,
+        deadlinePassed: g.h.DEADLINE_PASSED,
+        now: g.h.now,
+        halt: (why) => `return ${g.h.haltAt}(out, ${n}, ${i}, ${why});`,
+      },
+      limit,
+    );
+    for (const line of start) g.line(line);
     g.line("try {");
     const v = emitProgram(programs[i] as Program, g);
     g.line(`${r} = ${v};`);
