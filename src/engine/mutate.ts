@@ -5,8 +5,7 @@
  * and protocol, ...) merge by key, every other list and every scalar is replaced, null removes.
  */
 import fastJsonPatch from "fast-json-patch";
-import { type CelValue, toJson } from "../cel/index.ts";
-import { setMember } from "../cel/values.ts";
+import { type CelValue, setMember, toJson } from "../cel/index.ts";
 import type { PatchType } from "../policy/types.ts";
 import { err, ok, type Result } from "../result.ts";
 import type { JsonPatchOp } from "./types.ts";

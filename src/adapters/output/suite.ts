@@ -4,7 +4,7 @@
  * with `N passed, M failed` alone on a line, the form CI systems read.
  */
 import { stringify as yamlStringify } from "yaml";
-import { describeCheck } from "../../cel/library/authz-table.ts";
+import { describeCheck } from "../../cel/index.ts";
 import { formatDiagnostics } from "./diagnostics.ts";
 import type { CaseResult, Mismatch, SuiteResult } from "../../suite/run.ts";
 import { lineDiff } from "./diff.ts";
