@@ -1,8 +1,8 @@
 /**
  * The CEL engine's import structure (issue 24): the rest of celgate reaches it only through its
- * facade, src/cel/index.ts, and its folders import one another without a cycle, so each can be
- * read, tested and changed from the bottom up (runtime values, then the function libraries, then
- * the planner, then the driver and facade).
+ * facade, src/cel/index.ts, and its folders import one another without a cycle and only downwards
+ * in FOLDER_ORDER, so each can be read, tested and changed from the bottom up (the Go ports and
+ * runtime values, then the function libraries, then the planner, then the driver and facade).
  */
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
@@ -35,6 +35,16 @@ function folderOf(file: string): string {
 }
 
 /**
+ * The folders of src/cel from the bottom up (docs/architecture.md, "The CEL engine's modules"): a
+ * folder imports only from folders before it. `go` (ports of Go's strconv, quoting, time, netip and
+ * url) and `runtime` (the value model) import no other folder; `regex` compiles patterns for the
+ * evaluation state above it; `check`, the type checker, reads the syntax tree, the values, the
+ * libraries' declarations and the regex syntax, and stands below the planner that is to take its
+ * annotations.
+ */
+const FOLDER_ORDER = ["go", "runtime", "library", "syntax", "env", "regex", "state", "check", "plan", "."];
+
+/**
  * Imports from outside src/cel that may skip its facade, each with its reason. src/kube/schemas
  * builds Kubernetes' schema types in the type checker's own representation; the checker is a
  * standalone pass (not yet run by compile) with its own facade, which cel/index.ts does not load so
@@ -43,6 +53,23 @@ function folderOf(file: string): string {
 const FACADE_EXCEPTIONS: readonly (readonly [from: string, to: string])[] = [
   ["kube/schemas/", "cel/check/index.ts"],
 ];
+
+/** Edges between the folders of src/cel: from → to → the imports that make the edge. */
+function folderEdges(): Map<string, Map<string, string[]>> {
+  const edges = new Map<string, Map<string, string[]>>();
+  for (const file of sourceFiles(CEL)) {
+    const from = folderOf(file);
+    for (const target of importsOf(file)) {
+      if (!target.startsWith(`${CEL}/`)) continue;
+      const to = folderOf(target);
+      if (to === from) continue;
+      const out = edges.get(from) ?? new Map<string, string[]>();
+      out.set(to, [...(out.get(to) ?? []), `${relative(CEL, file)} → ${relative(CEL, target)}`]);
+      edges.set(from, out);
+    }
+  }
+  return edges;
+}
 
 void test("code outside src/cel imports the CEL engine only through src/cel/index.ts", () => {
   const bypass: string[] = [];
@@ -62,18 +89,7 @@ void test("code outside src/cel imports the CEL engine only through src/cel/inde
 });
 
 void test("the folders of src/cel import one another without a cycle", () => {
-  const edges = new Map<string, Set<string>>();
-  for (const file of sourceFiles(CEL)) {
-    const from = folderOf(file);
-    for (const target of importsOf(file)) {
-      if (!target.startsWith(`${CEL}/`)) continue;
-      const to = folderOf(target);
-      if (to === from) continue;
-      const set = edges.get(from) ?? new Set<string>();
-      set.add(to);
-      edges.set(from, set);
-    }
-  }
+  const edges = new Map([...folderEdges()].map(([from, to]) => [from, new Set(to.keys())]));
   // Depth-first search; a folder met again while still on the path closes a cycle.
   const done = new Set<string>();
   const path: string[] = [];
@@ -94,4 +110,14 @@ void test("the folders of src/cel import one another without a cycle", () => {
   // The function libraries read only the value model and the Go ports: what made cel ⇄ cel/library
   // a cycle.
   assert.deepEqual([...(edges.get("library") ?? [])].sort(), ["go", "runtime"]);
+});
+
+void test("each folder of src/cel imports only folders below it in FOLDER_ORDER", () => {
+  const folders = new Set(sourceFiles(CEL).map(folderOf));
+  assert.deepEqual([...folders].sort(), [...FOLDER_ORDER].sort(), "FOLDER_ORDER names every folder");
+  const upward: string[] = [];
+  for (const [from, out] of folderEdges())
+    for (const [to, imports] of out)
+      if (FOLDER_ORDER.indexOf(to) > FOLDER_ORDER.indexOf(from)) upward.push(...imports);
+  assert.deepEqual(upward, []);
 });
