@@ -11,6 +11,7 @@ import { codegenModeFrom, runtimeOptionsFromEnv } from "../../../src/cel/index.t
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const INDEX = new URL("../../../src/cel/index.ts", import.meta.url).href;
 const CONFIGURE = new URL("../../../src/cel/configure.ts", import.meta.url).href;
+const PACKAGE = new URL("../../../src/index.ts", import.meta.url).href;
 
 /** Runs `body` in a fresh process with V8's setFlagsFromString recorded; returns what it printed last. */
 function inFreshProcess(body: string, env: Record<string, string> = {}): unknown {
@@ -19,6 +20,7 @@ function inFreshProcess(body: string, env: Record<string, string> = {}): unknown
     const flags = [];
     const set = v8.setFlagsFromString;
     v8.setFlagsFromString = (f) => { flags.push(f); set(f); };
+    const pkg = await import(${JSON.stringify(PACKAGE)});
     const cel = await import(${JSON.stringify(INDEX)});
     const config = await import(${JSON.stringify(CONFIGURE)});
     ${body}
@@ -38,6 +40,12 @@ void test("importing the CEL engine leaves the codegen mode and V8's bytecode li
     { CELGATE_CEL_CODEGEN: "never" },
   );
   assert.deepEqual(r, { mode: "lazy", flags: [] });
+});
+
+void test("importing the package sets no V8 flag, as package.json's sideEffects: false says", () => {
+  // Only the import: the regular-expression engine sets its flags when it compiles a pattern.
+  const r = inFreshProcess(`console.log(JSON.stringify({ exports: typeof pkg.admit, flags }));`);
+  assert.deepEqual(r, { exports: "function", flags: [] });
 });
 
 void test("configureRuntime applies what the entry point asks, once", () => {
