@@ -21,7 +21,7 @@
  */
 import { celEnv, parse, plan } from "@bufbuild/cel";
 import { type CelValue, compile, type Program, run, toCel } from "../src/cel/index.ts";
-import { GateError, isMain, type PartReport, type SummaryRow } from "./common.ts";
+import { configureAsServed, GateError, isMain, type PartReport, type SummaryRow } from "./common.ts";
 import { generatePods, meanJsonSize, type Pod } from "./corpus.ts";
 import {
   ADMISSION_ENV,
@@ -499,5 +499,6 @@ export function main(argv: readonly string[]): number {
 }
 
 if (isMain(import.meta.url)) {
+  configureAsServed();
   process.exitCode = main(process.argv.slice(2));
 }

@@ -6,6 +6,7 @@
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { configureRuntime, runtimeOptionsFromEnv } from "../src/cel/index.ts";
 
 /**
  * The project root: the nearest directory above this file holding package.json. Paths are never
@@ -106,6 +107,14 @@ export function intOption(argv: readonly string[], name: string, fallback: numbe
   return v;
 }
 
+/**
+ * Sets the evaluator up as `celgate serve` runs it (cel/configure.ts): the codegen mode from
+ * CELGATE_CEL_CODEGEN and V8's raised bytecode limit. Every bench entry point calls it first.
+ */
+export function configureAsServed(): void {
+  configureRuntime(runtimeOptionsFromEnv(process.env));
+}
+
 export function isMain(moduleUrl: string): boolean {
   const entry = process.argv[1];
   if (entry === undefined) return false;
@@ -135,6 +144,7 @@ export async function runPart<R>(
 
 /** A part run on its own (`node dist-bench/bench/<part>.js`): its options from argv, exit 1 on a failed gate. */
 export async function runPartAlone(part: (argv: readonly string[]) => Promise<PartReport>): Promise<void> {
+  configureAsServed();
   const report = await part(process.argv.slice(2));
   process.exitCode = report.gateFailures.length > 0 ? 1 : 0;
 }

@@ -140,7 +140,7 @@ export async function loadRulesSet(): Promise<LoadedSet> {
 /**
  * Set (a) with its 20 rules joined by `&&` into one validation (a reference): the same checks, one
  * program instead of twenty, so the difference is what the engine and generated code spend per
- * expression; it is also larger than V8 optimizes by default (cel/codegen.ts).
+ * expression; it is also larger than V8 optimizes by default (cel/configure.ts).
  */
 export async function loadOneExpressionSet(): Promise<LoadedSet> {
   const cel = RULES.map((r) => `(${r.cel})`).join(" && ");

@@ -20,7 +20,15 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { celPart } from "./cel.ts";
-import { BUILT, fmtX, nodeArgsFor, type PartReport, type SummaryRow, table } from "./common.ts";
+import {
+  BUILT,
+  configureAsServed,
+  fmtX,
+  nodeArgsFor,
+  type PartReport,
+  type SummaryRow,
+  table,
+} from "./common.ts";
 import { overheadPart } from "./overhead.ts";
 import { regexPart } from "./regex.ts";
 import { requestPart } from "./request.ts";
@@ -91,6 +99,7 @@ async function runHere(name: string, part: Part, argv: readonly string[]): Promi
 }
 
 async function main(argv: readonly string[]): Promise<number> {
+  configureAsServed();
   const only = PARTS.find(([name]) => name === argv[0]);
   if (argv[0] !== undefined && !argv[0].startsWith("-") && !only) {
     console.error(`unknown part '${argv[0]}'; one of ${PARTS.map(([n]) => n).join(", ")}`);

@@ -22,6 +22,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadSnapshot } from "../src/sources/store.ts";
 import {
+  configureAsServed,
   fmtInt,
   fmtMs,
   fmtX,
@@ -484,6 +485,7 @@ export async function scalePart(argv: readonly string[]): Promise<PartReport> {
 }
 
 if (isMain(import.meta.url)) {
+  configureAsServed();
   const at = process.argv.indexOf("--load-child");
   if (at >= 0) {
     await loadChild(process.argv[at + 1] ?? "");

@@ -43,6 +43,7 @@ import { isLogLevel, LOG_LEVELS, type LogLevel } from "../src/adapters/server/re
 import { generateSelfSignedCertificate } from "../src/adapters/server/tls.ts";
 import { buildServer } from "../src/adapters/server/server.ts";
 import {
+  configureAsServed,
   fmtInt,
   fmtMs,
   fmtUs,
@@ -832,6 +833,7 @@ export async function main(argv: readonly string[]): Promise<number> {
 }
 
 if (isMain(import.meta.url)) {
+  configureAsServed();
   if (process.argv.includes("--serve-child")) {
     const level = logLevelOption(
       process.argv.find((a) => a.startsWith("--log-level="))?.slice("--log-level=".length) ?? "info",

@@ -8,11 +8,13 @@
  * comprehension variables declared as `dyn` and bound in the activation). This is for people
  * reading a denial, so it is bounded (evaluations, cost, time, lines) and never throws.
  */
-import type { ComprehensionNode, Expr, ParsedExpression } from "./ast.ts";
-import { type Activation, compileParsed, EvalState } from "./compile.ts";
-import { type CelEnvironment, createEnvironment } from "./env.ts";
+import type { ComprehensionNode, Expr, ParsedExpression } from "./syntax/ast.ts";
+import { compileParsed } from "./compile.ts";
+import type { Activation } from "./state/activation.ts";
+import { EvalState } from "./state/state.ts";
+import { type CelEnvironment, createEnvironment } from "./env/environment.ts";
 import { toJson } from "./input.ts";
-import { CelError, CelMap, type CelValue, isPlainMap, mapEntries, mapGet, UInt } from "./values.ts";
+import { CelError, CelMap, type CelValue, isPlainMap, mapEntries, mapGet, UInt } from "./runtime/values.ts";
 
 export interface ExplainLimits {
   /** Sub-expression evaluations allowed in one explanation. */
@@ -283,7 +285,7 @@ function isAbsenceGuard(e: Expr): boolean {
   return e.kind === "call" && e.fn === "!_" && e.args[0]?.kind === "select" && e.args[0].testOnly;
 }
 
-/** The predicate of an `all`/`exists`/`exists_one` expansion (see syntax.ts and the parser's macros). */
+/** The predicate of an `all`/`exists`/`exists_one` expansion (see syntax/parse.ts and the parser's macros). */
 function predicate(e: ComprehensionNode): Expr | undefined {
   const step = e.loopStep;
   if (step.kind !== "call") return undefined;

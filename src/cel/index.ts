@@ -2,44 +2,61 @@
  * The CEL engine's public face: compile an expression once (cached by environment and source),
  * evaluate it many times. The rest of celgate imports CEL only from here.
  */
-import type { ParsedExpression } from "./ast.ts";
-import { type Activation, type CompileProblem, compileParsed, EvalState, type Program } from "./compile.ts";
+import type { ParsedExpression } from "./syntax/ast.ts";
+import { type CompileProblem, compileParsed, type Program } from "./compile.ts";
+import type { Activation } from "./state/activation.ts";
+import { PER_CALL_COST_LIMIT } from "./state/limits.ts";
+import { EvalState } from "./state/state.ts";
 import {
   ADMISSION_VARIABLES,
   type CelEnvironment,
   type CelExtras,
   createEnvironment,
   type EnvOptions,
-} from "./env.ts";
+} from "./env/environment.ts";
 import { toCel } from "./input.ts";
-import { renderError } from "./source.ts";
-import { type SharedKeys, SubexpressionIndex, sharedKeys } from "./shared.ts";
-import { CelSyntaxError, parseCel } from "./syntax.ts";
-import { CelError, type CelValue, typeName } from "./values.ts";
+import { renderError } from "./syntax/source.ts";
+import { type SharedKeys, SubexpressionIndex, sharedKeys } from "./plan/shared.ts";
+import { CelSyntaxError, parseCel } from "./syntax/parse.ts";
+import { CelError, type CelValue, typeName } from "./runtime/values.ts";
 
-export type { Activation, Program, VariableResolver } from "./compile.ts";
-export { EvalState } from "./compile.ts";
-export type { MemoEntry } from "./compile.ts";
-export type { SharedKeys } from "./shared.ts";
-export type { CelEnvironment, CelExtras, EnvOptions } from "./env.ts";
-export { ADMISSION_VARIABLES, createEnvironment, EXTRA_NAMES } from "./env.ts";
-export { codegenModeFrom } from "./codegen.ts";
+export type { Program } from "./compile.ts";
+export type { Activation, MemoEntry, VariableResolver } from "./state/activation.ts";
+export { EvalState } from "./state/state.ts";
+export type { SharedKeys } from "./plan/shared.ts";
+export type { CelEnvironment, CelExtras, EnvOptions } from "./env/environment.ts";
+export { ADMISSION_VARIABLES, createEnvironment, EXTRA_NAMES } from "./env/environment.ts";
+export type { CodegenMode, RuntimeOptions } from "./configure.ts";
+export { CODEGEN_ENV, codegenModeFrom, configureRuntime, runtimeOptionsFromEnv } from "./configure.ts";
 export type { SequenceClock, SequenceOutcome } from "./sequence.ts";
-export { BUDGET_SPENT, DEADLINE_PASSED, ProgramSequence, sequenceOf, Thrown } from "./sequence.ts";
+export { ProgramSequence, sequenceOf } from "./sequence.ts";
+export type { ExpressionClock } from "./state/limits.ts";
+export {
+  BUDGET_MESSAGE,
+  BUDGET_SPENT,
+  DEADLINE_MESSAGE,
+  DEADLINE_PASSED,
+  MATCH_CONDITIONS_COST_BUDGET,
+  PER_CALL_COST_LIMIT,
+  RUNTIME_COST_BUDGET,
+  startExpression,
+  Thrown,
+} from "./state/limits.ts";
 export { toCel, toJson } from "./input.ts";
 export type { ExplainLimits } from "./explain.ts";
 export { explainFalse, renderExpr, showValue } from "./explain.ts";
-export { renderError } from "./source.ts";
-export type { CelValue } from "./values.ts";
-export { CelError, typeName } from "./values.ts";
+export { renderError } from "./syntax/source.ts";
+export type { CelValue } from "./runtime/values.ts";
+export { CelError, typeName } from "./runtime/values.ts";
 export type { AuthorizationAnswer, AuthorizationAttributes, AuthorizerBackend } from "./library/authz.ts";
 export { AuthorizerValue, ResourceCheck, unavailableAuthorizer } from "./library/authz.ts";
-
-/** Kubernetes' limits for admission policies (k8s.io/apiserver/pkg/apis/cel/config.go). */
-export const PER_CALL_COST_LIMIT = 1_000_000;
-export const RUNTIME_COST_BUDGET = 10_000_000;
-/** The matchConditions of one binding evaluation have a budget of their own. */
-export const MATCH_CONDITIONS_COST_BUDGET = 2_500_000;
+export type { AuthorizerCheck, AuthorizerRule } from "./library/authz-table.ts";
+export { AUTHORIZER_DECISIONS, describeCheck, tableAuthorizer } from "./library/authz-table.ts";
+export { compileRegex } from "./regex/index.ts";
+/** Go behaviour other stages print or parse as the API server does (JSON Patch errors, Go %v). */
+export { quote as goQuote } from "./go/quote.ts";
+export { formatFloat, numError, parseInt64 } from "./go/strconv.ts";
+export { setMember } from "./runtime/values.ts";
 
 /** A compile problem with its position and the expression rendered with a caret. */
 export interface ExpressionProblem {
@@ -134,7 +151,7 @@ function sharedIdsIn(parsed: ParsedExpression, shared: SharedKeys): Map<string, 
 
 /**
  * The subexpressions that stand in two places or more across one policy's expressions and can be
- * computed once per evaluation (shared.ts), as canonical keys with their places in the policy's
+ * computed once per evaluation (plan/shared.ts), as canonical keys with their places in the policy's
  * memo, for `compile`. Sources that do not parse are left out (compile reports them).
  */
 export function sharedSubexpressions(sources: readonly string[], bind: boolean): SharedKeys {

@@ -1,7 +1,7 @@
 /**
  * JSON ⇄ CEL values. Kubernetes decodes integral JSON numbers as int64 and the rest as float64;
  * `toCel` does the same, all at once, so a value handed to the public API comes back fully typed
- * (the engine skips it: values.ts reads JSON input lazily), and `toJson` turns any CEL value back
+ * (the engine skips it: runtime/values.ts reads JSON input lazily), and `toJson` turns any CEL value back
  * into JSON without losing precision (ints beyond 2^53 become decimal strings).
  */
 import {
@@ -18,7 +18,7 @@ import {
   setMember,
   Timestamp,
   UInt,
-} from "./values.ts";
+} from "./runtime/values.ts";
 import { formatRFC3339 } from "./go/time.ts";
 
 /** Converts parsed JSON (or YAML) into CEL values: integral numbers become int. */

@@ -1,7 +1,8 @@
 /**
  * A policy's validations as one generated function (or a few, for a long list), run one after
- * another with the engine's per-expression rules written out between them: the budget check, the
- * deadline check on every 16th expression, the per-call cost limit, and an error caught for each.
+ * another under the engine's per-expression rules (state/limits.ts): `startExpression`'s checks
+ * before each (the budget, the deadline on every 16th expression, the per-call cost limit), written
+ * out by `writeStartExpression`, and an error caught for each as its `Thrown` outcome.
  *
  * Run one by one, each validation cost the engine a call through its program's `run`, a call of its
  * own generated function (megamorphic: one site calls every program) and that function's setup
@@ -10,40 +11,24 @@
  * The engine (engine/evaluate.ts) reads the outcomes exactly as it reads the loop's: a value, or a
  * failure it words itself. Every validation runs before any messageExpression, as in Kubernetes.
  */
-import { performance } from "node:perf_hooks";
-import { codegenMode, Gen } from "./codegen.ts";
+import { codegenMode } from "./configure.ts";
+import { emitProgram, type Program, programSlots } from "./compile.ts";
+import { Gen } from "./plan/gen.ts";
+import { HELPERS } from "./plan/helpers.ts";
+import type { Activation } from "./state/activation.ts";
 import {
-  type Activation,
-  type EvalState,
-  emitProgram,
-  HELPERS,
-  type Program,
-  programSlots,
-} from "./compile.ts";
-import { CelError, type CelValue } from "./values.ts";
+  BUDGET_SPENT,
+  DEADLINE_PASSED,
+  type ExpressionClock,
+  now,
+  Thrown,
+  writeStartExpression,
+} from "./state/limits.ts";
+import type { EvalState } from "./state/state.ts";
+import type { CelValue } from "./runtime/values.ts";
 
-/** What the sequence reads and advances of the engine's evaluation (engine/evaluate.ts Evaluation). */
-export interface SequenceClock {
-  /** Expressions started so far in this evaluation; the deadline is read at every 16th. */
-  expressions: number;
-  /** The clock when the evaluation started: the deadline check of its first expression. */
-  readonly started: number;
-  /** The state's cost at which the budget runs out. */
-  readonly budgetEnd: number;
-}
-
-/** A validation that threw: its error, and whether the error ends the policy (cost or deadline). */
-export class Thrown {
-  readonly halts: boolean;
-  constructor(readonly error: unknown) {
-    this.halts = error instanceof CelError && (error.kind === "cost" || error.kind === "timeout");
-  }
-}
-
-/** A validation not started because the budget was spent; it ends the policy. */
-export const BUDGET_SPENT: unique symbol = Symbol("budget spent");
-/** A validation not started because the deadline had passed; it ends the policy. */
-export const DEADLINE_PASSED: unique symbol = Symbol("deadline passed");
+/** What the sequence reads and advances of the engine's evaluation (state/limits.ts). */
+export type SequenceClock = ExpressionClock;
 
 /**
  * One validation's outcome. The outcomes of a run: undefined when every validation was true, else
@@ -69,7 +54,7 @@ interface GeneratedChunk {
 
 /**
  * Generated code past roughly this many characters goes into a new function. V8 optimizes none
- * over `--max-optimized-bytecode-size` (codegen.ts raises it), and a smaller function is compiled
+ * over `--max-optimized-bytecode-size` (configure.ts raises it), and a smaller function is compiled
  * sooner and runs no slower than one large function or one function per validation.
  */
 const CHUNK_CHARS = 40_000;
@@ -93,41 +78,57 @@ function haltAt(
   return o;
 }
 
+/** What a sequence's code calls: the nodes' helpers and the per-expression rules. */
 const SEQUENCE_HELPERS = {
   ...HELPERS,
   BUDGET_SPENT,
   DEADLINE_PASSED,
+  now,
   Thrown,
   haltAt,
   passedBefore,
-  now: (): number => performance.now(),
 };
+
+type SequenceGen = Gen<typeof SEQUENCE_HELPERS>;
 
 const NO_SLOTS: CelValue[] = [];
 
 /**
- * Writes programs [from, to) into `g`, each between the checks runExpr (engine/evaluate.ts) makes
- * around one expression; `limit` is the per-call cost limit.
+ * Writes programs [from, to) into `g`, each under the per-expression rules (state/limits.ts) that
+ * engine/evaluate.ts runExpr applies to one expression; `limit` is the per-call cost limit.
  */
-function emitChunk(g: Gen, programs: readonly Program[], from: number, to: number, limit: number): void {
+function emitChunk(
+  g: SequenceGen,
+  programs: readonly Program[],
+  from: number,
+  to: number,
+  limit: number,
+): void {
   const n = programs.length;
   const count = g.temp();
   const r = g.temp();
   for (let i = from; i < to; i++) {
     // Each program's loop variables are its own; root variables' paths are shared by all.
     g.program = i;
-    g.line(`if (st.cost >= C.budgetEnd) return haltAt(out, ${n}, ${i}, BUDGET_SPENT);`);
-    g.line(`${count} = C.expressions++;`);
-    g.line(
-      `if ((${count} & 15) === 0 && (${count} === 0 ? C.started : now()) > st.deadline) return haltAt(out, ${n}, ${i}, DEADLINE_PASSED);`,
+    const start = writeStartExpression(
+      {
+        clock: "C",
+        st: "st",
+        count,
+        budgetSpent: g.h.BUDGET_SPENT,
+        deadlinePassed: g.h.DEADLINE_PASSED,
+        now: g.h.now,
+        halt: (why) => `return ${g.h.haltAt}(out, ${n}, ${i}, ${why});`,
+      },
+      limit,
     );
-    g.line(`st.costLimit = Math.min(st.cost + ${limit}, C.budgetEnd);`);
+    for (const line of start) g.line(line);
     g.line("try {");
     const v = emitProgram(programs[i] as Program, g);
     g.line(`${r} = ${v};`);
-    g.line(`} catch (err) { ${r} = new Thrown(err); }`);
+    g.line(`} catch (err) { ${r} = new ${g.h.Thrown}(err); }`);
     g.line(
-      `if (${r} !== true) { if (out === undefined) out = passedBefore(${n}, ${i}); out[${i}] = ${r}; if (${r} instanceof Thrown && ${r}.halts) return out; }`,
+      `if (${r} !== true) { if (out === undefined) out = ${g.h.passedBefore}(${n}, ${i}); out[${i}] = ${r}; if (${r} instanceof ${g.h.Thrown} && ${r}.halts) return out; }`,
     );
     g.line(`else if (out !== undefined) out[${i}] = true;`);
   }
@@ -137,7 +138,7 @@ function emitChunk(g: Gen, programs: readonly Program[], from: number, to: numbe
 interface FirstWriting {
   readonly from: number;
   readonly to: number;
-  readonly first: Gen;
+  readonly first: SequenceGen;
 }
 
 /**
@@ -147,13 +148,13 @@ interface FirstWriting {
 function firstWritings(programs: readonly Program[], limit: number): FirstWriting[] {
   const chunks: FirstWriting[] = [];
   let from = 0;
-  let g = new Gen(false);
+  let g = new Gen(SEQUENCE_HELPERS, false);
   for (let i = 0; i < programs.length; i++) {
     emitChunk(g, programs, i, i + 1, limit);
     if (g.size >= CHUNK_CHARS || i === programs.length - 1) {
       chunks.push({ from, to: i + 1, first: g });
       from = i + 1;
-      g = new Gen(false);
+      g = new Gen(SEQUENCE_HELPERS, false);
     }
   }
   return chunks;
@@ -168,12 +169,12 @@ function generateChunk(
   // calls no closure, and the paths read more than once kept (across the programs, for the root
   // variables': `object.spec` is read by most Pod Security rules).
   const localSlots = !first.callsClosures;
-  const g = new Gen(localSlots, first.pathReadCounts);
+  const g = new Gen(SEQUENCE_HELPERS, localSlots, first.pathReadCounts);
   emitChunk(g, programs, from, to, limit);
   let slots = 0;
   if (!localSlots)
     for (let i = from; i < to; i++) slots = Math.max(slots, programSlots(programs[i] as Program));
-  const run = g.buildFunction<Chunk>("sequence", "C, out", ["return out;"], SEQUENCE_HELPERS);
+  const run = g.buildFunction<Chunk>("sequence", "C, out", ["return out;"]);
   return { chunk: { run, last: to - 1, slots }, assumesJson: g.assumesJson };
 }
 
@@ -211,7 +212,7 @@ export function sequenceOf(programs: readonly Program[], limit: number): Program
 
 /**
  * Programs that run in order against one activation, each under its own per-call cost limit, as a
- * policy's validations do. Before it is generated (lazily, as a program is: codegen.ts) or when it
+ * policy's validations do. Before it is generated (lazily, as a program is: configure.ts) or when it
  * cannot be, `ready` says no and the engine runs the programs one by one.
  */
 export class ProgramSequence {

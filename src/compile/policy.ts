@@ -60,7 +60,7 @@ export interface CompiledMutation {
 
 /**
  * What evaluating a policy needs built besides `object`, `oldObject` and `params`: the request's
- * variables its expressions name, and a memo when they share subexpressions (cel/shared.ts). The
+ * variables its expressions name, and a memo when they share subexpressions (cel/plan/shared.ts). The
  * engine builds a request's other variables only for the policies that read them.
  */
 export interface PolicyNeeds {
@@ -129,7 +129,7 @@ export interface CompileOptions {
   readonly extras?: CelExtras;
   /**
    * Compute a subexpression that several of a policy's expressions share once per evaluation
-   * (cel/shared.ts; on by default). Off, every expression computes its own: the same decisions and
+   * (cel/plan/shared.ts; on by default). Off, every expression computes its own: the same decisions and
    * costs, which the tests hold it to.
    */
   readonly shareSubexpressions?: boolean;

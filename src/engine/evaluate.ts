@@ -3,9 +3,6 @@
  * cost limit, the policy's budget and the request's deadline. An expression gives a value or an
  * ExprFailure worded as the API server words it; what a failure means is failure-policy.ts's job.
  */
-// The module's, not the global: reading the global `performance` goes through a lazy getter
-// first, a third of a clock read's cost here, and the engine reads the clock per policy.
-import { performance } from "node:perf_hooks";
 import {
   type Activation,
   asCelError,
@@ -13,6 +10,10 @@ import {
   EvalState,
   PER_CALL_COST_LIMIT,
   RUNTIME_COST_BUDGET,
+  BUDGET_MESSAGE,
+  BUDGET_SPENT,
+  DEADLINE_MESSAGE,
+  startExpression,
   toJson,
 } from "../cel/index.ts";
 import type { CompiledExpression } from "../compile/policy.ts";
@@ -52,9 +53,6 @@ export function newEvaluation(options: EvaluateOptions, started: number): Evalua
   };
 }
 
-export const BUDGET_MESSAGE =
-  "validation failed due to running out of cost budget, no further validation rules will be run";
-
 export type ExprOutcome =
   | { readonly ok: true; readonly value: CelValue; readonly cost: number }
   | { ok: false; message: string; kind: EvaluationErrorKind; cost: number; cause?: string };
@@ -85,15 +83,10 @@ export function runExpr(ev: Evaluation, expr: CompiledExpression, act: Activatio
       "compile",
     );
   const st = ev.state;
-  if (st.cost >= ev.budgetEnd) return new ExprFailure(BUDGET_MESSAGE, "cost");
-  // A clock read costs as much as a short expression; expressions without loops
-  // cannot run long, so the deadline is checked at a policy's first expression (against the clock
-  // read when the policy started) and every 16th after it, and loops check it themselves
-  // (EvalState.tick).
-  const n = ev.expressions++;
-  if ((n & 15) === 0 && (n === 0 ? ev.started : performance.now()) > st.deadline)
-    return deadlineFailure(expr);
-  st.costLimit = Math.min(st.cost + PER_CALL_COST_LIMIT, ev.budgetEnd);
+  // The per-expression rules (cel/state/limits.ts), as the policy's generated sequence applies them.
+  const blocked = startExpression(ev, st);
+  if (blocked !== undefined)
+    return blocked === BUDGET_SPENT ? new ExprFailure(BUDGET_MESSAGE, "cost") : deadlineFailure(expr);
   try {
     return program.run(act, st);
   } catch (e) {
@@ -114,10 +107,7 @@ export function thrownFailure(ev: Evaluation, expr: CompiledExpression, e: unkno
 }
 
 export function deadlineFailure(expr: CompiledExpression): ExprFailure {
-  return new ExprFailure(
-    `expression '${expr.source}' resulted in error: operation cancelled: evaluation deadline exceeded`,
-    "timeout",
-  );
+  return new ExprFailure(`expression '${expr.source}' resulted in error: ${DEADLINE_MESSAGE}`, "timeout");
 }
 
 /** An expression's value or failure with the cost it took, as steps and the rarer callers take it. */

@@ -6,8 +6,7 @@
  * (`expected map, got &{abc}`). fmt sorts map keys; structured-merge-diff's own value.ToString
  * walks a map in Go's (random) order, which here is the object's key order.
  */
-import { quote } from "../cel/go/quote.ts";
-import { formatFloat } from "../cel/go/strconv.ts";
+import { formatFloat, goQuote as quote } from "../cel/index.ts";
 
 /** Whether the API server's JSON decoding gives this number as an int64 (else a float64). */
 function isInt64(n: number): boolean {

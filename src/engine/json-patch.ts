@@ -20,8 +20,8 @@
  * replays them: canonical pointers, concrete list indices, a `replace` that added as `add`, a
  * `copy` of nothing as an `add` of null; `test`s and writes of a member's own value left out.
  */
-import { numError, parseInt64 } from "../cel/go/strconv.ts";
-import { setMember } from "../cel/values.ts";
+import { numError, parseInt64 } from "../cel/index.ts";
+import { setMember } from "../cel/index.ts";
 import { copyMap, isObject, type JsonObject, jsonEqual, pointerSegment } from "./json-values.ts";
 import type { JsonPatchOp } from "./types.ts";
 

@@ -20,7 +20,7 @@
  * set to null is the zero value and is omitted: `dropNulls` does the same to the result's fields.
  */
 import type { ListNode, MapNode, MergeNode } from "../kube/schemas/index.ts";
-import { setMember } from "../cel/values.ts";
+import { setMember } from "../cel/index.ts";
 import { itemKey, memberNode, partFor } from "./merge-typed.ts";
 import { copyMap as copyOf, isObject, type JsonObject, jsonEqual, pointerSegment } from "./json-values.ts";
 import type { JsonPatchOp } from "./types.ts";

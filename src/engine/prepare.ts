@@ -47,7 +47,7 @@ function requestResourceAttributes(r: AdmissionRequest): ResourceCheck["attrs"] 
 
 /**
  * The request's variables as CEL sees them, for one review. `object` and `oldObject` are the JSON
- * as it came (the evaluator converts what it reads, values.ts fromJson). The others are built when
+ * as it came (the evaluator converts what it reads, runtime/values.ts fromJson). The others are built when
  * the first policy that reads them is evaluated (CompiledPolicy.needs), then shared by the rest.
  * Most policies read only `object`, so nothing else is built for them, and no memo for policies that
  * share nothing (see docs/benchmarks.md).

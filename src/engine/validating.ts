@@ -4,6 +4,7 @@
  */
 import {
   type Activation,
+  BUDGET_MESSAGE,
   BUDGET_SPENT,
   type CelValue,
   DEADLINE_PASSED,
@@ -20,7 +21,6 @@ import { isAdmissionConfigurationResource } from "../match/index.ts";
 import type { AdmissionRequest } from "../request/types.ts";
 import { type EngineContext, matchContext } from "./context.ts";
 import {
-  BUDGET_MESSAGE,
   deadlineFailure,
   type Evaluation,
   ExprFailure,

@@ -64,7 +64,7 @@ export class LazyVariables implements VariableResolver {
  */
 class PolicyActivation implements Activation {
   /**
-   * Shared subexpressions' values (cel/shared.ts), for this evaluation's expressions only; none
+   * Shared subexpressions' values (cel/plan/shared.ts), for this evaluation's expressions only; none
    * for a policy whose expressions share nothing.
    */
   readonly memo: (MemoEntry | undefined)[] | undefined;

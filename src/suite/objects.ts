@@ -3,7 +3,7 @@
  * resource and kind, its userInfo, the namespace object, and the authorizer's rules.
  */
 import { isMap } from "yaml";
-import { AUTHORIZER_DECISIONS, type AuthorizerRule } from "../cel/library/authz-table.ts";
+import { AUTHORIZER_DECISIONS, type AuthorizerRule } from "../cel/index.ts";
 import type { UserInfo } from "../request/types.ts";
 import type { Field, YamlMap, YamlReader } from "../yaml/reader.ts";
 import { decode, describe, report, scalar, strings, text } from "./read.ts";

@@ -7,7 +7,7 @@
 import { isAbsolute, join } from "node:path";
 import { type Document, isMap, isScalar, isSeq, Pair, YAMLMap } from "yaml";
 import { type ToJSContext, toJS } from "yaml/util";
-import { compileRegex } from "../cel/regex/index.ts";
+import { compileRegex } from "../cel/index.ts";
 import type { DiagnosticSeverity } from "../errors.ts";
 import { closestName } from "../policy/fields.ts";
 import type { Field, Wording, YamlNode, YamlReader } from "../yaml/reader.ts";

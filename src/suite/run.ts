@@ -16,9 +16,7 @@ import {
   type ResourceRef,
   resourceRef,
 } from "../engine/request.ts";
-import type { CelExtras } from "../cel/index.ts";
-import { type AuthorizerCheck, tableAuthorizer } from "../cel/library/authz-table.ts";
-import { compileRegex } from "../cel/regex/index.ts";
+import { type AuthorizerCheck, type CelExtras, compileRegex, tableAuthorizer } from "../cel/index.ts";
 import { type CompiledPolicySet, compilePolicySet } from "../compile/policy.ts";
 import { admit, OFFLINE_DEADLINE_MS } from "../engine/admit.ts";
 import type { EngineContext } from "../engine/context.ts";

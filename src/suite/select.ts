@@ -10,7 +10,7 @@
  * since it cannot know whether the test has subtests to match the rest; a case has none, so here it
  * must have at least as many elements as the pattern to match.
  */
-import { compileRegex } from "../cel/regex/index.ts";
+import { compileRegex } from "../cel/index.ts";
 
 /** The pattern's elements, split at `/` outside `[...]` and `(...)` (Go's splitRegexp). */
 export function splitPattern(pattern: string): string[] {

@@ -3,7 +3,7 @@
  * into every case, and each value remembering the field path it was written at, so that problems
  * found later (a missing object file) are reported where the user wrote the value.
  */
-import type { AuthorizerRule } from "../cel/library/authz-table.ts";
+import type { AuthorizerRule } from "../cel/index.ts";
 import type { SourceLocation } from "../errors.ts";
 import type { JsonPatchOp } from "../engine/types.ts";
 import type { GroupVersionKind, GroupVersionResource, UserInfo } from "../request/types.ts";

@@ -15,7 +15,7 @@ import {
   type MapKey,
   Timestamp,
   UInt,
-} from "../../src/cel/values.ts";
+} from "../../src/cel/runtime/values.ts";
 
 const NS = 1_000_000_000n;
 

@@ -43,7 +43,7 @@ import {
   Optional,
   Timestamp,
   UInt,
-} from "../../src/cel/values.ts";
+} from "../../src/cel/runtime/values.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Canonical forms.

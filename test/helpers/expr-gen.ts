@@ -7,7 +7,7 @@
  * subexpressions are replaced by erroring ones on purpose, so that error propagation and absorption
  * are exercised as much as values.
  */
-import { CelMap, type CelValue, UInt } from "../../src/cel/values.ts";
+import { CelMap, type CelValue, UInt } from "../../src/cel/runtime/values.ts";
 import { toCel } from "../../src/cel/index.ts";
 import { seededRandom } from "./random.ts";
 

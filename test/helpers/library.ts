@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import type { CallContext, Library, Overload } from "../../src/cel/library/types.ts";
 import { compileRegex } from "../../src/cel/regex/index.ts";
-import { CelError, type CelValue } from "../../src/cel/values.ts";
+import { CelError, type CelValue } from "../../src/cel/runtime/values.ts";
 
 export { evaluate } from "../../src/cel/index.ts";
 

@@ -16,7 +16,7 @@ import {
 } from "../../request/types.ts";
 import type { Operation } from "../../policy/types.ts";
 import { createHash } from "node:crypto";
-import { setMember } from "../../cel/values.ts";
+import { setMember } from "../../cel/index.ts";
 import { err, ok, type Result } from "../../result.ts";
 
 export const ADMISSION_V1 = "admission.k8s.io/v1";

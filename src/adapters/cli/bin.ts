@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /** The `celgate` executable: runs `main` with the process's streams and sets the exit code. */
 import { createInterface } from "node:readline";
+import { configureRuntime, runtimeOptionsFromEnv } from "../../cel/index.ts";
 import type { CliIO } from "./io.ts";
 import { main } from "./main.ts";
 
@@ -25,6 +26,9 @@ const io: CliIO = {
   isTTY: process.stdout.isTTY === true,
   ...(process.stdout.isTTY === true && process.stdout.columns > 0 ? { columns: process.stdout.columns } : {}),
 };
+
+// The evaluator's settings are the process's: CELGATE_CEL_CODEGEN and V8's bytecode limit (cel/configure.ts).
+configureRuntime(runtimeOptionsFromEnv(process.env));
 
 main(process.argv.slice(2), io).then(
   (code) => {

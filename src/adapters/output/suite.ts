@@ -5,7 +5,7 @@
  * when there are any) alone on a line, the form CI systems read.
  */
 import { stringify as yamlStringify } from "yaml";
-import { describeCheck } from "../../cel/library/authz-table.ts";
+import { describeCheck } from "../../cel/index.ts";
 import { type Palette, PLAIN } from "./colour.ts";
 import { formatDiagnostics, plural } from "./diagnostics.ts";
 import type { CaseResult, Mismatch, SuiteResult } from "../../suite/run.ts";

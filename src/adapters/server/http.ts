@@ -114,7 +114,7 @@ export function createHttpsApp(tls: ServerTls): HttpsApp {
     // ConfigMap may have a `__proto__` data key), and a 400 fails the call: under failurePolicy
     // Fail the API server would refuse a valid write. JSON.parse makes such keys own members,
     // which cannot reach any prototype; the engine reads them as members and writes them with
-    // setMember (cel/values.ts). The two scans are also a noticeable share of a review's CPU.
+    // setMember (cel/runtime/values.ts). The two scans are also a noticeable share of a review's CPU.
     onProtoPoisoning: "ignore",
     onConstructorPoisoning: "ignore",
   });

@@ -18,8 +18,8 @@ import type {
   MapNode,
   SelectNode,
   StructNode,
-} from "../ast.ts";
-import { UInt } from "../values.ts";
+} from "../syntax/ast.ts";
+import { UInt } from "../runtime/values.ts";
 import type { FunctionDecl } from "./decls/index.ts";
 import type { CheckEnv } from "./env.ts";
 import * as msg from "./messages.ts";

@@ -5,7 +5,7 @@
  * its argument's type, and the arguments must all be used. The first fault is reported, with the
  * runtime's text ("error during formatting: ..."), at the argument at fault or at the call.
  */
-import type { CallNode, Expr } from "../ast.ts";
+import type { CallNode, Expr } from "../syntax/ast.ts";
 import type { CelType, Kind } from "./types.ts";
 import { functionName, type ValidatorContext } from "./validator-context.ts";
 

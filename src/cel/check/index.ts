@@ -1,6 +1,6 @@
 /**
  * celgate's CEL type checker: cel-go's checker and the validators the Kubernetes API server runs,
- * as one pass over a parsed expression (src/cel/ast.ts), giving the type of every node, the
+ * as one pass over a parsed expression (src/cel/syntax/ast.ts), giving the type of every node, the
  * overloads each call may resolve to, what each identifier refers to, and cel-go's diagnostics.
  *
  *   const env = admissionCheckEnv({ params: DYN });
@@ -10,7 +10,7 @@
  *
  * Checking is linear in the size of the expression and runs once, at compile time.
  */
-import type { ParsedExpression } from "../ast.ts";
+import type { ParsedExpression } from "../syntax/ast.ts";
 import { Checker } from "./checker.ts";
 import type { CheckEnv } from "./env.ts";
 import { checkLiterals } from "./literals.ts";

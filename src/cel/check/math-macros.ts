@@ -5,8 +5,8 @@
  * macros' own argument checks are parse errors in cel-go; here they are reported with the same
  * texts when the call is checked.
  */
-import type { CallNode, Expr } from "../ast.ts";
-import { UInt } from "../values.ts";
+import type { CallNode, Expr } from "../syntax/ast.ts";
+import { UInt } from "../runtime/values.ts";
 import type { FunctionDecl } from "./decls/index.ts";
 import type { CheckEnv } from "./env.ts";
 import { type CelType, DYN, ERROR, listOf } from "./types.ts";

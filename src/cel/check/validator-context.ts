@@ -1,5 +1,5 @@
 /** What the validators see of a checked expression. */
-import type { CallNode, Expr } from "../ast.ts";
+import type { CallNode, Expr } from "../syntax/ast.ts";
 import type { CelType } from "./types.ts";
 import type { ValidatorName } from "./versions.ts";
 

@@ -7,7 +7,7 @@
  * cel-go runs validators only on an expression that type-checks, in the order the environment
  * registered them, and builds the program only when they all pass; so do these.
  */
-import { children, type Expr, type CallNode, type ListNode, type MapNode } from "../ast.ts";
+import { children, type Expr, type CallNode, type ListNode, type MapNode } from "../syntax/ast.ts";
 import { parseDuration, parseTimestamp, timestampFromSeconds } from "../library/time.ts";
 import { validateRegex } from "../regex/index.ts";
 import { checkStringFormat } from "./format-validator.ts";

@@ -5,7 +5,7 @@
  * `serve` or `audit` is connected to a cluster (src/cluster/sar.ts), or none — then checks fail
  * with a clear error, handled by failurePolicy.
  */
-import { CelError, CelObject, type CelValue } from "../values.ts";
+import { CelError, CelObject, type CelValue } from "../runtime/values.ts";
 import { fn, type Library, memberFn } from "./types.ts";
 
 /** What is being asked, as in Kubernetes' authorizer.Attributes. */

@@ -7,7 +7,7 @@
  * ignored; anything else outside the alphabet fails with Go's message, "illegal base64 data at
  * input byte N" (N counting UTF-8 bytes).
  */
-import { CelError } from "../values.ts";
+import { CelError } from "../runtime/values.ts";
 import { fn, globalFn, type Library } from "./types.ts";
 
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

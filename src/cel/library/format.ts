@@ -3,7 +3,7 @@
  * ...) whose `validate(s)` returns none for a valid string or the list of Kubernetes' validation
  * messages (apimachinery's texts, verbatim, including their quirks).
  */
-import { CelObject, type CelValue, Optional } from "../values.ts";
+import { CelObject, type CelValue, Optional } from "../runtime/values.ts";
 import { daysInMonth } from "../go/time.ts";
 import { requestURIError } from "../go/url.ts";
 import { fn, globalFn, type Library, memberFn } from "./types.ts";

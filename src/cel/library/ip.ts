@@ -6,7 +6,7 @@
  * netip's own texts.
  * IPv4-mapped IPv6 addresses and zones parse in netip but Kubernetes rejects them afterwards.
  */
-import { CelError, CelObject, type CelValue } from "../values.ts";
+import { CelError, CelObject, type CelValue } from "../runtime/values.ts";
 import {
   addrString,
   isGlobalUnicast,

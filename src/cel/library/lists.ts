@@ -15,7 +15,7 @@
  * of what it builds plus 10 for the new list (version 3 trackers). Either figure replaces the base
  * cost of 1, so the declared costs here are that figure minus 1.
  */
-import { celCompare, celEquals } from "../equality.ts";
+import { celCompare, celEquals } from "../runtime/equality.ts";
 import {
   CelError,
   CelObject,
@@ -30,7 +30,7 @@ import {
   Timestamp,
   typeName,
   UInt,
-} from "../values.ts";
+} from "../runtime/values.ts";
 import { fn, globalFn, type Library, memberFn } from "./types.ts";
 
 const STRING_TRAVERSAL_COST_FACTOR = 0.1;

@@ -7,8 +7,8 @@
  * check at run time that every argument is a number (or, alone, a list of numbers). Mixed numeric
  * types compare by value, and the winning argument is returned with its own type.
  */
-import { celCompare } from "../equality.ts";
-import { CelError, type CelList, type CelValue, checkInt, noSuchOverload, UInt } from "../values.ts";
+import { celCompare } from "../runtime/equality.ts";
+import { CelError, type CelList, type CelValue, checkInt, noSuchOverload, UInt } from "../runtime/values.ts";
 import { fn, globalFn, type Library, type Overload } from "./types.ts";
 
 type Num = bigint | number | UInt;

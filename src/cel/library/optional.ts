@@ -1,9 +1,9 @@
 /**
  * Optional values (cel-go's OptionalTypes, which Kubernetes enables): constructors and accessors.
  * The `a.?b`, `m[?k]`, `[?x]` and `{?k: v}` syntax and the `optMap`/`optFlatMap` macros are
- * handled by syntax.ts and the compiler; these are the functions they and users call.
+ * handled by syntax/parse.ts and the planner; these are the functions they and users call.
  */
-import { celEquals } from "../equality.ts";
+import { celEquals } from "../runtime/equality.ts";
 import {
   CelError,
   CelMap,
@@ -15,7 +15,7 @@ import {
   Optional,
   Timestamp,
   UInt,
-} from "../values.ts";
+} from "../runtime/values.ts";
 import { fn, globalFn, type Library, memberFn } from "./types.ts";
 
 /** Whether a value is its type's zero value, for `optional.ofNonZeroValue`. */

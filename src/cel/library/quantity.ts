@@ -9,7 +9,7 @@
  * (so `quantity("1.0").isInteger()` is false), and `asApproximateFloat()` rounds the form's own
  * digits. QuantityValue keeps which form Kubernetes would have, and the exact digits it would hold.
  */
-import { CelError, CelObject, type CelValue, INT64_MAX, INT64_MIN } from "../values.ts";
+import { CelError, CelObject, type CelValue, INT64_MAX, INT64_MIN } from "../runtime/values.ts";
 import { fn, globalFn, type Library, memberFn } from "./types.ts";
 
 export type QuantityFormat = "DecimalExponent" | "BinarySI" | "DecimalSI";

@@ -9,7 +9,7 @@
  * Cost (library/cost.go), in place of the base cost: ceil(0.1 × (1 + length of the string)) ×
  * ceil(0.25 × length of the pattern), lengths in code points.
  */
-import { CelError, type CelList } from "../values.ts";
+import { CelError, type CelList } from "../runtime/values.ts";
 import { type CallContext, type CelRegex, fn, type Library, memberFn } from "./types.ts";
 
 function compile(ctx: CallContext, pattern: string): CelRegex {

@@ -3,7 +3,7 @@
  * github.com/blang/semver/v4 does, with its error texts. Build metadata is kept for printing but, as
  * semver requires, plays no part in ordering or equality.
  */
-import { CelError, CelObject, type CelValue } from "../values.ts";
+import { CelError, CelObject, type CelValue } from "../runtime/values.ts";
 import { quote } from "../go/quote.ts";
 import { numError, parseUint64 } from "../go/strconv.ts";
 import { fn, globalFn, type Library, memberFn } from "./types.ts";

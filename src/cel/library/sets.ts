@@ -5,8 +5,8 @@
  * Cost: the product of the two sizes (twice that for equivalent, which may compare both ways), on
  * top of the base cost of 1, as cel-go's trackers charge it.
  */
-import { celEquals } from "../equality.ts";
-import type { CelList, CelValue } from "../values.ts";
+import { celEquals } from "../runtime/equality.ts";
+import type { CelList, CelValue } from "../runtime/values.ts";
 import { fn, globalFn, type Library } from "./types.ts";
 
 function has(list: CelList, item: CelValue): boolean {

@@ -23,9 +23,9 @@ import {
   type Timestamp,
   typeName,
   UInt,
-} from "../values.ts";
-import { codePointLength } from "../code-points.ts";
-import { celCompare } from "../equality.ts";
+} from "../runtime/values.ts";
+import { codePointLength } from "../runtime/code-points.ts";
+import { celCompare } from "../runtime/equality.ts";
 import { formatFloat, parseBool, parseFloat64, parseInt64, parseUint64 } from "../go/strconv.ts";
 import {
   addTimestampDuration,
@@ -78,7 +78,7 @@ function traversal(size: number): number {
 
 /**
  * cel-go's cost of concatenating two strings of `size` code points in all, less the call's base
- * unit (the generated code charges it from a size it has counted already: compile.ts).
+ * unit (the generated code charges it from a size it has counted already: plan/dispatch.ts).
  */
 export function stringConcatCost(size: number): number {
   return traversal(size) - 1;
@@ -86,7 +86,7 @@ export function stringConcatCost(size: number): number {
 
 /**
  * cel-go's cost of the member form `s.matches(p)`, from the sizes of `s` and `p` in code points
- * (the compiler prices a constant pattern with it too, from sizes it knows: compile.ts constantRegex).
+ * (the compiler prices a constant pattern with it too, from sizes it knows: plan/matches.ts).
  */
 export function matchesCost(subject: number, pattern: number): number {
   return traversal(1 + subject) * Math.ceil(pattern * REGEX_LENGTH) - 1;

@@ -16,7 +16,7 @@ import {
   Timestamp,
   typeName,
   UInt,
-} from "../values.ts";
+} from "../runtime/values.ts";
 import { formatFloat, numError, parseInt64 } from "../go/strconv.ts";
 import { formatDuration, formatTimestamp } from "./time.ts";
 

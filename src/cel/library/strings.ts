@@ -9,7 +9,7 @@
  * forms of indexOf/lastIndexOf reject an offset outside the string; the one-argument forms never
  * fail (`''.lastIndexOf('@@')` is -1). `format` lives in string-format.ts.
  */
-import { CelError, type CelList, type CelValue, isMap, mapEntries, typeName } from "../values.ts";
+import { CelError, type CelList, type CelValue, isMap, mapEntries, typeName } from "../runtime/values.ts";
 import { quoteWith } from "../go/quote.ts";
 import { format, formatString } from "./string-format.ts";
 import { fn, globalFn, type Library, memberFn } from "./types.ts";

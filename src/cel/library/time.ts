@@ -8,7 +8,7 @@
  * a timestamp lies between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999999999Z, and `string()`
  * prints RFC 3339 with the fraction trimmed and durations as seconds ("3600s", "1.5s").
  */
-import { CelError, Duration, INT64_MAX, INT64_MIN, Timestamp } from "../values.ts";
+import { CelError, Duration, INT64_MAX, INT64_MIN, Timestamp } from "../runtime/values.ts";
 import { formatFloat } from "../go/strconv.ts";
 import {
   civilFromDays,

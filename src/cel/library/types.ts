@@ -3,15 +3,11 @@
  * its result type (for compile-time checks) and its implementation. The compiler resolves a call
  * against these tables once; at run time the first overload whose argument types match is applied.
  */
-import type { CelValue } from "../values.ts";
+import type { TypeTag } from "../runtime/tags.ts";
+import type { CelValue } from "../runtime/values.ts";
 
-/**
- * A type as the checker and the dispatcher see it: a CEL type name (`int`, `uint`, `double`,
- * `string`, `bytes`, `bool`, `null_type`, `list`, `map`, `type`, `optional_type`,
- * `google.protobuf.Duration`, `google.protobuf.Timestamp`, or a library type such as
- * `kubernetes.Quantity`), or `dyn` for any value. Element types of lists and maps are not tracked.
- */
-export type TypeTag = string;
+/** Type tags are defined beside the run-time test of a value against one (runtime/tags.ts). */
+export type { TypeTag };
 
 /** Lets work that may run long stop when the evaluation's deadline has passed. */
 export interface DeadlineCheck {
@@ -25,7 +21,7 @@ export interface DeadlineCheck {
  */
 export interface CelRegex {
   test(text: string, deadline?: DeadlineCheck): boolean;
-  /** `test` for a text the caller has found to hold no UTF-16 surrogate (code-points.ts hasSurrogate). */
+  /** `test` for a text the caller has found to hold no UTF-16 surrogate (runtime/code-points.ts hasSurrogate). */
   testWithoutSurrogates(text: string, deadline?: DeadlineCheck): boolean;
   /** The first match, or undefined. */
   find(text: string, deadline?: DeadlineCheck): string | undefined;

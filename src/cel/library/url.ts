@@ -6,7 +6,7 @@
  * Go works on bytes, so the input is turned into a byte string (one char per UTF-8 byte) and
  * components are decoded back to text when read.
  */
-import { CelError, CelMap, CelObject, type CelValue } from "../values.ts";
+import { CelError, CelMap, CelObject, type CelValue } from "../runtime/values.ts";
 import {
   escapedPath,
   type GoURL,

@@ -14,7 +14,7 @@
  * Either way a long match reads the evaluation's deadline as it goes (CelRegex's DeadlineCheck).
  */
 import type { CelRegex, DeadlineCheck } from "../library/types.ts";
-import { CelError } from "../values.ts";
+import { CelError } from "../runtime/values.ts";
 import { Automaton } from "./automaton.ts";
 import type { DfaOptions } from "./dfa.ts";
 import { findAllWith } from "./find-all.ts";

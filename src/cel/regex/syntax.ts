@@ -8,7 +8,7 @@
  * play no part in matching, so such a pattern is parsed again with its groups unnamed.
  */
 import { RE2JS } from "@bufbuild/re2";
-import { CelError } from "../values.ts";
+import { CelError } from "../runtime/values.ts";
 
 /** RE2/J's compiled program and its instructions, as `@bufbuild/re2` exposes them. */
 export type Re2Prog = ReturnType<RE2JS["re2"]>["prog"];

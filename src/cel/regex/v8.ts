@@ -10,7 +10,7 @@
  */
 import v8 from "node:v8";
 import type { CelRegex, DeadlineCheck } from "../library/types.ts";
-import { hasSurrogate } from "../code-points.ts";
+import { hasSurrogate } from "../runtime/code-points.ts";
 import { Automaton } from "./automaton.ts";
 import { Untranslatable } from "./charset.ts";
 import { findAllWith, isHighSurrogate, isLowSurrogate } from "./find-all.ts";

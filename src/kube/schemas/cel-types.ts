@@ -1,9 +1,9 @@
 /**
  * Schema → CEL type, as Kubernetes converts them for type checking (k8s.io/apiserver/pkg/cel/
  * common/schemas.go SchemaDeclType, cel/types.go DeclType and MaybeAssignTypeName), into the
- * checker's representation (src/cel/check/types.ts): an object schema becomes a message type whose
- * fields the checker looks up by name (a MessageType), a map schema `map(string, V)`, an array
- * `list(T)`.
+ * checker's representation (src/cel/check/types.ts, read through the checker's facade
+ * check/index.ts): an object schema becomes a message type whose fields the checker looks up by
+ * name (a MessageType), a map schema `map(string, V)`, an array `list(T)`.
  *
  * What Kubernetes does, rule by rule (SchemaDeclType):
  * - x-kubernetes-int-or-string (built-ins: format int-or-string): dyn, before anything else;
@@ -27,23 +27,11 @@
  * Left out: MaxElements and MinSerializedSize, which only Kubernetes' static cost estimator reads
  * (celgate has none), and field enums and defaults, which no checker rule reads.
  */
-import { type MessageType, messageType } from "../../cel/check/env.ts";
-import {
-  BOOL,
-  BYTES,
-  type CelType,
-  DOUBLE,
-  DURATION,
-  DYN,
-  INT,
-  listOf,
-  mapOf,
-  objectType,
-  STRING,
-  TIMESTAMP,
-} from "../../cel/check/types.ts";
+import { type CelType, celTypes, type MessageType, messageType } from "../../cel/check/index.ts";
 import { CEL_RESERVED_SYMBOLS, escapeFieldName } from "./escaping.ts";
 import { type DefinitionLookup, deref, isIntOrString, type KindSchema, type Schema } from "./schema.ts";
+
+const { BOOL, BYTES, DOUBLE, DURATION, DYN, INT, listOf, mapOf, objectType, STRING, TIMESTAMP } = celTypes;
 
 /** A CEL declaration of a schema (DeclType): an object with fields, a list, a map, or a simple type. */
 export type DeclType =

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { codePointLength, hasSurrogate } from "../../../src/cel/code-points.ts";
+import { codePointLength, hasSurrogate } from "../../../src/cel/runtime/code-points.ts";
 import { evaluate } from "../../../src/cel/index.ts";
 
 // Strings of one length (3 UTF-16 units) with different answers, asked in every order: an answer

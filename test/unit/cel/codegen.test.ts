@@ -1,12 +1,12 @@
 /**
- * The generated tier (codegen.ts) against the closures it replaces: every expression gives the same
+ * The generated tier (plan/gen.ts) against the closures it replaces: every expression gives the same
  * value or error, and charges the same cost, either way. The conformance, differential and
  * json-input tests run on generated code too (they set "always"); this file holds the two tiers to
  * each other directly and checks when a program switches.
  */
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
-import { setCodegenMode } from "../../../src/cel/codegen.ts";
+import { setCodegenMode } from "../../../src/cel/configure.ts";
 import {
   ADMISSION_VARIABLES,
   type CelValue,
@@ -19,7 +19,7 @@ import {
   toCel,
 } from "../../../src/cel/index.ts";
 import { canonOurs } from "../../helpers/differential.ts";
-import { Optional } from "../../../src/cel/values.ts";
+import { Optional } from "../../../src/cel/runtime/values.ts";
 import { generateExpressions, generatorBindings } from "../../helpers/expr-gen.ts";
 
 const before = setCodegenMode("never");
@@ -251,7 +251,7 @@ test("generated code gives the closures' value or error, at the same cost and po
 });
 
 // Generated concatenations count a literal's size at compile time and carry a concatenation's size
-// to the next one (compile.ts concatSizeCode). Lone surrogates that pair up across a seam make the
+// to the next one (plan/dispatch.ts concatSizeCode). Lone surrogates that pair up across a seam make the
 // result one code point shorter than its operands: the sums below sit where that moves the cost.
 test("string concatenations charge what the closures charge, surrogates meeting at a seam included", () => {
   const object = JSON.parse(

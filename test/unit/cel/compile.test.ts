@@ -11,7 +11,7 @@ import {
   toCel,
   toJson,
 } from "../../../src/cel/index.ts";
-import { setCodegenMode } from "../../../src/cel/codegen.ts";
+import { setCodegenMode } from "../../../src/cel/configure.ts";
 
 const pod = {
   apiVersion: "v1",

@@ -12,7 +12,7 @@ import { existsSync } from "node:fs";
 import { test } from "node:test";
 import { tests as conformance } from "@bufbuild/cel-spec/testdata/conformance.js";
 import type { SerializedIncrementalTest } from "@bufbuild/cel-spec/testdata/tests.js";
-import { celEquals } from "../../../src/cel/equality.ts";
+import { celEquals } from "../../../src/cel/runtime/equality.ts";
 import {
   collectSpecTests,
   fromSpecValue,
@@ -35,10 +35,10 @@ import {
   Timestamp,
   typeName,
   UInt,
-} from "../../../src/cel/values.ts";
-import { setCodegenMode } from "../../../src/cel/codegen.ts";
+} from "../../../src/cel/runtime/values.ts";
+import { setCodegenMode } from "../../../src/cel/configure.ts";
 
-// Every case on generated code (codegen.ts); nodes without an emitter still run as closures inside it.
+// Every case on generated code (plan/gen.ts); nodes without an emitter still run as closures inside it.
 setCodegenMode("always");
 
 const SUITES = [

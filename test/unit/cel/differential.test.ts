@@ -14,7 +14,7 @@ import { celEnv, celUint, plan, parse } from "@bufbuild/cel";
 import { tests as conformance } from "@bufbuild/cel-spec/testdata/conformance.js";
 import { parseAllDocuments } from "yaml";
 import { toCel } from "../../../src/cel/index.ts";
-import { CelError, CelMap, type CelValue, UInt } from "../../../src/cel/values.ts";
+import { CelError, CelMap, type CelValue, UInt } from "../../../src/cel/runtime/values.ts";
 import {
   type CompiledExpression,
   type CompiledPolicy,
@@ -46,9 +46,9 @@ import {
 } from "../../helpers/differential.ts";
 import { collectSpecTests, specBindings, specSkipReason, Unsupported } from "../../helpers/cel-spec.ts";
 import { generateExpressions, generatorBindings } from "../../helpers/expr-gen.ts";
-import { setCodegenMode } from "../../../src/cel/codegen.ts";
+import { setCodegenMode } from "../../../src/cel/configure.ts";
 
-// Every case on generated code (codegen.ts); nodes without an emitter still run as closures inside it.
+// Every case on generated code (plan/gen.ts); nodes without an emitter still run as closures inside it.
 setCodegenMode("always");
 
 // Observed 2,332 policy cases and 3,000 generated ones compared; the floors fail a collapse of either corpus.

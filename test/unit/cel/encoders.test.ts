@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { base64Decode, base64Encode, encodersLibrary } from "../../../src/cel/library/encoders.ts";
-import { CelError } from "../../../src/cel/values.ts";
+import { CelError } from "../../../src/cel/runtime/values.ts";
 import { evaluate, libraryHarness } from "../../helpers/library.ts";
 
 const { overload, call } = libraryHarness(encodersLibrary);

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { ParsedExpression } from "../../../src/cel/ast.ts";
+import type { ParsedExpression } from "../../../src/cel/syntax/ast.ts";
 import { explainFalse, renderExpr } from "../../../src/cel/explain.ts";
 import { ADMISSION_VARIABLES, type CelValue, createEnvironment, toCel } from "../../../src/cel/index.ts";
-import { parseCel } from "../../../src/cel/syntax.ts";
+import { parseCel } from "../../../src/cel/syntax/parse.ts";
 
 const pod = {
   apiVersion: "v1",

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { celEquals } from "../../../src/cel/equality.ts";
+import { celEquals } from "../../../src/cel/runtime/equality.ts";
 import { type FormatValue, formatLibrary, NAMED_FORMATS } from "../../../src/cel/library/format.ts";
-import { type CelValue, Optional } from "../../../src/cel/values.ts";
+import { type CelValue, Optional } from "../../../src/cel/runtime/values.ts";
 import { evaluate, libraryHarness } from "../../helpers/library.ts";
 
 const { call } = libraryHarness(formatLibrary);

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { celEquals } from "../../../src/cel/equality.ts";
+import { celEquals } from "../../../src/cel/runtime/equality.ts";
 import { quote as goQuote } from "../../../src/cel/go/quote.ts";
 import { CIDRValue, IPValue, ipLibrary } from "../../../src/cel/library/ip.ts";
-import { type CelValue, typeName } from "../../../src/cel/values.ts";
+import { type CelValue, typeName } from "../../../src/cel/runtime/values.ts";
 import { errorOf, libraryHarness } from "../../helpers/library.ts";
 
 const { call, cost } = libraryHarness(ipLibrary);

@@ -1,5 +1,5 @@
 /**
- * JSON input is read lazily (values.ts fromJson): the engine hands CEL the request's objects as they
+ * JSON input is read lazily (runtime/values.ts fromJson): the engine hands CEL the request's objects as they
  * were parsed and converts what an expression reads. These tests hold that to the eager `toCel`
  * conversion, which the public API still uses: every expression must give the same typed result,
  * or the same error, either way, and the input must come out as it went in.
@@ -17,9 +17,9 @@ import {
   toJson,
 } from "../../../src/cel/index.ts";
 import { canonOurs } from "../../helpers/differential.ts";
-import { setCodegenMode } from "../../../src/cel/codegen.ts";
+import { setCodegenMode } from "../../../src/cel/configure.ts";
 
-// Every case on generated code (codegen.ts); nodes without an emitter still run as closures inside it.
+// Every case on generated code (plan/gen.ts); nodes without an emitter still run as closures inside it.
 setCodegenMode("always");
 
 const ENV = createEnvironment({

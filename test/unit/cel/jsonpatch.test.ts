@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { escapeJsonPointerKey, jsonpatchLibrary } from "../../../src/cel/library/jsonpatch.ts";
-import type { CelValue } from "../../../src/cel/values.ts";
+import type { CelValue } from "../../../src/cel/runtime/values.ts";
 import { evaluate, libraryHarness } from "../../helpers/library.ts";
 
 const { overload, call } = libraryHarness(jsonpatchLibrary);

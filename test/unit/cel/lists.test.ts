@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { celListsLibrary, kubernetesListsLibrary, traversalCost } from "../../../src/cel/library/lists.ts";
-import { CelMap, type CelValue, Duration, Timestamp, UInt } from "../../../src/cel/values.ts";
+import { CelMap, type CelValue, Duration, Timestamp, UInt } from "../../../src/cel/runtime/values.ts";
 import { evaluate, type LibraryHarness, libraryHarness, throwsCel } from "../../helpers/library.ts";
 
 const kubernetesLists = libraryHarness(kubernetesListsLibrary);

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { mathLibrary } from "../../../src/cel/library/math.ts";
 import type { Overload } from "../../../src/cel/library/types.ts";
-import { CelError, type CelValue, UInt } from "../../../src/cel/values.ts";
+import { CelError, type CelValue, UInt } from "../../../src/cel/runtime/values.ts";
 import { evaluate, stubContext, throwsCel } from "../../helpers/library.ts";
 
 const ctx = stubContext();

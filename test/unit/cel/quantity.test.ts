@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { celCompare, celEquals } from "../../../src/cel/equality.ts";
+import { celCompare, celEquals } from "../../../src/cel/runtime/equality.ts";
 import { QuantityValue, quantityLibrary } from "../../../src/cel/library/quantity.ts";
-import type { CelValue } from "../../../src/cel/values.ts";
+import type { CelValue } from "../../../src/cel/runtime/values.ts";
 import { errorOf, evaluate, libraryHarness } from "../../helpers/library.ts";
 
 const { call, cost } = libraryHarness(quantityLibrary);

@@ -16,7 +16,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { setCodegenMode } from "../../../src/cel/codegen.ts";
+import { setCodegenMode } from "../../../src/cel/configure.ts";
 import {
   ADMISSION_VARIABLES,
   type CelValue,
@@ -98,8 +98,8 @@ void test("s.matches(p) costs ceil((1 + |s|) × 0.1) × ceil(|p| × 0.25), as ce
     for (const s of SUBJECTS)
       for (const p of PATTERNS) {
         const expected = upstreamRegexCost(s, p);
-        // A constant pattern is compiled with the expression (compile.ts constantRegex); a pattern
-        // read at run time goes through the library's overload. Both are charged alike.
+        // A constant pattern is compiled with the expression (plan/matches.ts); a pattern read at
+        // run time goes through the library's overload. Both are charged alike.
         assert.equal(
           callCost(`object.s.matches(${JSON.stringify(p)})`, SUBJECT, s, p),
           expected,

@@ -12,7 +12,7 @@ import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
-import { setCodegenMode } from "../../../src/cel/codegen.ts";
+import { setCodegenMode } from "../../../src/cel/configure.ts";
 import {
   ADMISSION_VARIABLES,
   compile,
@@ -89,7 +89,7 @@ void test("every kind of search reads the deadline as it goes and stops when it 
 void test("matches, find and findAll end with the evaluation's timeout error once its deadline has passed", () => {
   const env = createEnvironment({ variables: { ...ADMISSION_VARIABLES } });
   const expressions = [
-    "object.s.matches('(.*a){20}x')", // compiled with its constant pattern (compile.ts)
+    "object.s.matches('(.*a){20}x')", // compiled with its constant pattern (plan/matches.ts)
     "object.s.matches(object.p)", // the library's overload (std.ts)
     "matches(object.s, object.p)",
     "object.s.find(object.p)", // Kubernetes' regex library (library/regex.ts)

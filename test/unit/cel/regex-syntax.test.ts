@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { compileRegex, validateRegex } from "../../../src/cel/regex/index.ts";
 import { withoutGroupNames } from "../../../src/cel/regex/syntax.ts";
-import { CelError } from "../../../src/cel/values.ts";
+import { CelError } from "../../../src/cel/runtime/values.ts";
 
 const INVALID: ReadonlyArray<readonly [string, string]> = [
   ["(abc", "missing closing ): `(abc`"], // ErrMissingParen, the whole pattern

@@ -7,7 +7,7 @@ import {
   type RegexEngine,
   regexEngine,
 } from "../../../src/cel/regex/index.ts";
-import { CelError, type CelValue } from "../../../src/cel/values.ts";
+import { CelError, type CelValue } from "../../../src/cel/runtime/values.ts";
 import { evaluate, libraryHarness, stubContext } from "../../helpers/library.ts";
 
 // ---------------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { setsLibrary } from "../../../src/cel/library/sets.ts";
-import { CelMap, type CelValue, UInt } from "../../../src/cel/values.ts";
+import { CelMap, type CelValue, UInt } from "../../../src/cel/runtime/values.ts";
 import { evaluate, libraryHarness } from "../../helpers/library.ts";
 
 const sets = libraryHarness(setsLibrary);

@@ -1,11 +1,11 @@
 /**
- * Shared subexpressions (shared.ts): which subexpressions count as the same and may be shared, and
+ * Shared subexpressions (plan/shared.ts): which subexpressions count as the same and may be shared, and
  * that a compiled program takes a shared value from its activation's memo, charging its cost.
  * test/unit/engine/shared.test.ts holds whole policies to the same decisions and costs either way.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { setCodegenMode } from "../../../src/cel/codegen.ts";
+import { setCodegenMode } from "../../../src/cel/configure.ts";
 import {
   ADMISSION_VARIABLES,
   type CelValue,
@@ -15,7 +15,7 @@ import {
   run,
   sharedSubexpressions,
 } from "../../../src/cel/index.ts";
-import { MemoEntry } from "../../../src/cel/compile.ts";
+import { MemoEntry } from "../../../src/cel/state/activation.ts";
 
 const ENV = createEnvironment({
   variables: { ...ADMISSION_VARIABLES },

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { celEquals } from "../../../src/cel/equality.ts";
+import { celEquals } from "../../../src/cel/runtime/equality.ts";
 import { compareStrings, formatDouble, parseDouble, stdLibrary } from "../../../src/cel/library/std.ts";
 import { parseDuration, parseTimestamp } from "../../../src/cel/library/time.ts";
-import { CelMap, CelType, type CelValue, UInt } from "../../../src/cel/values.ts";
+import { CelMap, CelType, type CelValue, UInt } from "../../../src/cel/runtime/values.ts";
 import { overloadsById, stubContext, throwsCel } from "../../helpers/library.ts";
 
 const std = overloadsById([stdLibrary], stubContext({ regex: true }));

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { inspect } from "node:util";
 import { tests as conformance } from "@bufbuild/cel-spec/testdata/conformance.js";
-import { celEquals } from "../../../src/cel/equality.ts";
+import { celEquals } from "../../../src/cel/runtime/equality.ts";
 import { stringsLibrary } from "../../../src/cel/library/strings.ts";
 import {
   CelError,
@@ -13,7 +13,7 @@ import {
   Duration,
   Timestamp,
   UInt,
-} from "../../../src/cel/values.ts";
+} from "../../../src/cel/runtime/values.ts";
 import { evaluate, overloadsById } from "../../helpers/library.ts";
 
 const { overload, call, cost } = overloadsById([stringsLibrary]);

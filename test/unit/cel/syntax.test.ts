@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { bufParserSource, parseCel } from "../../../src/cel/syntax.ts";
+import { bufParserSource, parseCel } from "../../../src/cel/syntax/parse.ts";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 
@@ -13,10 +13,10 @@ test("the parser comes from @bufbuild/cel's parse.js, not its entry point", () =
 });
 
 test("loading the CEL front end does not load @bufbuild/cel's evaluator and its registries", () => {
-  // In a fresh process: which of the package's CommonJS modules did importing syntax.ts load?
+  // In a fresh process: which of the package's CommonJS modules did importing syntax/parse.ts load?
   const script = `
     import { createRequire } from "node:module";
-    await import(${JSON.stringify(new URL("../../../src/cel/syntax.ts", import.meta.url).href)});
+    await import(${JSON.stringify(new URL("../../../src/cel/syntax/parse.ts", import.meta.url).href)});
     const require = createRequire(import.meta.url);
     const loaded = Object.keys(require.cache).filter((k) => k.includes("@bufbuild/cel/"));
     console.log(JSON.stringify(loaded.map((k) => k.slice(k.lastIndexOf("/") + 1)).sort()));

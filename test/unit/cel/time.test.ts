@@ -9,7 +9,7 @@ import {
   parseTimestamp,
   timeLibrary,
 } from "../../../src/cel/library/time.ts";
-import { type CelValue, Duration, Timestamp } from "../../../src/cel/values.ts";
+import { type CelValue, Duration, Timestamp } from "../../../src/cel/runtime/values.ts";
 import { overloadsById, throwsCel } from "../../helpers/library.ts";
 
 // Conversions such as int64_to_timestamp live in the standard library.

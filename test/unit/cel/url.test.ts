@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { celEquals } from "../../../src/cel/equality.ts";
+import { celEquals } from "../../../src/cel/runtime/equality.ts";
 import { quote as goQuote } from "../../../src/cel/go/quote.ts";
 import { type URLValue, urlLibrary } from "../../../src/cel/library/url.ts";
-import { CelMap, type CelValue, mapEntries } from "../../../src/cel/values.ts";
+import { CelMap, type CelValue, mapEntries } from "../../../src/cel/runtime/values.ts";
 import { errorOf, evaluate, libraryHarness } from "../../helpers/library.ts";
 
 const { overload, call, cost } = libraryHarness(urlLibrary);

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
 import type { Activation } from "../../../src/cel/index.ts";
-import { type CodegenMode, setCodegenMode } from "../../../src/cel/codegen.ts";
+import { type CodegenMode, setCodegenMode } from "../../../src/cel/configure.ts";
 import type { CompiledValidatingPolicy } from "../../../src/compile/policy.ts";
 import { decide } from "../../../src/engine/decision.ts";
 import { validate } from "../../../src/engine/validating.ts";

@@ -1,5 +1,5 @@
 /**
- * A policy whose expressions share subexpressions (cel/shared.ts) computes them once per
+ * A policy whose expressions share subexpressions (cel/plan/shared.ts) computes them once per
  * evaluation; it must decide, charge and fail exactly as the same policy compiled without sharing:
  * the same verdicts and messages, and the same cost, value and error at every step of the trace.
  */

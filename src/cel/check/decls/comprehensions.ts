@@ -1,6 +1,6 @@
 /**
  * cel-go's two-variable comprehensions (ext/comprehensions.go), which Kubernetes enables from 1.32:
- * the macros are expanded by syntax.ts; `transformMap` and `transformMapEntry` call this function.
+ * the macros are expanded by syntax/parse.ts; `transformMap` and `transformMapEntry` call this function.
  */
 import { fn, global, type LibraryDecl } from "./model.ts";
 

@@ -1,7 +1,7 @@
 /**
  * cel-go extensions Kubernetes does not enable, which celgate offers as opt-in extras: the math
  * extension (ext/math.go, latest version) and the encoders (ext/encoders.go). `cel.bind`
- * (ext/bindings.go) is a macro only; syntax.ts expands it.
+ * (ext/bindings.go) is a macro only; syntax/parse.ts expands it.
  */
 import { fn, global, type LibraryDecl, type OverloadDecl } from "./model.ts";
 

@@ -110,7 +110,7 @@ export const RUNTIME_ALIASES: Readonly<Record<string, readonly string[]>> = (() 
 })();
 
 /**
- * Typed overloads the compiler implements itself (compile.ts: logic, equality, indexing,
+ * Typed overloads the compiler implements itself (plan/: logic, equality, indexing,
  * optional indexing) rather than through a runtime library table.
  */
 export const BUILTIN_OVERLOADS: ReadonlySet<string> = new Set([

@@ -67,7 +67,7 @@ export const celListsDecls: LibraryDecl = {
       member("list_flatten_int", "list(dyn).(int) -> list(dyn)"),
     ),
     fn("sort", ...SORTABLE.map((t) => member(`list_${t}_sort`, `list(${t}).() -> list(${t})`))),
-    // The sortBy macro's target: a member call in cel-go, written as a global call by syntax.ts.
+    // The sortBy macro's target: a member call in cel-go, written as a global call by syntax/parse.ts.
     fn(
       "@sortByAssociatedKeys",
       ...SORTABLE.map((t) => member(`list_${t}_sortByAssociatedKeys`, `list(T).(list(${t})) -> list(T)`)),

@@ -37,9 +37,9 @@ for (const lib of ALL_LIBRARIES)
  */
 const STYLE_DIFFERENCES: ReadonlyMap<string, string> = new Map([["quantity_sign", "library/quantity.go"]]);
 
-/** Same overload, another function name: cel-go's internal names for what syntax.ts expands. */
+/** Same overload, another function name: cel-go's internal names for what syntax/parse.ts expands. */
 const NAME_DIFFERENCES: ReadonlyMap<string, [string, string]> = new Map([
-  // ext/comprehensions.go mapInsert = "cel.@mapInsert"; syntax.ts calls it @mapInsert.
+  // ext/comprehensions.go mapInsert = "cel.@mapInsert"; syntax/parse.ts calls it @mapInsert.
   ["@mapInsert_map_key_value", ["@mapInsert", "cel.@mapInsert"]],
   ["@mapInsert_map_map", ["@mapInsert", "cel.@mapInsert"]],
 ]);

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { Expr, ParsedExpression } from "../../../../src/cel/ast.ts";
+import type { Expr, ParsedExpression } from "../../../../src/cel/syntax/ast.ts";
 import {
   type CheckEnv,
   type CheckResult,
@@ -19,9 +19,9 @@ import { type FunctionDecl, parseType, type LibraryDecl } from "../../../../src/
 import { fn, global, member } from "../../../../src/cel/check/decls/model.ts";
 import { optionalDecls } from "../../../../src/cel/check/decls/optional.ts";
 import { stdDecls } from "../../../../src/cel/check/decls/std.ts";
-import { renderError } from "../../../../src/cel/source.ts";
-import { parseCel } from "../../../../src/cel/syntax.ts";
-import { UInt } from "../../../../src/cel/values.ts";
+import { renderError } from "../../../../src/cel/syntax/source.ts";
+import { parseCel } from "../../../../src/cel/syntax/parse.ts";
+import { UInt } from "../../../../src/cel/runtime/values.ts";
 
 export { fn, global, member, parseType };
 
@@ -207,10 +207,10 @@ export interface Case {
   /** The errors as cel-go prints them, positions included. */
   readonly err?: string;
   /**
-   * Our parser (@bufbuild/cel through syntax.ts) places this node elsewhere than cel-go's: a call
+   * Our parser (@bufbuild/cel through syntax/parse.ts) places this node elsewhere than cel-go's: a call
    * at its start instead of its `(`, a struct at its start instead of its `{`, a struct field at its
    * name instead of its `:`, `in` after its left operand instead of on the operator. The messages
-   * are compared; the positions are syntax.ts's to fix.
+   * are compared; the positions are syntax/parse.ts's to fix.
    */
   readonly parserOffsets?: "call" | "struct" | "field" | "in";
 }

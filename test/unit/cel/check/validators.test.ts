@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { CallNode, ListNode } from "../../../../src/cel/ast.ts";
+import type { CallNode, ListNode } from "../../../../src/cel/syntax/ast.ts";
 import { admissionCheckEnv } from "../../../../src/cel/check/index.ts";
 import { assertSameText, check, rendered } from "./helpers.ts";
 
@@ -96,7 +96,7 @@ test("program: constant patterns of find and findAll compile when the program is
 // ---- homogeneous aggregate literals (validator_test.go TestValidateHomogeneousAggregateLiterals) --
 
 test("homogeneous literals: cel-go's cases", () => {
-  // cel-go's cases read `name in [...]`; the literals alone, since syntax.ts does not yet see the
+  // cel-go's cases read `name in [...]`; the literals alone, since syntax/parse.ts does not yet see the
   // optional markers of a list that follows `in` (it takes the `[` for an index).
   assertRendered(
     "['hello', 0]",

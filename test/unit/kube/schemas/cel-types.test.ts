@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { admissionCheckEnv, checkExpression, formatType } from "../../../../src/cel/check/index.ts";
-import { parseCel } from "../../../../src/cel/syntax.ts";
+import { parseCel } from "../../../../src/cel/syntax/parse.ts";
 import {
   assignTypeNames,
   celTypeOf,

@@ -12,22 +12,16 @@
  * Two places hold the same subexpression when their canonical keys are equal: the same tree,
  * constants compared by type and value, node ids ignored.
  *
- * The evaluator (compile.ts, `memoized`) reuses a value only where that cannot be told from
+ * The evaluator (`memoized`, below) reuses a value only where that cannot be told from
  * computing it: it charges the cost the first evaluation took, and computes afresh whenever the
  * replayed cost would cross the limit (so a limit error falls where it would have) or the first
  * evaluation failed.
  */
-import { children, type Expr } from "./ast.ts";
-import { CelType, UInt } from "./values.ts";
-
-/** The variables a shared subexpression may read: the same for every expression of one evaluation. */
-export const SHAREABLE_ROOTS: ReadonlySet<string> = new Set([
-  "object",
-  "oldObject",
-  "request",
-  "params",
-  "namespaceObject",
-]);
+import { MemoEntry } from "../state/activation.ts";
+import { children, type Expr } from "../syntax/ast.ts";
+import { type Compiled, emitValue } from "./node.ts";
+import { REQUEST_VARIABLES } from "../env/environment.ts";
+import { CelType, UInt } from "../runtime/values.ts";
 
 let unique = 0;
 
@@ -80,7 +74,7 @@ export class SubexpressionIndex {
     if (e.kind !== "call" && e.kind !== "comprehension") return false;
     const free = this.freeIdents(e);
     if (free.size === 0) return false;
-    for (const name of free) if (!SHAREABLE_ROOTS.has(name) || bound(name)) return false;
+    for (const name of free) if (!REQUEST_VARIABLES.has(name) || bound(name)) return false;
     return true;
   }
 
@@ -161,4 +155,71 @@ export function sharedKeys(roots: readonly Expr[], index = new SubexpressionInde
   const out = new Map<string, number>();
   for (const [k, n] of seen) if (n >= 2) out.set(k, out.size);
   return out;
+}
+
+/** What the planner needs to share subexpressions: their keys' memo places, and the index that keys the tree. */
+export interface SharedSubexpressions {
+  /** Canonical key → its place in the policy's memo, for the keys to share in this expression. */
+  readonly ids: ReadonlyMap<string, number>;
+  readonly index: SubexpressionIndex;
+}
+
+/**
+ * The node as planned, or its shared form when it is a subexpression this expression shares.
+ * `bound` says whether a name is a comprehension or bind variable around the node.
+ */
+export function sharedForm(
+  shared: SharedSubexpressions,
+  e: Expr,
+  c: Compiled,
+  bound: (name: string) => boolean,
+): Compiled {
+  if (!shared.index.shareable(e, bound)) return c;
+  const id = shared.ids.get(shared.index.key(e));
+  // An optional chain's raw view has no memoized twin: such nodes compute their own.
+  return id === undefined || c.raw !== undefined || c.chain !== undefined ? c : memoized(c, id);
+}
+
+/**
+ * A shared subexpression: its value comes from the activation's memo when an earlier expression (or
+ * an earlier pass of a loop) computed it, and that evaluation's cost is charged again, so a reuse
+ * costs what computing it would have. If the replayed cost would pass the limit it computes afresh,
+ * so the limit error falls where it would have; a failed evaluation is not kept.
+ */
+function memoized(inner: Compiled, id: number): Compiled {
+  const compute = inner.ev;
+  return {
+    ev: (f) => {
+      const memo = f.act.memo;
+      if (memo === undefined) return compute(f);
+      const st = f.st;
+      const hit = memo[id];
+      if (hit !== undefined && st.cost + hit.cost <= st.costLimit) {
+        st.cost += hit.cost;
+        return hit.value;
+      }
+      const before = st.cost;
+      const v = compute(f);
+      if (hit === undefined) memo[id] = new MemoEntry(v, st.cost - before);
+      return v;
+    },
+    emit: (g) => {
+      const memo = g.temp();
+      const hit = g.temp();
+      const before = g.temp();
+      const out = g.temp();
+      g.line(`${memo} = A.memo; ${hit} = ${memo} === undefined ? undefined : ${memo}[${id}];`);
+      g.line(
+        `if (${hit} !== undefined && st.cost + ${hit}.cost <= st.costLimit) { st.cost += ${hit}.cost; ${out} = ${hit}.value; } else {`,
+      );
+      g.line(`${before} = st.cost;`);
+      const v = emitValue(g, inner);
+      g.line(
+        `${out} = ${v}; if (${memo} !== undefined && ${hit} === undefined) ${memo}[${id}] = new ${g.h.MemoEntry}(${out}, st.cost - ${before}); }`,
+      );
+      return out;
+    },
+    type: inner.type,
+    plain: inner.plain === true,
+  };
 }

@@ -115,9 +115,3 @@ export function celCompare(a: CelValue, b: CelValue, fn = "_<_"): number {
   }
   throw noSuchOverload(fn, [a, b]);
 }
-
-/** Throws unless `v` is a bool; the error names the function being applied. */
-export function requireBool(v: CelValue, fn: string): boolean {
-  if (typeof v !== "boolean") throw noSuchOverload(fn, [v]);
-  return v;
-}

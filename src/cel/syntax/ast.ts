@@ -1,9 +1,9 @@
 /**
- * Our CEL syntax tree. @bufbuild/cel parses; syntax.ts turns its protobuf tree into this one,
+ * Our CEL syntax tree. @bufbuild/cel parses; parse.ts turns its protobuf tree into this one,
  * applying the optional syntax its parser lacks and expanding the macros it does not know, so that
  * the checker and the compiler walk one small, plain data structure.
  */
-import type { CelValue } from "./values.ts";
+import type { CelValue } from "../runtime/values.ts";
 
 interface Node {
   /** Unique within one expression; maps to a source offset through `ParsedExpression.offsets`. */

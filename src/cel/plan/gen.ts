@@ -1,47 +1,78 @@
 /**
- * The second tier of the evaluator: a compiled expression written out as one JavaScript function.
+ * The writer of the evaluator's second tier: a compiled expression written out as one JavaScript
+ * function (the planner's node kinds, plan/*.ts, each write their part through a Gen).
  *
- * compile.ts turns every node into a closure, and closures made from the same source share V8's
- * type feedback, so their calls to one another stay megamorphic and are never inlined. For the
- * nodes that dominate admission policies (field selection and optional chains, `&&`/`||`/`!`, the
- * conditional, equality, `in` a constant list, comprehensions, bind) compile.ts also supplies an
- * emitter; an expression made of them becomes straight-line code with its loops written out, and
- * any other node is called as its closure from that code. Each emitter mirrors its closure
- * statement for statement: the same evaluation order, the same cost charges, the same error
- * absorption and the same positions on errors, so the two tiers agree on value, error and cost.
- * The one exception is `all`/`exists`, whose emitter writes out what the generic loop's condition
- * and step come to (a local boolean and the first error) rather than the steps themselves; the
- * codegen and differential tests hold it to the closures all the same.
+ * Closures made from the same source share V8's type feedback, so their calls to one another stay
+ * megamorphic and are never inlined. For the nodes that dominate admission policies (field
+ * selection and optional chains, `&&`/`||`/`!`, the conditional, equality, `in` a constant list,
+ * comprehensions, bind) the planner also supplies an emitter; an expression made of them becomes
+ * straight-line code with its loops written out, and any other node is called as its closure from
+ * that code. Each emitter mirrors its closure statement for statement: the same evaluation order,
+ * the same cost charges, the same error absorption and the same positions on errors, so the two
+ * tiers agree on value, error and cost. The one exception is `all`/`exists`, whose emitter writes
+ * out what the generic loop's condition and step come to (a local boolean and the first error)
+ * rather than the steps themselves; the codegen and differential tests hold it to the closures all
+ * the same.
+ *
+ * Generated code reaches run-time helpers only through `Gen.h`, typed by the helper table the Gen
+ * was made with (plan/helpers.ts): a helper renamed or removed there is a type error in every
+ * emitter that names it, and the function destructures only the helpers its code named, so a
+ * name written into the code any other way is not defined when the code runs.
  *
  * Why a second tier rather than cloned closures (own feedback per site, the same calls): see
  * docs/architecture.md.
  */
-import v8 from "node:v8";
-import type { CelValue } from "./values.ts";
+import type { CelValue } from "../runtime/values.ts";
 
-/**
- * V8 optimizes no function with more than 60 KB of bytecode (`--max-optimized-bytecode-size`), and
- * a generated function passes that at about eight Pod Security rules joined by `&&` in one
- * expression: it then runs unoptimized, several times slower. The limit is raised once per process,
- * for every function; Node's own are far below either limit. TurboFan then compiles such an
- * expression once, on its background thread.
- */
-v8.setFlagsFromString("--max-optimized-bytecode-size=524288");
+/** Run-time helpers generated code reaches by name, through `H` (plan/helpers.ts HELPERS). */
+export type HelperTable = Readonly<Record<string, unknown>>;
 
-/** Writes one node's evaluation as statements; returns the name of the variable that holds its value. */
-export type Emit = (g: Gen) => string;
-
-/** Runtime helpers the generated code reaches through `H`; compile.ts provides them. */
-export type Helpers = Readonly<Record<string, unknown>>;
+/** The names of a helper table's helpers, as generated code spells them. */
+export type HelperNames<H extends HelperTable> = { readonly [K in keyof H & string]: K };
 
 /**
  * A generated function: `generated(A, st, S)`, the activation, the evaluation state and the slots.
  * Emitted code names them so; code that calls closures also builds the frame they take, `f`
- * (`{ act: A, slots: S, st }`, compile.ts Frame).
+ * (`{ act: A, slots: S, st }`, plan/node.ts Frame).
  */
 export type GeneratedEval<A, S> = (act: A, st: S, slots: CelValue[]) => CelValue;
 
-export class Gen {
+/** Where a writer's `h` keeps the set of helpers its code named. */
+const USED: unique symbol = Symbol("used");
+
+/** The getters of each helper table's names, defined once per table (helperNames). */
+const namePrototypes = new WeakMap<HelperTable, object>();
+
+/**
+ * A writer's `h`: reading its property `x` gives "x" and adds it to `used`. The getters are defined
+ * once per helper table, on a prototype every writer's `h` shares: getters defined per writer made
+ * each `h` an object of a new shape, and writing code several times slower.
+ */
+function helperNames<H extends HelperTable>(helpers: H, used: Set<string>): HelperNames<H> {
+  let proto = namePrototypes.get(helpers);
+  if (proto === undefined) {
+    proto = Object.create(null) as object;
+    for (const name of Object.keys(helpers))
+      Object.defineProperty(proto, name, {
+        get(this: { readonly [USED]: Set<string> }): string {
+          this[USED].add(name);
+          return name;
+        },
+      });
+    namePrototypes.set(helpers, proto);
+  }
+  const names = Object.create(proto) as { [USED]: Set<string> };
+  names[USED] = used;
+  return names as unknown as HelperNames<H>;
+}
+
+export class Gen<H extends HelperTable> {
+  /**
+   * The helpers' names, for writing into code: `${g.h.selectValue}(...)`. Reading one marks the
+   * helper as used, and the function built defines only those.
+   */
+  readonly h: HelperNames<H>;
+  private readonly used = new Set<string>();
   private readonly lines: string[] = [];
   private readonly constants: unknown[] = [];
   private temps = 0;
@@ -65,21 +96,25 @@ export class Gen {
   program = 0;
   /**
    * For a variable holding the string a concatenation made: the variable holding its size in code
-   * points, set with it, so a concatenation onto it need not count them again (compile.ts
+   * points, set with it, so a concatenation onto it need not count them again (plan/dispatch.ts
    * concatSizeCode).
    */
   readonly stringSizes = new Map<string, string>();
 
   /**
+   * @param helpers the run-time helpers the code may name, through `h`
    * @param localSlots the frame's slots (loop and bind variables) as local variables: only for code
    *   that calls no closure (`callsClosures` after a first writing), since closures read the frame's.
    * @param earlier the path reads of a first writing of the same code (`pathReads`): the paths it
    *   read more than once are kept in locals in this one.
    */
   constructor(
+    private readonly helpers: H,
     private readonly localSlots: boolean,
     private readonly earlier?: ReadonlyMap<string, number>,
-  ) {}
+  ) {
+    this.h = helperNames(helpers, this.used);
+  }
 
   /** How often each path was read in this writing, for a second one (`earlier`). */
   get pathReadCounts(): ReadonlyMap<string, number> {
@@ -165,24 +200,23 @@ export class Gen {
    * The function. `new Function` compiles it outside any module scope, so everything it uses comes
    * in through K (constants, closures) and H (helpers).
    */
-  build<A, S>(rootVar: string, helpers: Helpers): GeneratedEval<A, S> {
-    return this.buildFunction<GeneratedEval<A, S>>("generated", "", [`return ${rootVar};`], helpers);
+  build<A, S>(rootVar: string): GeneratedEval<A, S> {
+    return this.buildFunction<GeneratedEval<A, S>>("generated", "", [`return ${rootVar};`]);
   }
 
   /**
    * A function named `name` of `(A, st, S, ...extra)`, its body the lines written so far and then
    * `tail`. The helpers' names must differ from the temporaries' (`t<n>`, `s<n>`) and from `f`.
    */
-  buildFunction<F>(name: string, extra: string, tail: readonly string[], helpers: Helpers): F {
+  buildFunction<F>(name: string, extra: string, tail: readonly string[]): F {
     const vars = [
       ...Array.from({ length: this.temps }, (_, i) => `t${i}`),
       ...[...this.locals].map((n) => `s${n}`),
     ];
     const decl = vars.length > 0 ? `let ${vars.join(", ")};` : "";
-    const names = Object.keys(helpers);
     const body = [
       '"use strict";',
-      `const { ${names.join(", ")} } = H;`,
+      this.used.size > 0 ? `const { ${[...this.used].join(", ")} } = H;` : "",
       `return function ${name}(A, st, S${extra ? `, ${extra}` : ""}) {`,
       // In the order every frame is built with, so closures see frames of one shape.
       this.callsClosures ? "const f = { act: A, slots: S, st };" : "",
@@ -191,32 +225,6 @@ export class Gen {
       ...tail,
       "};",
     ].join("\n");
-    return new Function("K", "H", body)(this.constants, helpers) as F;
+    return new Function("K", "H", body)(this.constants, this.helpers) as F;
   }
-}
-
-/** When programs switch to generated code. */
-export type CodegenMode = "lazy" | "always" | "never";
-
-/** The mode a `CELGATE_CEL_CODEGEN` value names; undefined when it names none (the CLI warns then). */
-export function codegenModeFrom(v: string | undefined): CodegenMode | undefined {
-  return v === "lazy" || v === "always" || v === "never" ? v : undefined;
-}
-
-let mode: CodegenMode = codegenModeFrom(process.env.CELGATE_CEL_CODEGEN) ?? "lazy";
-
-/**
- * Generation costs tens of microseconds an expression, so by default a program is generated on
- * its second run: policies that are loaded and never asked (most of a large set, since the index
- * skips them) or run once (the CLI) never pay. Tests set "always" to run every case on generated
- * code, or "never" for closures only.
- */
-export function setCodegenMode(m: CodegenMode): CodegenMode {
-  const before = mode;
-  mode = m;
-  return before;
-}
-
-export function codegenMode(): CodegenMode {
-  return mode;
 }

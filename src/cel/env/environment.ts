@@ -3,8 +3,8 @@
  * which opt-in features are on. One environment is built per configuration and shared by every
  * expression compiled against it.
  */
-import { ALL_LIBRARIES } from "./library/index.ts";
-import type { FunctionDecl, Overload, TypeTag } from "./library/types.ts";
+import { ALL_LIBRARIES } from "../library/index.ts";
+import type { FunctionDecl, Overload, TypeTag } from "../library/types.ts";
 
 /** The admission variables, named once (Kyverno's keys.go does the same). */
 export const ADMISSION_VARIABLES = {
@@ -18,10 +18,12 @@ export const ADMISSION_VARIABLES = {
 } as const satisfies Record<string, TypeTag>;
 
 /**
- * The admission variables whose values are JSON when an activation says so (compile.ts
- * Activation.json): the objects of the request, its parameters and its namespace.
+ * The request's own variables: the objects of the request, its parameters and its namespace. Their
+ * values are JSON when an activation says so (state/activation.ts Activation.json), and they stay
+ * the same for a whole policy evaluation, so a subexpression that reads only them can be computed
+ * once per evaluation (plan/shared.ts).
  */
-export const JSON_VARIABLES: ReadonlySet<string> = new Set([
+export const REQUEST_VARIABLES: ReadonlySet<string> = new Set([
   "object",
   "oldObject",
   "request",
