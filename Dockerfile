@@ -16,6 +16,8 @@ WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+# The build copies the data files src/ reads at run time (built-in Kubernetes schemas) into dist/.
+COPY tools/copy-data.mjs ./tools/copy-data.mjs
 COPY src ./src
 RUN npm run build
 
