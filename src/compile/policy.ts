@@ -19,6 +19,7 @@ import {
   sharedSubexpressions,
 } from "../cel/index.ts";
 import type { Diagnostic } from "../errors.ts";
+import { KindScopes } from "../kube/scope.ts";
 import { PreparedMatch } from "../match/index.ts";
 import type {
   FailurePolicy,
@@ -412,6 +413,29 @@ export function compilePolicySet(set: PolicySet, options: CompileOptions = {}): 
     bindings,
     unbound,
     resources: set.resources,
-    diagnostics: policies.flatMap((p) => p.diagnostics),
+    diagnostics: [...policies.flatMap((p) => p.diagnostics), ...paramScopeWarnings(set)],
   };
+}
+
+/**
+ * A paramKind celgate cannot place: not a built-in kind, and no CustomResourceDefinition for it among
+ * the files. Its params are looked up as a namespaced kind's (policy_dispatcher.go CollectParams reads
+ * the scope from the API server's REST mapping), and `check` says so.
+ */
+function paramScopeWarnings(set: PolicySet): Diagnostic[] {
+  const scopes = KindScopes.from(set.resources.map((r) => r.object));
+  const out: Diagnostic[] = [];
+  for (const p of set.policies) {
+    const kind = p.paramKind;
+    if (!kind || scopes.of(kind.apiVersion, kind.kind).source !== "assumed") continue;
+    out.push({
+      code: "PE_PARAM_SCOPE",
+      severity: "warning",
+      message: `paramKind ${kind.apiVersion} ${kind.kind} is not a built-in kind and no CustomResourceDefinition for it is loaded: its params are taken to be namespaced`,
+      path: "spec.paramKind",
+      location: p.source.locate("spec.paramKind"),
+      object: { kind: p.kind, name: p.name },
+    });
+  }
+  return out;
 }

@@ -9,6 +9,7 @@ import {
   DEADLINE_PASSED,
   explainFalse,
   Thrown,
+  typeName,
 } from "../cel/index.ts";
 import type {
   CompiledExpression,
@@ -30,7 +31,7 @@ import {
   thrownFailure,
   toOutcome,
 } from "./evaluate.ts";
-import { errorViolations, errorWarnings } from "./failure-policy.ts";
+import { auditAnnotationViolations, errorResult, errorViolations, errorWarnings } from "./failure-policy.ts";
 import { gateOnMatchConditions } from "./match-conditions.ts";
 import { type PreparedRequest, prepare } from "./prepare.ts";
 import {
@@ -58,7 +59,23 @@ export function reasonCode(reason: string): number {
 }
 
 const MAX_MESSAGE_LENGTH = 5 * 1024;
+/** dispatcher.go's maxAuditAnnotationValueLength, in bytes of UTF-8 (Go's `value[:n]`). */
 const MAX_AUDIT_VALUE_LENGTH = 10 * 1024;
+
+/**
+ * The first `max` bytes of `text`'s UTF-8, as Go's `value[:max]` cuts a string. A character cut in
+ * two leaves bytes that are not UTF-8, which the API server's JSON encoding (audit log, webhook
+ * reply) writes as U+FFFD each: so does this.
+ */
+function truncateBytes(text: string, max: number): string {
+  if (text.length * 3 <= max) return text;
+  const bytes = Buffer.from(text, "utf8");
+  if (bytes.length <= max) return text;
+  let end = max;
+  // Back to the start of the character the cut falls in; its bytes before the cut become U+FFFD.
+  while (end > 0 && ((bytes[end] as number) & 0xc0) === 0x80) end--;
+  return bytes.subarray(0, end).toString("utf8") + "\ufffd".repeat(max - end);
+}
 
 function messageFor(
   ev: Evaluation,
@@ -176,6 +193,11 @@ function validatePolicy(
   let errored: { kind: EvaluationErrorKind; message: string } | undefined;
   // Every validation runs before any messageExpression, as in Kubernetes.
   const outcomes = validationOutcomes(ev, policy, act);
+  // The policy's budget running out ends its evaluation as one error, whatever the validations
+  // before it found, and no audit annotation is evaluated: validator.go returns a single decision
+  // (index 0) when the validations' ForInput fails.
+  const spent = outcomes?.find((r) => r instanceof ExprFailure && r.message === BUDGET_MESSAGE);
+  if (spent !== undefined) return errorResult(base, subject, "cost", BUDGET_MESSAGE, ev, started, 0);
   if (outcomes !== undefined)
     for (let i = 0; i < outcomes.length; i++) {
       const r = outcomes[i];
@@ -202,14 +224,22 @@ function validatePolicy(
     const r = runStep(ev, "auditAnnotation", a.key, a.expression, act);
     if (!r.ok) {
       errored ??= { kind: r.kind, message: r.message };
-      violations = errorViolations(violations, policy, actions, r.message, -1);
+      violations = auditAnnotationViolations(violations, policy, r.message, false);
       continue;
     }
-    // Kubernetes trims the value and leaves an empty one out.
-    const value = typeof r.value === "string" ? r.value.trim() : "";
+    // A string is trimmed and an empty one left out, as is null; any other type is an error
+    // (validator.go), whatever the failurePolicy.
+    if (r.value === null) continue;
+    if (typeof r.value !== "string") {
+      const message = `valueExpression '${a.expression.source}' resulted in unsupported return type: ${typeName(r.value)}. Return type must be either string or null.`;
+      errored ??= { kind: "runtime", message };
+      violations = auditAnnotationViolations(violations, policy, message, true);
+      continue;
+    }
+    const value = r.value.trim();
     if (value !== "") {
       auditAnnotations ??= {};
-      auditAnnotations[`${policy.name}/${a.key}`] = value.slice(0, MAX_AUDIT_VALUE_LENGTH);
+      auditAnnotations[`${policy.name}/${a.key}`] = truncateBytes(value, MAX_AUDIT_VALUE_LENGTH);
     }
   }
   const outcome = errored ? "error" : violations !== undefined ? "fail" : "pass";

@@ -55,6 +55,7 @@ const CASE_FIELDS = [
   "namespaceObject",
   "dryRun",
   "defaulting",
+  "reviewFile",
   "expect",
 ];
 const GROUP_FIELDS = ["group", "defaults", "cases"];
@@ -98,6 +99,7 @@ interface Fields {
   namespaceObject?: At<JsonObject>;
   dryRun?: At<boolean>;
   defaulting?: At<boolean>;
+  review?: At<FileRef>;
   expect?: ExpectFields;
 }
 
@@ -520,6 +522,10 @@ function fields(r: Reader, obj: JsonObject, path: string): Fields {
     const b = r.bool(obj.defaulting, at("defaulting"));
     if (b !== undefined) out.defaulting = { value: b, path: at("defaulting") };
   }
+  if (obj.reviewFile !== undefined) {
+    const ref = r.fileRef(obj.reviewFile, at("reviewFile"));
+    if (ref) out.review = { value: ref, path: at("reviewFile") };
+  }
   if (obj.expect !== undefined) {
     const e = expectations(r, obj.expect, at("expect"));
     if (e) out.expect = e;
@@ -643,6 +649,7 @@ function walkCases(w: Walk, v: unknown, path: string, defaults: Fields, prefix: 
 }
 
 function resolveCase(r: Reader, name: string, path: string, own: Fields, m: Fields): SuiteCase | undefined {
+  if (m.review) return reviewCase(r, name, path, own, m, m.review);
   const errorsBefore = r.errors;
   // oldObject makes an UPDATE unless the case itself names the operation (a default's CREATE yields).
   const operation: Operation =
@@ -699,6 +706,63 @@ function resolveCase(r: Reader, name: string, path: string, own: Fields, m: Fiel
     ...(m.namespaceObject ? { namespaceObject: m.namespaceObject } : {}),
     ...(m.dryRun ? { dryRun: m.dryRun.value } : {}),
     ...(m.defaulting ? { defaulting: m.defaulting.value } : {}),
+    expect: values as Expectations,
+    expectPaths,
+  };
+}
+
+/** The fields a saved AdmissionReview's request carries itself: a review case cannot set them. */
+const REQUEST_FIELDS = [
+  "object",
+  "oldObject",
+  "operation",
+  "subResource",
+  "resource",
+  "kind",
+  "requestName",
+  "namespace",
+  "userInfo",
+  "dryRun",
+  "defaulting",
+] as const;
+
+/** A case given as a saved AdmissionReview: defaults' request fields yield to it, its own are an error. */
+function reviewCase(
+  r: Reader,
+  name: string,
+  path: string,
+  own: Fields,
+  m: Fields,
+  review: At<FileRef>,
+): SuiteCase | undefined {
+  const errorsBefore = r.errors;
+  for (const k of REQUEST_FIELDS) {
+    const at = own[k];
+    if (at)
+      r.report(
+        at.path,
+        `reviewFile gives the whole request: drop ${at.path.slice(at.path.lastIndexOf(".") + 1)}`,
+      );
+  }
+  const expect = m.expect ?? {};
+  if (expect.allowed === undefined)
+    r.report(
+      own.expect ? childPath(path, "expect") : path,
+      "missing expect.allowed: every case says whether the request is allowed",
+    );
+  if (r.errors > errorsBefore) return undefined;
+  const values: Record<string, unknown> = {};
+  const expectPaths: Partial<Record<ExpectKey, string>> = {};
+  for (const [k, at] of Object.entries(expect)) {
+    values[k] = at.value;
+    expectPaths[k as ExpectKey] = at.path;
+  }
+  return {
+    name,
+    path,
+    location: r.map.locate(path),
+    review,
+    ...(m.namespaceObject ? { namespaceObject: m.namespaceObject } : {}),
     expect: values as Expectations,
     expectPaths,
   };

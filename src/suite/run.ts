@@ -21,14 +21,14 @@ import { type AuthorizerCheck, tableAuthorizer } from "../cel/library/authz-tabl
 import { compileRegex } from "../cel/regex/index.ts";
 import { type CompiledPolicySet, compilePolicySet } from "../compile/policy.ts";
 import { admit, OFFLINE_DEADLINE_MS } from "../engine/admit.ts";
-import type { EngineContext } from "../engine/context.ts";
+import { contextFromResources, type EngineContext, withNamespaceObject } from "../engine/context.ts";
 import { decide } from "../engine/decision.ts";
 import { jsonEqual } from "../engine/mutate.ts";
-import { paramLookup } from "../engine/params.ts";
 import type { JsonPatchOp, PolicyResult } from "../engine/types.ts";
+import { KindScopes } from "../kube/scope.ts";
 import { type AdmissionRequest, DEFAULT_USER } from "../request/types.ts";
 import type { Diagnostic, SourceLocation } from "../errors.ts";
-import type { ResourceObject } from "../policy/types.ts";
+import type { Result } from "../result.ts";
 import type { SuiteReader } from "../sources/suites.ts";
 import { parseSuiteText, suiteNameFromFile } from "./parse.ts";
 import {
@@ -37,7 +37,9 @@ import {
   type ExpectKey,
   type Expectations,
   type JsonObject,
+  type ObjectCase,
   type ObjectSource,
+  type ReviewCase,
   type Suite,
   type SuiteCase,
 } from "./types.ts";
@@ -46,6 +48,12 @@ export interface RunOptions {
   readonly extras?: CelExtras;
   /** Whether cases that do not say (`defaulting`) get the API server's defaults (default true). */
   readonly defaults?: boolean;
+  /**
+   * Decodes a saved AdmissionReview (a case's `reviewFile`) as the webhook decodes a review body:
+   * its request, or the reason the webhook would refuse it. The adapters' codec does it (this stage
+   * cannot import adapters); without it, a suite with a reviewFile case is broken.
+   */
+  readonly decodeReview?: (review: unknown) => Result<AdmissionRequest, string>;
 }
 
 /** What the policies decided about a case, in the terms of `expect`. */
@@ -109,7 +117,9 @@ interface PreparedCase {
   readonly request: AdmissionRequest;
   readonly original: unknown;
   readonly defaulted: readonly DefaultedField[];
-  readonly namespaceObject?: { readonly name: string; readonly object: JsonObject };
+  readonly namespaceObject?: JsonObject;
+  /** The API server's defaults on stored objects and after mutations (`defaulting`). */
+  readonly defaults: boolean;
 }
 
 function hasErrors(diagnostics: readonly Diagnostic[]): boolean {
@@ -163,7 +173,8 @@ async function readObjectFile(
 
 interface Loaded {
   readonly set: CompiledPolicySet;
-  readonly namespaces: ReadonlyMap<string, Readonly<Record<string, unknown>>>;
+  /** The lookups with the API server's defaults on stored objects, and without (`defaulting: false`). */
+  readonly contexts: { readonly defaulted: EngineContext; readonly asWritten: EngineContext };
   readonly cases: readonly PreparedCase[];
 }
 
@@ -186,12 +197,6 @@ async function missingFiles(
   return out;
 }
 
-function namespacesOf(resources: readonly ResourceObject[]): Map<string, Readonly<Record<string, unknown>>> {
-  return new Map(
-    resources.filter((r) => r.kind === "Namespace" && r.apiVersion === "v1").map((r) => [r.name, r.object]),
-  );
-}
-
 /** Loads what the suite names and builds every case's request; any problem is a diagnostic. */
 async function load(
   suite: Suite,
@@ -204,12 +209,17 @@ async function load(
   ];
   if (hasErrors(diagnostics)) return { diagnostics };
   const policies = await reader.loadPolicies(suite.policies.map((p) => p.value.resolved));
-  const compiled = compilePolicySet(policies.set, options.extras ? { extras: options.extras } : {});
   const resources =
     suite.resources.length > 0
       ? await reader.loadPolicies(suite.resources.map((p) => p.value.resolved))
       : undefined;
-  diagnostics.push(...policies.diagnostics, ...compiled.diagnostics, ...(resources?.diagnostics ?? []));
+  // Compiled with every resource, so a CustomResourceDefinition among them gives its kind's scope.
+  const allResources = [...policies.set.resources, ...(resources?.set.resources ?? [])];
+  const set = compilePolicySet(
+    { ...policies.set, resources: allResources },
+    options.extras ? { extras: options.extras } : {},
+  );
+  diagnostics.push(...policies.diagnostics, ...set.diagnostics, ...(resources?.diagnostics ?? []));
   const stray = resources ? resources.set.policies.length + resources.set.bindings.length : 0;
   if (stray > 0)
     diagnostics.push({
@@ -220,7 +230,7 @@ async function load(
       ),
       severity: "warning",
     });
-  if (compiled.policies.length === 0 && !hasErrors(diagnostics))
+  if (set.policies.length === 0 && !hasErrors(diagnostics))
     diagnostics.push(
       suiteError(
         suite,
@@ -228,8 +238,7 @@ async function load(
         `no ValidatingAdmissionPolicy or MutatingAdmissionPolicy found in ${suite.policies.map((p) => p.value.written).join(", ")}`,
       ),
     );
-  const allResources = [...compiled.resources, ...(resources?.set.resources ?? [])];
-  const set: CompiledPolicySet = { ...compiled, resources: allResources };
+  const scopes = KindScopes.from(allResources.map((r) => r.object));
 
   const files = new Map<string, Awaited<ReturnType<typeof readObjectFile>>>();
   const objectOf = async (source: At<ObjectSource>): Promise<JsonObject | undefined> => {
@@ -247,26 +256,75 @@ async function load(
 
   const cases: PreparedCase[] = [];
   for (const [index, c] of suite.cases.entries()) {
+    if (c.review) {
+      const prepared = await prepareReviewCase(suite, c, reader, options, diagnostics);
+      if (prepared) cases.push(prepared);
+      continue;
+    }
     const object = await objectOf(c.object);
     const oldObject = c.oldObject ? await objectOf(c.oldObject) : undefined;
     if (!object || (c.oldObject && !oldObject)) continue;
     const defaults = c.defaulting ?? options.defaults ?? true;
-    const prepared = prepareCase(suite, c, index, object, oldObject, defaults, diagnostics);
+    const prepared = prepareCase(suite, c, index, { object, oldObject, defaults, scopes }, diagnostics);
     if (prepared) cases.push(prepared);
   }
   if (hasErrors(diagnostics)) return { diagnostics };
-  return { loaded: { set, namespaces: namespacesOf(allResources), cases }, diagnostics };
+  const contexts = {
+    defaulted: contextFromResources(allResources, { assumeNamespaces: true }),
+    asWritten: contextFromResources(allResources, { assumeNamespaces: true, defaults: false }),
+  };
+  return { loaded: { set, contexts, cases }, diagnostics };
+}
+
+/**
+ * The case's namespaceObject, checked against the request it is for: unused (a warning) on a
+ * cluster-scoped request, an error when it names another namespace than the request's.
+ */
+function checkNamespaceObject(
+  suite: Suite,
+  c: SuiteCase,
+  request: AdmissionRequest,
+  diagnostics: Diagnostic[],
+): boolean {
+  const nsObject = c.namespaceObject;
+  const nsName =
+    nsObject && isObject(nsObject.value.metadata) ? String(nsObject.value.metadata.name) : undefined;
+  if (!nsObject || nsName === undefined) return true;
+  if (request.namespace === "") {
+    diagnostics.push({
+      ...suiteError(
+        suite,
+        nsObject.path,
+        "namespaceObject is not used: the request is for a cluster-scoped object, so namespaceObject is null",
+      ),
+      severity: "warning",
+    });
+  } else if (request.namespace !== nsName) {
+    diagnostics.push(
+      suiteError(
+        suite,
+        nsObject.path,
+        `namespaceObject is '${nsName}' but the request's namespace is '${request.namespace}'`,
+      ),
+    );
+    return false;
+  }
+  return true;
 }
 
 function prepareCase(
   suite: Suite,
-  c: SuiteCase,
+  c: ObjectCase,
   index: number,
-  object: JsonObject,
-  oldObject: JsonObject | undefined,
-  defaults: boolean,
+  input: {
+    readonly object: JsonObject;
+    readonly oldObject: JsonObject | undefined;
+    readonly defaults: boolean;
+    readonly scopes: KindScopes;
+  },
   diagnostics: Diagnostic[],
 ): PreparedCase | undefined {
+  const { object, oldObject, defaults } = input;
   const ref = resourceRef(object, c.object.path);
   if (!ref.ok) {
     diagnostics.push(suiteError(suite, c.object.path, ref.error));
@@ -277,11 +335,7 @@ function prepareCase(
   // The case's own namespace wins over the object's; the namespaceObject's and the defaults' only fill in.
   const defaultNamespace = nsName ?? c.defaultNamespace;
   const built = buildRequest(
-    {
-      ...ref.value,
-      namespace: c.namespace ?? ref.value.namespace,
-      name: c.requestName ?? ref.value.name,
-    },
+    { ...ref.value, namespace: c.namespace ?? ref.value.namespace },
     {
       operation: c.operation,
       object,
@@ -292,6 +346,8 @@ function prepareCase(
       // Deterministic, so traces that show the request are the same on every run.
       uid: `00000000-0000-4000-8000-${String(index + 1).padStart(12, "0")}`,
       defaults,
+      ...(c.requestName !== undefined ? { name: c.requestName } : {}),
+      scopes: input.scopes,
     },
   );
   if (!built.ok) {
@@ -302,34 +358,64 @@ function prepareCase(
   if (c.kind) request = { ...request, kind: c.kind, requestKind: c.kind };
   if (c.resource) request = { ...request, resource: c.resource, requestResource: c.resource };
   if (c.dryRun !== undefined) request = { ...request, dryRun: c.dryRun };
-  if (c.namespaceObject && nsName !== undefined && nsObject) {
-    if (request.namespace === "") {
-      diagnostics.push({
-        ...suiteError(
-          suite,
-          c.namespaceObject.path,
-          "namespaceObject is not used: the request is for a cluster-scoped object, so namespaceObject is null",
-        ),
-        severity: "warning",
-      });
-    } else if (request.namespace !== nsName) {
-      diagnostics.push(
-        suiteError(
-          suite,
-          c.namespaceObject.path,
-          `namespaceObject is '${nsName}' but the request's namespace is '${request.namespace}'`,
-        ),
-      );
-      return undefined;
-    }
-  }
+  if (!checkNamespaceObject(suite, c, request, diagnostics)) return undefined;
   return {
     spec: c,
-    resource: { ...ref.value, namespace: request.namespace, name: request.name },
+    resource: { ...ref.value, namespace: request.namespace, name: request.name || ref.value.name },
     request,
     original: request.operation === "DELETE" ? request.oldObject : request.object,
     defaulted: defaultedFields(built.value.defaulted),
-    ...(nsObject && nsName !== undefined ? { namespaceObject: { name: nsName, object: nsObject } } : {}),
+    ...(nsObject && nsName !== undefined ? { namespaceObject: nsObject } : {}),
+    defaults,
+  };
+}
+
+/**
+ * A case given as a saved AdmissionReview: decoded as the webhook decodes a review, and its request
+ * evaluated as it is, without the offline defaulting (the API server sent it defaulted) and with its
+ * own namespace, user, operation, dryRun and options. The API server defaults what its mutations
+ * change, as `serve` does.
+ */
+async function prepareReviewCase(
+  suite: Suite,
+  c: ReviewCase,
+  reader: SuiteReader,
+  options: RunOptions,
+  diagnostics: Diagnostic[],
+): Promise<PreparedCase | undefined> {
+  const file = c.review.value;
+  const fail = (message: string) => {
+    diagnostics.push(suiteError(suite, c.review.path, message));
+    return undefined;
+  };
+  if (!options.decodeReview) return fail("reviewFile cases need a runner that reads AdmissionReviews");
+  const text = await reader.readText(file.resolved);
+  if (!text.ok) return fail(`cannot read ${file.written}: ${text.error}`);
+  const docs = parseAllDocuments(text.value).filter((d) => d.contents !== null || d.errors.length);
+  const problem = docs.flatMap((d) => d.errors)[0];
+  if (problem) return fail(`${file.written}: not valid YAML or JSON: ${problem.message.split("\n")[0]}`);
+  if (docs.length !== 1)
+    return fail(`${file.written}: expected one AdmissionReview, found ${docs.length} documents`);
+  const decoded = options.decodeReview(docs[0]?.toJS());
+  if (!decoded.ok) return fail(`${file.written}: ${decoded.error}`);
+  const request = decoded.value;
+  if (!checkNamespaceObject(suite, c, request, diagnostics)) return undefined;
+  const subject = request.object ?? request.oldObject;
+  const meta = subject && isObject(subject.metadata) ? subject.metadata : {};
+  const k = request.kind;
+  return {
+    spec: c,
+    resource: {
+      apiVersion: k.group ? `${k.group}/${k.version}` : k.version,
+      kind: k.kind,
+      namespace: request.namespace,
+      name: request.name || (typeof meta.name === "string" ? meta.name : ""),
+    },
+    request,
+    original: request.operation === "DELETE" ? request.oldObject : request.object,
+    defaulted: [],
+    ...(c.namespaceObject ? { namespaceObject: c.namespaceObject.value } : {}),
+    defaults: true,
   };
 }
 
@@ -434,13 +520,17 @@ export function compare(c: SuiteCase, actual: CaseActual): Mismatch[] {
 function runCase(loaded: Loaded, rules: Suite["authorizer"], pc: PreparedCase): CaseResult {
   const started = performance.now();
   const checks: AuthorizerCheck[] = [];
-  const ns = pc.namespaceObject;
+  const base = pc.defaults ? loaded.contexts.defaulted : loaded.contexts.asWritten;
   const ctx: EngineContext = {
-    namespace: (name) => (ns && name === ns.name ? ns.object : loaded.namespaces.get(name)),
-    params: paramLookup(loaded.set.resources),
+    ...(pc.namespaceObject ? withNamespaceObject(base, pc.namespaceObject, { defaults: pc.defaults }) : base),
     authorizer: tableAuthorizer(rules, (c) => checks.push(c)),
   };
-  const options = { deadline: performance.now() + OFFLINE_DEADLINE_MS, includeUnbound: true, explain: true };
+  const options = {
+    deadline: performance.now() + OFFLINE_DEADLINE_MS,
+    includeUnbound: true,
+    explain: true,
+    defaults: pc.defaults,
+  };
   const request = pc.request;
   const decision = decide(admit(loaded.set, request, ctx, options));
   const results = decision.results;

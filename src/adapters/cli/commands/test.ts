@@ -3,6 +3,7 @@ import { writeFile } from "node:fs/promises";
 import type { CelExtras } from "../../../cel/index.ts";
 import { fileSuiteReader, findSuiteFiles, type SuiteReader } from "../../../sources/suites.ts";
 import { runSuiteFile, type SuiteResult } from "../../../suite/run.ts";
+import { decodeSavedReview } from "../../admission/saved.ts";
 import { formatDiagnostics } from "../../output/diagnostics.ts";
 import { formatJunit, formatSuiteJson, formatSuiteText, summarize } from "../../output/suite.ts";
 import { HELP_OPTION, parseCommandArgs, usageError, userPath } from "../args.ts";
@@ -85,7 +86,13 @@ export async function runWith(args: readonly string[], io: CliIO, reader: SuiteR
 
   const suites: SuiteResult[] = [];
   for (const file of found.files)
-    suites.push(await runSuiteFile(file, reader, { extras, defaults: !values["no-defaults"] }));
+    suites.push(
+      await runSuiteFile(file, reader, {
+        extras,
+        defaults: !values["no-defaults"],
+        decodeReview: decodeSavedReview,
+      }),
+    );
 
   const diagnostics = suites.flatMap((s) => s.diagnostics);
   if (diagnostics.length > 0) io.stderr(formatDiagnostics(diagnostics));
