@@ -7,9 +7,10 @@ import type { CelExtras } from "../../../cel/index.ts";
 import { type CompiledPolicySet, compilePolicySet } from "../../../compile/policy.ts";
 import type { Diagnostic } from "../../../errors.ts";
 import { admit, OFFLINE_DEADLINE_MS } from "../../../engine/admit.ts";
-import { contextFromResources, type EngineContext } from "../../../engine/context.ts";
+import { contextFromResources } from "../../../engine/context.ts";
 import { decide } from "../../../engine/decision.ts";
-import { DEFAULT_USER, OPERATIONS, type UserInfo } from "../../../request/types.ts";
+import { type AdmissionRequest, DEFAULT_USER, OPERATIONS, type UserInfo } from "../../../request/types.ts";
+import { KindScopes } from "../../../kube/scope.ts";
 import type { Operation } from "../../../policy/types.ts";
 import { err, ok, type Result } from "../../../result.ts";
 import { loadPolicyPaths } from "../../../sources/files.ts";
@@ -23,6 +24,7 @@ import {
 } from "../../output/results.ts";
 import { HELP_OPTION, parseCommandArgs, splitList, usageError, userPath } from "../args.ts";
 import { isJsonObject, parseDocuments, readDocuments, readSingleDocument } from "../../input/documents.ts";
+import { decodeSavedReview } from "../../admission/saved.ts";
 import { parseExtras } from "../expression.ts";
 import { type CliIO, EXIT_OK, EXIT_OUTCOME, EXIT_USAGE } from "../io.ts";
 import {
@@ -45,7 +47,8 @@ Options:
   -p, --policy PATH          policy file or directory (repeatable); parameter objects and
                              Namespaces found there are used too
   -r, --resource FILE        resource file, YAML or JSON, one or more documents or a List
-                             (repeatable; '-' reads standard input, e.g. from kubectl get -o yaml)
+                             (repeatable; '-' reads standard input, e.g. from kubectl get -o yaml);
+                             an AdmissionReview (v1 or v1beta1) is evaluated as its request says
   --old-resource FILE        the stored object(s): makes the operation UPDATE. With several
                              resources, each is paired with the old object of the same kind,
                              namespace and name
@@ -72,7 +75,13 @@ cluster-scoped (Namespace, ClusterRole, ...), and get that namespace in metadata
 the API server sets it before admission. Built-in kinds (Pod, Deployment, Service, Namespace,
 Job, ...) get the defaults the API server applies (Kubernetes 1.36): imagePullPolicy, replicas,
 the kubernetes.io/metadata.name label, ... Namespaces come from the policy paths, --params and
---namespace-object.
+--namespace-object; a namespace none of them defines is taken to exist.
+
+A saved AdmissionReview (what the API server sends a webhook) is evaluated exactly as 'celgate
+serve' would evaluate it: decoded by the webhook's decoder (a review serve would refuse is refused
+with the same reason), with the request's own namespace, user, operation, objects, dryRun and
+options, and no offline defaulting. --old-resource, --operation, --subresource, --user and
+--groups build requests from plain resources and cannot be given with one.
 
 Exit status: 0 nothing denied and no evaluation errors, 1 a denial or an evaluation error,
 2 bad options or input (policy files with errors are reported and nothing is evaluated).
@@ -105,6 +114,21 @@ interface InputResource {
   readonly ref: ResourceRef;
   readonly object: Record<string, unknown>;
   readonly where: string;
+  /** The request of a saved AdmissionReview, decoded as the webhook decodes one. */
+  readonly review?: AdmissionRequest;
+}
+
+/** What a resource file names for a review's request: its kind and the object (or the one deleted). */
+function reviewRef(r: AdmissionRequest): ResourceRef {
+  const k = r.kind;
+  const subject = r.object ?? r.oldObject;
+  const meta = subject && isJsonObject(subject.metadata) ? subject.metadata : {};
+  return {
+    apiVersion: k.group ? `${k.group}/${k.version}` : k.version,
+    kind: k.kind,
+    namespace: r.namespace,
+    name: r.name || (typeof meta.name === "string" ? meta.name : ""),
+  };
 }
 
 async function readResources(files: readonly string[], io: CliIO): Promise<Result<InputResource[], string>> {
@@ -117,6 +141,13 @@ async function readResources(files: readonly string[], io: CliIO): Promise<Resul
       const items = expandLists(doc.value);
       for (const [i, item] of items.entries()) {
         const where = `${file}${docs.value.length > 1 ? ` (document ${doc.index})` : ""}${items.length > 1 || item !== doc.value ? ` item ${i}` : ""}`;
+        if (isJsonObject(item) && item.kind === "AdmissionReview") {
+          const decoded = decodeSavedReview(item);
+          if (!decoded.ok) return err(`${where}: ${decoded.error}`);
+          const review = decoded.value;
+          out.push({ ref: reviewRef(review), object: item, where, review });
+          continue;
+        }
         const ref = resourceRef(item, where);
         if (!ref.ok) return ref;
         out.push({ ref: ref.value, object: item as Record<string, unknown>, where });
@@ -228,27 +259,51 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   if (!inputs.ok) return fail(inputs.error);
   const { resources, olds, namespaceObject } = inputs.value;
 
+  const requestFlags = (["old-resource", "operation", "subresource", "user", "groups"] as const).filter(
+    (f) => values[f] !== undefined,
+  );
+  if (requestFlags.length > 0 && resources.some((r) => r.review))
+    return fail(
+      `--${requestFlags[0]} cannot be given with an AdmissionReview: the review's request says what it is`,
+    );
+
   const loaded = await loadPolicyPaths(policyPaths.map((p) => userPath(io, p)));
-  const compiled = compilePolicySet(loaded.set, { extras });
   const paramFiles = values.params ?? [];
   const params =
     paramFiles.length > 0 ? await loadPolicyPaths(paramFiles.map((p) => userPath(io, p))) : undefined;
-  if (reportInputErrors(io, [...loaded.diagnostics, ...compiled.diagnostics, ...(params?.diagnostics ?? [])]))
+  // Compiled with the params' files too: a CustomResourceDefinition there gives its kind's scope.
+  const allResources = [...loaded.set.resources, ...(params?.set.resources ?? [])];
+  const set: CompiledPolicySet = compilePolicySet({ ...loaded.set, resources: allResources }, { extras });
+  if (reportInputErrors(io, [...loaded.diagnostics, ...set.diagnostics, ...(params?.diagnostics ?? [])]))
     return EXIT_USAGE;
 
-  const allResources = [...compiled.resources, ...(params?.set.resources ?? [])];
-  const set: CompiledPolicySet = { ...compiled, resources: allResources };
+  const defaults = !values["no-defaults"];
   const nsName = namespaceObject ? resourceRefName(namespaceObject) : undefined;
-  // Offline, a namespace no file defines exists with only its automatic name label.
-  const base = contextFromResources(allResources, { assumeNamespaces: true });
-  const ctx: EngineContext =
-    namespaceObject && nsName
-      ? { ...base, namespace: (n) => (n === nsName ? namespaceObject : base.namespace(n)) }
-      : base;
+  // Offline, a namespace no file defines exists, as a Namespace created with only its name.
+  const ctx = contextFromResources(allResources, {
+    assumeNamespaces: true,
+    defaults,
+    ...(namespaceObject ? { namespaceObject } : {}),
+  });
+  const scopes = KindScopes.from(allResources.map((r) => r.object));
 
   const explain = values.explain ?? false;
   const evaluations: ResourceEvaluation[] = [];
   for (const [i, r] of resources.entries()) {
+    const options = {
+      deadline: performance.now() + OFFLINE_DEADLINE_MS,
+      includeUnbound: true,
+      explain,
+      defaults,
+    };
+    if (r.review) {
+      // As serve evaluates it: the request as the API server built it, and its defaults after a
+      // mutation changes the object, whatever --no-defaults says of plain resources.
+      const request = r.review;
+      const decision = decide(admit(set, request, ctx, { ...options, defaults: true }));
+      evaluations.push({ ...resourceEvaluation(r.ref, request, decision), defaulted: [] });
+      continue;
+    }
     const old = olds[i];
     const built = buildRequest(r.ref, {
       operation,
@@ -258,14 +313,14 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
       userInfo,
       ...(nsName ? { defaultNamespace: nsName } : {}),
       uid: randomUUID(),
-      defaults: !values["no-defaults"],
+      defaults,
+      scopes,
     });
     if (!built.ok) return fail(`${r.where}: ${built.error}`);
     const { request } = built.value;
     // Name the resource by the namespace it was evaluated in (a Namespace is not inside one).
     const ref = { ...r.ref, namespace: r.ref.kind === "Namespace" ? "" : request.namespace };
     const defaulted = defaultedFields(built.value.defaulted);
-    const options = { deadline: performance.now() + OFFLINE_DEADLINE_MS, includeUnbound: true, explain };
     evaluations.push({
       ...resourceEvaluation(ref, request, decide(admit(set, request, ctx, options))),
       defaulted,
