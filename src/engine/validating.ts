@@ -175,6 +175,45 @@ export function validate(
   return { results };
 }
 
+/** What a policy's audit annotations gave: the values to publish, and the errors. */
+interface Annotated {
+  values: Record<string, string> | undefined;
+  errored: { kind: EvaluationErrorKind; message: string } | undefined;
+  readonly errors: { readonly message: string; readonly typeError: boolean }[];
+}
+
+const NOT_ANNOTATED: Annotated = Object.freeze({ values: undefined, errored: undefined, errors: [] });
+
+/**
+ * A policy's audit annotations (validator.go): a string is trimmed and an empty one left out, as is
+ * null; any other type is an error whatever the failurePolicy; a failure is an error under Fail.
+ */
+function auditAnnotationsOf(ev: Evaluation, policy: CompiledValidatingPolicy, act: Activation): Annotated {
+  // Most policies have none: they share one empty answer rather than allocate one per review.
+  if (policy.auditAnnotations.length === 0) return NOT_ANNOTATED;
+  const out: Annotated = { values: undefined, errored: undefined, errors: [] };
+  for (const a of policy.auditAnnotations) {
+    const r = runStep(ev, "auditAnnotation", a.key, a.expression, act);
+    if (!r.ok) {
+      out.errored ??= { kind: r.kind, message: r.message };
+      out.errors.push({ message: r.message, typeError: false });
+      continue;
+    }
+    if (r.value === null) continue;
+    if (typeof r.value !== "string") {
+      const message = `valueExpression '${a.expression.source}' resulted in unsupported return type: ${typeName(r.value)}. Return type must be either string or null.`;
+      out.errored ??= { kind: "runtime", message };
+      out.errors.push({ message, typeError: true });
+      continue;
+    }
+    const value = r.value.trim();
+    if (value === "") continue;
+    out.values ??= {};
+    out.values[`${policy.name}/${a.key}`] = truncateBytes(value, MAX_AUDIT_VALUE_LENGTH);
+  }
+  return out;
+}
+
 /** One validating policy's evaluation for one param: matchConditions, validations, audit annotations. */
 function validatePolicy(
   subject: Subject,
@@ -219,29 +258,13 @@ function validatePolicy(
           });
       }
     }
-  let auditAnnotations: Record<string, string> | undefined;
-  for (const a of policy.auditAnnotations) {
-    const r = runStep(ev, "auditAnnotation", a.key, a.expression, act);
-    if (!r.ok) {
-      errored ??= { kind: r.kind, message: r.message };
-      violations = auditAnnotationViolations(violations, policy, r.message, false);
-      continue;
-    }
-    // A string is trimmed and an empty one left out, as is null; any other type is an error
-    // (validator.go), whatever the failurePolicy.
-    if (r.value === null) continue;
-    if (typeof r.value !== "string") {
-      const message = `valueExpression '${a.expression.source}' resulted in unsupported return type: ${typeName(r.value)}. Return type must be either string or null.`;
-      errored ??= { kind: "runtime", message };
-      violations = auditAnnotationViolations(violations, policy, message, true);
-      continue;
-    }
-    const value = r.value.trim();
-    if (value !== "") {
-      auditAnnotations ??= {};
-      auditAnnotations[`${policy.name}/${a.key}`] = truncateBytes(value, MAX_AUDIT_VALUE_LENGTH);
-    }
+  const annotated = auditAnnotationsOf(ev, policy, act);
+  if (annotated.errored) {
+    errored ??= annotated.errored;
+    for (const e of annotated.errors)
+      violations = auditAnnotationViolations(violations, policy, e.message, e.typeError);
   }
+  const auditAnnotations = annotated.values;
   const outcome = errored ? "error" : violations !== undefined ? "fail" : "pass";
   return finish(
     base,

@@ -9,13 +9,7 @@
  * something other than what the test says.
  */
 import { parseAllDocuments } from "yaml";
-import {
-  buildRequest,
-  type DefaultedField,
-  defaultedFields,
-  type ResourceRef,
-  resourceRef,
-} from "../engine/request.ts";
+import { type DefaultedField, type ResourceRef, resourceRef } from "../engine/request.ts";
 import type { CelExtras } from "../cel/index.ts";
 import { type AuthorizerCheck, tableAuthorizer } from "../cel/library/authz-table.ts";
 import { compileRegex } from "../cel/regex/index.ts";
@@ -26,7 +20,7 @@ import { decide } from "../engine/decision.ts";
 import { jsonEqual } from "../engine/mutate.ts";
 import type { JsonPatchOp, PolicyResult } from "../engine/types.ts";
 import { KindScopes } from "../kube/scope.ts";
-import { type AdmissionRequest, DEFAULT_USER } from "../request/types.ts";
+import type { AdmissionRequest } from "../request/types.ts";
 import type { Diagnostic, SourceLocation } from "../errors.ts";
 import type { Result } from "../result.ts";
 import type { SuiteReader } from "../sources/suites.ts";
@@ -37,12 +31,11 @@ import {
   type ExpectKey,
   type Expectations,
   type JsonObject,
-  type ObjectCase,
   type ObjectSource,
-  type ReviewCase,
   type Suite,
   type SuiteCase,
 } from "./types.ts";
+import { type PreparedCase, prepareCase, prepareReviewCase, suiteError } from "./prepare.ts";
 
 export interface RunOptions {
   readonly extras?: CelExtras;
@@ -111,34 +104,8 @@ export interface SuiteResult {
   readonly cases: readonly CaseResult[];
 }
 
-interface PreparedCase {
-  readonly spec: SuiteCase;
-  readonly resource: ResourceRef;
-  readonly request: AdmissionRequest;
-  readonly original: unknown;
-  readonly defaulted: readonly DefaultedField[];
-  readonly namespaceObject?: JsonObject;
-  /** The API server's defaults on stored objects and after mutations (`defaulting`). */
-  readonly defaults: boolean;
-}
-
 function hasErrors(diagnostics: readonly Diagnostic[]): boolean {
   return diagnostics.some((d) => d.severity === "error");
-}
-
-function suiteError(suite: Suite, path: string, message: string, detail?: string): Diagnostic {
-  return {
-    code: "TE_SUITE",
-    severity: "error",
-    message,
-    ...(path === "" ? {} : { path }),
-    location: suite.locate(path),
-    ...(detail ? { detail } : {}),
-  };
-}
-
-function isObject(v: unknown): v is JsonObject {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 /** Reads an object file once per suite: one YAML or JSON document holding a Kubernetes object. */
@@ -257,7 +224,7 @@ async function load(
   const cases: PreparedCase[] = [];
   for (const [index, c] of suite.cases.entries()) {
     if (c.review) {
-      const prepared = await prepareReviewCase(suite, c, reader, options, diagnostics);
+      const prepared = await prepareReviewCase(suite, c, reader, options.decodeReview, diagnostics);
       if (prepared) cases.push(prepared);
       continue;
     }
@@ -274,149 +241,6 @@ async function load(
     asWritten: contextFromResources(allResources, { assumeNamespaces: true, defaults: false }),
   };
   return { loaded: { set, contexts, cases }, diagnostics };
-}
-
-/**
- * The case's namespaceObject, checked against the request it is for: unused (a warning) on a
- * cluster-scoped request, an error when it names another namespace than the request's.
- */
-function checkNamespaceObject(
-  suite: Suite,
-  c: SuiteCase,
-  request: AdmissionRequest,
-  diagnostics: Diagnostic[],
-): boolean {
-  const nsObject = c.namespaceObject;
-  const nsName =
-    nsObject && isObject(nsObject.value.metadata) ? String(nsObject.value.metadata.name) : undefined;
-  if (!nsObject || nsName === undefined) return true;
-  if (request.namespace === "") {
-    diagnostics.push({
-      ...suiteError(
-        suite,
-        nsObject.path,
-        "namespaceObject is not used: the request is for a cluster-scoped object, so namespaceObject is null",
-      ),
-      severity: "warning",
-    });
-  } else if (request.namespace !== nsName) {
-    diagnostics.push(
-      suiteError(
-        suite,
-        nsObject.path,
-        `namespaceObject is '${nsName}' but the request's namespace is '${request.namespace}'`,
-      ),
-    );
-    return false;
-  }
-  return true;
-}
-
-function prepareCase(
-  suite: Suite,
-  c: ObjectCase,
-  index: number,
-  input: {
-    readonly object: JsonObject;
-    readonly oldObject: JsonObject | undefined;
-    readonly defaults: boolean;
-    readonly scopes: KindScopes;
-  },
-  diagnostics: Diagnostic[],
-): PreparedCase | undefined {
-  const { object, oldObject, defaults } = input;
-  const ref = resourceRef(object, c.object.path);
-  if (!ref.ok) {
-    diagnostics.push(suiteError(suite, c.object.path, ref.error));
-    return undefined;
-  }
-  const nsObject = c.namespaceObject?.value;
-  const nsName = nsObject && isObject(nsObject.metadata) ? String(nsObject.metadata.name) : undefined;
-  // The case's own namespace wins over the object's; the namespaceObject's and the defaults' only fill in.
-  const defaultNamespace = nsName ?? c.defaultNamespace;
-  const built = buildRequest(
-    { ...ref.value, namespace: c.namespace ?? ref.value.namespace },
-    {
-      operation: c.operation,
-      object,
-      ...(oldObject ? { oldObject } : {}),
-      ...(c.subResource ? { subResource: c.subResource } : {}),
-      userInfo: c.userInfo ?? DEFAULT_USER,
-      ...(defaultNamespace !== undefined ? { defaultNamespace } : {}),
-      // Deterministic, so traces that show the request are the same on every run.
-      uid: `00000000-0000-4000-8000-${String(index + 1).padStart(12, "0")}`,
-      defaults,
-      ...(c.requestName !== undefined ? { name: c.requestName } : {}),
-      scopes: input.scopes,
-    },
-  );
-  if (!built.ok) {
-    diagnostics.push(suiteError(suite, c.object.path, built.error));
-    return undefined;
-  }
-  let request = built.value.request;
-  if (c.kind) request = { ...request, kind: c.kind, requestKind: c.kind };
-  if (c.resource) request = { ...request, resource: c.resource, requestResource: c.resource };
-  if (c.dryRun !== undefined) request = { ...request, dryRun: c.dryRun };
-  if (!checkNamespaceObject(suite, c, request, diagnostics)) return undefined;
-  return {
-    spec: c,
-    resource: { ...ref.value, namespace: request.namespace, name: request.name || ref.value.name },
-    request,
-    original: request.operation === "DELETE" ? request.oldObject : request.object,
-    defaulted: defaultedFields(built.value.defaulted),
-    ...(nsObject && nsName !== undefined ? { namespaceObject: nsObject } : {}),
-    defaults,
-  };
-}
-
-/**
- * A case given as a saved AdmissionReview: decoded as the webhook decodes a review, and its request
- * evaluated as it is, without the offline defaulting (the API server sent it defaulted) and with its
- * own namespace, user, operation, dryRun and options. The API server defaults what its mutations
- * change, as `serve` does.
- */
-async function prepareReviewCase(
-  suite: Suite,
-  c: ReviewCase,
-  reader: SuiteReader,
-  options: RunOptions,
-  diagnostics: Diagnostic[],
-): Promise<PreparedCase | undefined> {
-  const file = c.review.value;
-  const fail = (message: string) => {
-    diagnostics.push(suiteError(suite, c.review.path, message));
-    return undefined;
-  };
-  if (!options.decodeReview) return fail("reviewFile cases need a runner that reads AdmissionReviews");
-  const text = await reader.readText(file.resolved);
-  if (!text.ok) return fail(`cannot read ${file.written}: ${text.error}`);
-  const docs = parseAllDocuments(text.value).filter((d) => d.contents !== null || d.errors.length);
-  const problem = docs.flatMap((d) => d.errors)[0];
-  if (problem) return fail(`${file.written}: not valid YAML or JSON: ${problem.message.split("\n")[0]}`);
-  if (docs.length !== 1)
-    return fail(`${file.written}: expected one AdmissionReview, found ${docs.length} documents`);
-  const decoded = options.decodeReview(docs[0]?.toJS());
-  if (!decoded.ok) return fail(`${file.written}: ${decoded.error}`);
-  const request = decoded.value;
-  if (!checkNamespaceObject(suite, c, request, diagnostics)) return undefined;
-  const subject = request.object ?? request.oldObject;
-  const meta = subject && isObject(subject.metadata) ? subject.metadata : {};
-  const k = request.kind;
-  return {
-    spec: c,
-    resource: {
-      apiVersion: k.group ? `${k.group}/${k.version}` : k.version,
-      kind: k.kind,
-      namespace: request.namespace,
-      name: request.name || (typeof meta.name === "string" ? meta.name : ""),
-    },
-    request,
-    original: request.operation === "DELETE" ? request.oldObject : request.object,
-    defaulted: [],
-    ...(c.namespaceObject ? { namespaceObject: c.namespaceObject.value } : {}),
-    defaults: true,
-  };
 }
 
 function unique(names: readonly string[]): string[] {

@@ -7,7 +7,7 @@ import type { CelExtras } from "../../../cel/index.ts";
 import { type CompiledPolicySet, compilePolicySet } from "../../../compile/policy.ts";
 import type { Diagnostic } from "../../../errors.ts";
 import { admit, OFFLINE_DEADLINE_MS } from "../../../engine/admit.ts";
-import { contextFromResources } from "../../../engine/context.ts";
+import { contextFromResources, type EngineContext } from "../../../engine/context.ts";
 import { decide } from "../../../engine/decision.ts";
 import { type AdmissionRequest, DEFAULT_USER, OPERATIONS, type UserInfo } from "../../../request/types.ts";
 import { KindScopes } from "../../../kube/scope.ts";
@@ -31,6 +31,7 @@ import {
   buildRequest,
   defaultedFields,
   expandLists,
+  type RequestOptions,
   type ResourceRef,
   resourceRef,
 } from "../../../engine/request.ts";
@@ -278,56 +279,85 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     return EXIT_USAGE;
 
   const defaults = !values["no-defaults"];
-  const nsName = namespaceObject ? resourceRefName(namespaceObject) : undefined;
-  // Offline, a namespace no file defines exists, as a Namespace created with only its name.
-  const ctx = contextFromResources(allResources, {
-    assumeNamespaces: true,
-    defaults,
-    ...(namespaceObject ? { namespaceObject } : {}),
-  });
-  const scopes = KindScopes.from(allResources.map((r) => r.object));
-
   const explain = values.explain ?? false;
+  const evaluations = evaluateAll(resources, olds, {
+    set,
+    // Offline, a namespace no file defines exists, as a Namespace created with only its name.
+    ctx: contextFromResources(allResources, {
+      assumeNamespaces: true,
+      defaults,
+      ...(namespaceObject ? { namespaceObject } : {}),
+    }),
+    scopes: KindScopes.from(allResources.map((r) => r.object)),
+    build: {
+      operation,
+      userInfo,
+      ...(values.subresource ? { subResource: values.subresource } : {}),
+      ...(namespaceObject && resourceRefName(namespaceObject)
+        ? { defaultNamespace: resourceRefName(namespaceObject) as string }
+        : {}),
+    },
+    defaults,
+    explain,
+  });
+  if (!evaluations.ok) return fail(evaluations.error);
+  return report(evaluations.value, output, explain, io);
+}
+
+/** What every resource of one `eval` run is evaluated with. */
+interface Evaluator {
+  readonly set: CompiledPolicySet;
+  readonly ctx: EngineContext;
+  readonly scopes: KindScopes;
+  /** What the flags say of the requests built from plain resources. */
+  readonly build: Pick<RequestOptions, "operation" | "userInfo" | "subResource" | "defaultNamespace">;
+  readonly defaults: boolean;
+  readonly explain: boolean;
+}
+
+/**
+ * Each resource admitted: a plain one in the request the API server would build for it, a saved
+ * review's request as it is; an error when a resource's namespace contradicts the request's.
+ */
+function evaluateAll(
+  resources: readonly InputResource[],
+  olds: readonly (InputResource | undefined)[],
+  e: Evaluator,
+): Result<ResourceEvaluation[], string> {
   const evaluations: ResourceEvaluation[] = [];
   for (const [i, r] of resources.entries()) {
     const options = {
       deadline: performance.now() + OFFLINE_DEADLINE_MS,
       includeUnbound: true,
-      explain,
-      defaults,
+      explain: e.explain,
+      defaults: e.defaults,
     };
     if (r.review) {
-      // As serve evaluates it: the request as the API server built it, and its defaults after a
-      // mutation changes the object, whatever --no-defaults says of plain resources.
-      const request = r.review;
-      const decision = decide(admit(set, request, ctx, { ...options, defaults: true }));
-      evaluations.push({ ...resourceEvaluation(r.ref, request, decision), defaulted: [] });
+      // The whole chain, as the API server runs it for this request: its objects as they are, and
+      // the defaults after a mutation changes one, whatever --no-defaults says of plain resources.
+      const decision = decide(admit(e.set, r.review, e.ctx, { ...options, defaults: true }));
+      evaluations.push({ ...resourceEvaluation(r.ref, r.review, decision), defaulted: [] });
       continue;
     }
     const old = olds[i];
     const built = buildRequest(r.ref, {
-      operation,
+      ...e.build,
       object: r.object,
       ...(old ? { oldObject: old.object } : {}),
-      ...(values.subresource ? { subResource: values.subresource } : {}),
-      userInfo,
-      ...(nsName ? { defaultNamespace: nsName } : {}),
       uid: randomUUID(),
-      defaults,
-      scopes,
+      defaults: e.defaults,
+      scopes: e.scopes,
     });
-    if (!built.ok) return fail(`${r.where}: ${built.error}`);
+    if (!built.ok) return err(`${r.where}: ${built.error}`);
     const { request } = built.value;
     // Name the resource by the namespace it was evaluated in (a Namespace is not inside one).
     const ref = { ...r.ref, namespace: r.ref.kind === "Namespace" ? "" : request.namespace };
-    const defaulted = defaultedFields(built.value.defaulted);
     evaluations.push({
-      ...resourceEvaluation(ref, request, decide(admit(set, request, ctx, options))),
-      defaulted,
+      ...resourceEvaluation(ref, request, decide(admit(e.set, request, e.ctx, options))),
+      defaulted: defaultedFields(built.value.defaulted),
     });
   }
-
-  return report(evaluations, output, explain, io);
+  return ok(evaluations);
 }
 
 /** Prints the evaluations in the chosen format; the exit status says whether any was denied or failed. */
