@@ -58,12 +58,16 @@ function checkNamespaceObject(
   const nsName =
     nsObject && isObject(nsObject.value.metadata) ? String(nsObject.value.metadata.name) : undefined;
   if (!nsObject || nsName === undefined) return true;
-  if (request.namespace === "") {
+  const kind = request.requestKind ?? request.kind;
+  const onNamespace = kind.group === "" && kind.version === "v1" && kind.kind === "Namespace";
+  if (request.namespace === "" || onNamespace) {
     diagnostics.push({
       ...suiteError(
         suite,
         nsObject.path,
-        "namespaceObject is not used: the request is for a cluster-scoped object, so namespaceObject is null",
+        onNamespace
+          ? "namespaceObject is not used: a request on a Namespace has a null namespaceObject, as in the API server"
+          : "namespaceObject is not used: the request is for a cluster-scoped object, so namespaceObject is null",
       ),
       severity: "warning",
     });
@@ -129,7 +133,12 @@ export function prepareCase(
   if (!checkNamespaceObject(suite, c, request, diagnostics)) return undefined;
   return {
     spec: c,
-    resource: { ...ref.value, namespace: request.namespace, name: request.name || ref.value.name },
+    // Named by the namespace it was evaluated in, as eval names it (a Namespace is not inside one).
+    resource: {
+      ...ref.value,
+      namespace: ref.value.kind === "Namespace" ? "" : request.namespace,
+      name: request.name || ref.value.name,
+    },
     request,
     original: request.operation === "DELETE" ? request.oldObject : request.object,
     defaulted: defaultedFields(built.value.defaulted),

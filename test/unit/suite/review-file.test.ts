@@ -164,3 +164,40 @@ test("a case that gives reviewFile and request fields of its own is an error", a
     ],
   );
 });
+
+test("a namespaceObject on a case about a Namespace is not used, and the suite says so", async () => {
+  const tree = await tempTree({
+    "policy.yaml": POLICY,
+    "ns.test.yaml": `apiVersion: celgate.dev/v1alpha1
+kind: PolicyTest
+policies: [policy.yaml]
+cases:
+  - name: creating a Namespace
+    object: {apiVersion: v1, kind: Namespace, metadata: {name: team-b}}
+    namespaceObject: {apiVersion: v1, kind: Namespace, metadata: {name: team-b}}
+    expect: {allowed: true}
+`,
+  });
+  try {
+    const s = await runSuiteFile(join(tree, "ns.test.yaml"), fileSuiteReader);
+    assert.equal(s.broken, false);
+    assert.deepEqual(
+      s.diagnostics.map((d) => [d.severity, d.message]),
+      [
+        [
+          "warning",
+          "namespaceObject is not used: a request on a Namespace has a null namespaceObject, as in the API server",
+        ],
+      ],
+    );
+    // Reported as eval reports it: a Namespace is not inside one.
+    assert.deepEqual(s.cases[0]?.resource, {
+      apiVersion: "v1",
+      kind: "Namespace",
+      namespace: "",
+      name: "team-b",
+    });
+  } finally {
+    await removeTree(tree);
+  }
+});
