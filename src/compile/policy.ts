@@ -205,6 +205,22 @@ function extrasFor(
     : { extras };
 }
 
+/**
+ * The admission variables an expression may name, as the API server declares them (kubernetes
+ * staging/src/k8s.io/apiserver/pkg/admission/plugin/cel/compile.go mustBuildEnvs, with the
+ * OptionalVariableDeclarations of the policy plugins): `params` only for a policy with a paramKind,
+ * `authorizer` and `authorizer.requestResource` in every expression but a messageExpression.
+ */
+function declaredVariables(hasParams: boolean, hasAuthorizer: boolean): Partial<typeof ADMISSION_VARIABLES> {
+  const out: Partial<Record<keyof typeof ADMISSION_VARIABLES, string>> = { ...ADMISSION_VARIABLES };
+  if (!hasParams) delete out.params;
+  if (!hasAuthorizer) {
+    delete out.authorizer;
+    delete out["authorizer.requestResource"];
+  }
+  return out as Partial<typeof ADMISSION_VARIABLES>;
+}
+
 class PolicyCompiler {
   readonly diagnostics: Diagnostic[] = [];
   /** The variables the compiled expressions read, so far. */
@@ -238,9 +254,10 @@ class PolicyCompiler {
     policyVariables: readonly string[],
     expect: Expect,
     mutation = false,
+    authorizer = true,
   ): CompiledExpression {
     const env = createEnvironment({
-      variables: { ...ADMISSION_VARIABLES },
+      variables: declaredVariables(this.policy.paramKind !== undefined, authorizer),
       policyVariables,
       extras: this.extras,
       ...(mutation ? { structTypes: ["Object", "JSONPatch"] } : {}),
@@ -342,7 +359,15 @@ function compileValidating(
     messageExpression:
       v.messageExpression === undefined
         ? undefined
-        : c.expr(`spec.validations[${i}].messageExpression`, v.messageExpression, names, "string"),
+        : // The API server compiles messageExpressions without the authorizer (validating/plugin.go).
+          c.expr(
+            `spec.validations[${i}].messageExpression`,
+            v.messageExpression,
+            names,
+            "string",
+            false,
+            false,
+          ),
     reason: v.reason ?? "Invalid",
   }));
   const auditAnnotations = policy.auditAnnotations.map((a, i) => ({

@@ -356,3 +356,35 @@ spec:
   );
   assert.deepEqual(compilePolicySet(parsePolicyText(builtIn, "p.yaml").set).diagnostics, []);
 });
+
+// kubernetes staging/src/k8s.io/apiserver/pkg/admission/plugin/cel/compile.go mustBuildEnvs, with the
+// validating plugin's OptionalVariableDeclarations: `params` is declared only for a policy with a
+// paramKind, and a messageExpression is compiled without `authorizer`.
+test("compile: params only with a paramKind; no authorizer in a messageExpression", () => {
+  const policy = (paramKind: string, validation: string) => `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: p}
+spec:
+${paramKind}  matchConstraints:
+    resourceRules: [{apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"]}]
+  validations:
+${validation}
+`;
+  const problems = (text: string) =>
+    compilePolicySet(parsePolicyText(text, "p.yaml").set).diagnostics.map((d) => [d.path, d.message]);
+  const withParams = "  paramKind: {apiVersion: v1, kind: ConfigMap}\n";
+  assert.deepEqual(problems(policy("", `    - expression: "params == null"`)), [
+    ["spec.validations[0].expression", "undeclared reference to 'params' (in container '')"],
+  ]);
+  assert.deepEqual(problems(policy(withParams, `    - expression: "params == null"`)), []);
+  assert.deepEqual(
+    problems(
+      policy(
+        "",
+        `    - expression: "authorizer.path('/x').check('get').allowed()"
+      messageExpression: "authorizer.path('/x').check('get').reason()"`,
+      ),
+    ),
+    [["spec.validations[0].messageExpression", "undeclared reference to 'authorizer' (in container '')"]],
+  );
+});
