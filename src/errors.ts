@@ -36,7 +36,9 @@ export const DIAGNOSTIC_CODES = {
   PE_FIELD_TYPE: "a field has the wrong type",
   PE_FIELD_VALUE: "a field has a value outside what is allowed",
   PE_DUPLICATE: "a name is used twice where it must be unique",
-  PE_UNKNOWN_POLICY: "a binding names a policy that is not loaded",
+  PE_UNKNOWN_POLICY: "a binding names a policy that is not loaded (a warning: the binding is inert)",
+  PE_PARAM_SCOPE:
+    "a paramKind is neither built in nor defined by a loaded CustomResourceDefinition (a warning: taken to be namespaced)",
   PE_CRD_SCHEMA: "a CustomResourceDefinition's schema is not structural, so its objects stay untyped",
   PE_NO_POLICIES: "a path given holds no policy or binding (a warning; `check --strict` fails on it)",
   PE_CEL_PARSE: "a CEL expression does not parse",

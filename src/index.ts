@@ -175,6 +175,8 @@ export function admit(
   return decide(
     admitChain(policies, request, ctx, {
       deadline: performance.now() + (options.timeoutMs ?? OFFLINE_DEADLINE_MS),
+      // The API server defaults the object again after each mutation.
+      defaults: true,
       ...(options.phase ? { phase: options.phase } : {}),
       ...(options.includeUnbound ? { includeUnbound: true } : {}),
       ...(options.explain ? { explain: true } : {}),

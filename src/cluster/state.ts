@@ -5,21 +5,31 @@
  * and stops it when no policy uses the kind any more). `follow()` is called with each policy set
  * and starts and stops caches to match.
  *
- * Lookups follow generic.CollectParams (policy_dispatcher.go): a namespaced paramKind is looked up
- * in paramRef.namespace or, without one, the request's namespace (an error for a cluster-scoped
- * request); a cluster-scoped kind must not have paramRef.namespace; a kind whose cache has not
- * finished its first list is an error ("not yet synced"), and so is a kind the server does not
- * serve; failurePolicy decides those. A missing param is an empty result, for the engine's
- * parameterNotFoundAction.
+ * Lookups follow generic.CollectParams (policy_dispatcher.go), whose rules engine/params.ts's
+ * `collectFrom` states once: a namespaced paramKind is looked up in paramRef.namespace or, without
+ * one, the request's namespace (an error for a cluster-scoped request); a cluster-scoped kind must
+ * not have paramRef.namespace; a kind whose cache has not finished its first list is an error ("not
+ * yet synced"), and so is a kind the server does not serve; failurePolicy decides those. The kind's
+ * scope is the one discovery reports.
  *
  * Objects in the policy files still count: a cluster object replaces a file object of the same
  * kind, namespace and name, and file objects fill in where the cluster has none.
  */
 import type { CompiledPolicySet } from "../compile/policy.ts";
 import type { EngineContext } from "../engine/context.ts";
-import { findParams, type ParamLookup } from "../engine/params.ts";
-import { compileLabelSelector } from "../match/index.ts";
-import type { ParamKind, ParamRef, ResourceObject, SourceMap } from "../policy/types.ts";
+import {
+  collectFrom,
+  collectParams,
+  filesSource,
+  type ParamError,
+  type ParamLookup,
+  type ParamSource,
+  paramConfigError,
+  type StoredParam,
+} from "../engine/params.ts";
+import type { KindScope } from "../kube/scope.ts";
+import type { ParamKind, ParamRef } from "../policy/types.ts";
+import type { Result } from "../result.ts";
 import type { ApiClient } from "./client.ts";
 import { Discovery, type ResourceInfo } from "./discovery.ts";
 import { type CacheObserver, type ClusterLog, NO_CACHE_OBSERVER, QUIET_LOG } from "./observe.ts";
@@ -66,29 +76,26 @@ function gvkString(k: ParamKind): string {
   return `${group}/${version}, Kind=${k.kind}`;
 }
 
-const CLUSTER_SOURCE: SourceMap = {
-  file: "(cluster)",
-  locate: () => ({ file: "(cluster)", line: 0, column: 0 }),
-};
+/** A kind's scope as discovery reports it. */
+const SERVED_NAMESPACED: KindScope = Object.freeze({ scope: "Namespaced", source: "served" });
+const SERVED_CLUSTER: KindScope = Object.freeze({ scope: "Cluster", source: "served" });
 
-/** Cached objects as the engine's ResourceObject, converted once per object version. */
-const converted = new WeakMap<KubeObject, ResourceObject>();
-function asResource(o: KubeObject): ResourceObject {
-  let r = converted.get(o);
-  if (!r) {
+/** Cached objects as the engine's stored params (stored by the API server already), converted once per object version. */
+const converted = new WeakMap<KubeObject, StoredParam>();
+function asParam(o: KubeObject): StoredParam {
+  let p = converted.get(o);
+  if (!p) {
     const md = o.metadata ?? {};
-    r = {
+    p = {
       apiVersion: String(o.apiVersion ?? ""),
-      kind: String(o.kind ?? ""),
       name: md.name ?? "",
-      ...(md.namespace ? { namespace: md.namespace } : {}),
+      namespace: md.namespace ?? "",
       labels: md.labels ?? {},
       object: o,
-      source: CLUSTER_SOURCE,
     };
-    converted.set(o, r);
+    converted.set(o, p);
   }
-  return r;
+  return p;
 }
 
 /** The paramKinds that the set's bound policies use (a policy without a binding reads no params). */
@@ -256,7 +263,12 @@ export class ClusterState {
     const params: ParamLookup = {
       ofKind: (apiVersion, kind) => {
         const r = this.kinds.get(`${apiVersion}/${kind}`)?.reflector;
-        return overlay(files.params.ofKind(apiVersion, kind), r ? [...r.all()].map(asResource) : []);
+        return overlay(files.params.ofKind(apiVersion, kind), r ? [...r.all()].map(asParam) : []);
+      },
+      scopeOf: (apiVersion, kind) => {
+        const r = this.kinds.get(`${apiVersion}/${kind}`)?.reflector;
+        if (!r) return files.params.scopeOf(apiVersion, kind);
+        return r.resource.namespaced ? SERVED_NAMESPACED : SERVED_CLUSTER;
       },
       select: (kind, ref, requestNamespace) => this.select(files.params, kind, ref, requestNamespace),
     };
@@ -267,52 +279,51 @@ export class ClusterState {
     };
   }
 
+  /**
+   * CollectParams over the kind's cache (collectFrom states its rules), its objects over those of
+   * the files. Until the cache has finished its first list, or while discovery does not know the
+   * kind, params the files hold answer; without them, that is the error failurePolicy decides.
+   */
   private select(
     files: ParamLookup,
     kind: ParamKind,
     ref: ParamRef,
     requestNamespace: string,
-  ): readonly ResourceObject[] | string {
+  ): Result<readonly StoredParam[], ParamError> {
     const entry = this.kinds.get(kindKey(kind));
-    const fromFiles = findParams(files, kind, ref, requestNamespace);
     const reflector = entry?.reflector;
-    if (!reflector) {
-      if (fromFiles.length > 0) return fromFiles;
-      if (entry?.missing !== undefined)
-        return `failed to find resource referenced by paramKind: '${gvkString(kind)}'`;
-      return `paramKind kind \`${gvkString(kind)}\` not yet synced to use for admission`;
+    if (!reflector?.synced) {
+      const fromFiles = collectParams(files, kind, ref, requestNamespace);
+      if (fromFiles.ok && fromFiles.value.length > 0) return fromFiles;
+      if (!reflector)
+        return paramConfigError(
+          entry?.missing !== undefined
+            ? `failed to find resource referenced by paramKind: '${gvkString(kind)}'`
+            : notSynced(kind),
+        );
     }
-    let namespace = "";
-    if (reflector.resource.namespaced) {
-      namespace = ref.namespace || requestNamespace;
-      if (namespace === "")
-        return "cannot use namespaced paramRef in policy binding that matches cluster-scoped resources";
-    } else if (ref.namespace) {
-      return "paramRef.namespace must not be provided for a cluster-scoped `paramKind`";
-    }
-    if (!reflector.synced) {
-      if (fromFiles.length > 0) return fromFiles;
-      return `paramKind kind \`${gvkString(kind)}\` not yet synced to use for admission`;
-    }
-    let found: ResourceObject[];
-    if (ref.name) {
-      const o = reflector.get(namespace, ref.name);
-      found = o ? [asResource(o)] : [];
-    } else if (ref.selector) {
-      const m = compileLabelSelector(ref.selector);
-      if (!m.ok) return m.error.message;
-      found = [];
-      for (const o of reflector.inNamespace(namespace)) {
-        if (m.value.matches(o.metadata?.labels ?? {})) found.push(asResource(o));
-      }
-    } else found = [];
-    return overlay(fromFiles, found);
+    const fromFiles = filesSource(files, kind);
+    const source: ParamSource = {
+      scope: reflector.resource.namespaced ? "Namespaced" : "Cluster",
+      ...(reflector.synced ? {} : { unavailable: notSynced(kind) }),
+      named: (namespace, name) => {
+        const o = reflector.get(namespace, name);
+        return o ? [asParam(o)] : fromFiles.named(namespace, name);
+      },
+      inNamespace: (namespace) =>
+        overlay([...fromFiles.inNamespace(namespace)], [...reflector.inNamespace(namespace)].map(asParam)),
+    };
+    return collectFrom(source, ref, requestNamespace);
   }
 }
 
+function notSynced(kind: ParamKind): string {
+  return `paramKind kind \`${gvkString(kind)}\` not yet synced to use for admission`;
+}
+
 /** `cluster` objects, plus the `files` objects no cluster object of the same namespace and name replaces. */
-function overlay(files: readonly ResourceObject[], cluster: readonly ResourceObject[]): ResourceObject[] {
-  if (files.length === 0) return cluster as ResourceObject[];
-  const taken = new Set(cluster.map((r) => `${r.namespace ?? ""}/${r.name}`));
-  return [...cluster, ...files.filter((r) => !taken.has(`${r.namespace ?? ""}/${r.name}`))];
+function overlay(files: readonly StoredParam[], cluster: readonly StoredParam[]): readonly StoredParam[] {
+  if (files.length === 0) return cluster;
+  const taken = new Set(cluster.map((p) => `${p.namespace}/${p.name}`));
+  return [...cluster, ...files.filter((p) => !taken.has(`${p.namespace}/${p.name}`))];
 }

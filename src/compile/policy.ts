@@ -19,6 +19,7 @@ import {
   sharedSubexpressions,
 } from "../cel/index.ts";
 import type { Diagnostic } from "../errors.ts";
+import { KindScopes } from "../kube/scope.ts";
 import { PreparedMatch } from "../match/index.ts";
 import type {
   FailurePolicy,
@@ -204,6 +205,22 @@ function extrasFor(
     : { extras };
 }
 
+/**
+ * The admission variables an expression may name, as the API server declares them (kubernetes
+ * staging/src/k8s.io/apiserver/pkg/admission/plugin/cel/compile.go mustBuildEnvs, with the
+ * OptionalVariableDeclarations of the policy plugins): `params` only for a policy with a paramKind,
+ * `authorizer` and `authorizer.requestResource` in every expression but a messageExpression.
+ */
+function declaredVariables(hasParams: boolean, hasAuthorizer: boolean): Partial<typeof ADMISSION_VARIABLES> {
+  const out: Partial<Record<keyof typeof ADMISSION_VARIABLES, string>> = { ...ADMISSION_VARIABLES };
+  if (!hasParams) delete out.params;
+  if (!hasAuthorizer) {
+    delete out.authorizer;
+    delete out["authorizer.requestResource"];
+  }
+  return out as Partial<typeof ADMISSION_VARIABLES>;
+}
+
 class PolicyCompiler {
   readonly diagnostics: Diagnostic[] = [];
   /** The variables the compiled expressions read, so far. */
@@ -237,9 +254,10 @@ class PolicyCompiler {
     policyVariables: readonly string[],
     expect: Expect,
     mutation = false,
+    authorizer = true,
   ): CompiledExpression {
     const env = createEnvironment({
-      variables: { ...ADMISSION_VARIABLES },
+      variables: declaredVariables(this.policy.paramKind !== undefined, authorizer),
       policyVariables,
       extras: this.extras,
       ...(mutation ? { structTypes: ["Object", "JSONPatch"] } : {}),
@@ -341,7 +359,15 @@ function compileValidating(
     messageExpression:
       v.messageExpression === undefined
         ? undefined
-        : c.expr(`spec.validations[${i}].messageExpression`, v.messageExpression, names, "string"),
+        : // The API server compiles messageExpressions without the authorizer (validating/plugin.go).
+          c.expr(
+            `spec.validations[${i}].messageExpression`,
+            v.messageExpression,
+            names,
+            "string",
+            false,
+            false,
+          ),
     reason: v.reason ?? "Invalid",
   }));
   const auditAnnotations = policy.auditAnnotations.map((a, i) => ({
@@ -412,6 +438,29 @@ export function compilePolicySet(set: PolicySet, options: CompileOptions = {}): 
     bindings,
     unbound,
     resources: set.resources,
-    diagnostics: policies.flatMap((p) => p.diagnostics),
+    diagnostics: [...policies.flatMap((p) => p.diagnostics), ...paramScopeWarnings(set)],
   };
+}
+
+/**
+ * A paramKind celgate cannot place: not a built-in kind, and no CustomResourceDefinition for it among
+ * the files. Its params are looked up as a namespaced kind's (policy_dispatcher.go CollectParams reads
+ * the scope from the API server's REST mapping), and `check` says so.
+ */
+function paramScopeWarnings(set: PolicySet): Diagnostic[] {
+  const scopes = KindScopes.from(set.resources.map((r) => r.object));
+  const out: Diagnostic[] = [];
+  for (const p of set.policies) {
+    const kind = p.paramKind;
+    if (!kind || scopes.of(kind.apiVersion, kind.kind).source !== "assumed") continue;
+    out.push({
+      code: "PE_PARAM_SCOPE",
+      severity: "warning",
+      message: `paramKind ${kind.apiVersion} ${kind.kind} is not a built-in kind and no CustomResourceDefinition for it is loaded: its params are taken to be namespaced`,
+      path: "spec.paramKind",
+      location: p.source.locate("spec.paramKind"),
+      object: { kind: p.kind, name: p.name },
+    });
+  }
+  return out;
 }

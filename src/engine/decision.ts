@@ -35,15 +35,25 @@ function denial(
   return { code: v.code, reason: v.reason, message: `${label(r)} denied request: ${v.message}` };
 }
 
+/**
+ * Adds one policy's audit annotation to what the request publishes, as validating/dispatcher.go's
+ * auditAnnotationCollector does: the values a policy's bindings and params give one key are kept in
+ * order, a value already there is not added again, and several are joined with ", ". (Keys carry
+ * their policy's name, so different policies never share one.)
+ */
+function collect(values: Map<string, string[]>, key: string, value: string): void {
+  const seen = values.get(key);
+  if (seen === undefined) values.set(key, [value]);
+  else if (!seen.includes(value)) seen.push(value);
+}
+
 /** The decision on what the engine found about one request (one phase, or the whole chain). */
 export function decide(admission: Admission): AdmissionDecision {
   const results = admission.results;
   let status: AdmissionDecision["status"];
   let warnings: string[] | undefined;
-  let auditAnnotations: Record<string, string> | undefined;
-  /** Which binding set each annotation: params of one binding join their values, other bindings cannot overwrite. */
-  let setBy: Map<string, string> | undefined;
-  let auditFailures: unknown[] | undefined;
+  let annotationValues: Map<string, string[]> | undefined;
+  let auditFailure: string | undefined;
   let cost = 0;
   // This runs once per review over every policy's result, most with nothing to annotate or warn:
   // what only an annotation or a warning needs is built only when there is one.
@@ -52,17 +62,8 @@ export function decide(admission: Admission): AdmissionDecision {
     // A for-in sets up an enumeration even over the shared empty map: skip it for that one.
     if (r.auditAnnotations !== NO_ANNOTATIONS)
       for (const k in r.auditAnnotations) {
-        const val = r.auditAnnotations[k] as string;
-        const owner = `${r.policy}\u0000${r.binding ?? ""}`;
-        setBy ??= new Map();
-        auditAnnotations ??= {};
-        const prev = setBy.get(k);
-        if (prev === undefined) {
-          auditAnnotations[k] = val;
-          setBy.set(k, owner);
-        } else if (prev === owner && auditAnnotations[k] !== val) {
-          auditAnnotations[k] = `${auditAnnotations[k]}, ${val}`;
-        }
+        annotationValues ??= new Map();
+        collect(annotationValues, k, r.auditAnnotations[k] as string);
       }
     if (r.warnings.length > 0) {
       warnings ??= [];
@@ -75,20 +76,29 @@ export function decide(admission: Admission): AdmissionDecision {
         warnings ??= [];
         warnings.push(`Validation failed for ${label(r)}: ${v.message}`);
       } else {
-        auditFailures ??= [];
-        auditFailures.push({
-          message: v.message,
-          policy: r.policy,
-          binding: r.binding,
-          expressionIndex: v.expressionIndex,
-          validationActions: r.validationActions ?? ["Audit"],
-        });
+        // Each Audit violation publishes a one-element list under the same key, and the API
+        // server's admission attributes refuse to overwrite an annotation with another value
+        // (admission/attributes.go AddAnnotation): the first one is what the audit event holds.
+        auditFailure ??= JSON.stringify([
+          {
+            message: v.message,
+            policy: r.policy,
+            binding: r.binding,
+            expressionIndex: v.expressionIndex,
+            validationActions: r.validationActions ?? ["Audit"],
+          },
+        ]);
       }
     }
   }
-  if (auditFailures !== undefined) {
+  let auditAnnotations: Record<string, string> | undefined;
+  if (annotationValues !== undefined) {
+    auditAnnotations = {};
+    for (const [k, values] of annotationValues) auditAnnotations[k] = values.join(", ");
+  }
+  if (auditFailure !== undefined) {
     auditAnnotations ??= {};
-    auditAnnotations[VALIDATION_FAILURE_ANNOTATION] = JSON.stringify(auditFailures);
+    auditAnnotations[VALIDATION_FAILURE_ANNOTATION] = auditFailure;
   }
   // Built key by key rather than with conditional spreads, which V8 builds slowly; this runs once
   // per review. The key order is the one decisions have always printed in.

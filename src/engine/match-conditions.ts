@@ -21,7 +21,8 @@ export function gateOnMatchConditions(
   const mc = matchConditions(subject.policy, ev, act);
   if (mc.go) return undefined;
   if ("skip" in mc) return skipResult(base, mc.skip, ev, started);
-  return errorResult(base, subject, mc.kind, mc.error, ev, started);
+  // validator.go returns the matchConditions' error as the only decision, index 0.
+  return errorResult(base, subject, mc.kind, mc.error, ev, started, 0);
 }
 
 const GO = { go: true } as const;

@@ -13,6 +13,7 @@ import { gateOnMatchConditions } from "./match-conditions.ts";
 import { type KindMerge, kindMerge } from "./kind-schemas.ts";
 import { applyMutation } from "./mutate.ts";
 import { appendPatch } from "./patch.ts";
+import { defaultAfterMutation } from "./redefault.ts";
 import { type PreparedRequest, prepare } from "./prepare.ts";
 import {
   finish,
@@ -58,6 +59,7 @@ export function mutate(
   // Mutations never change an object in place (they copy what they change), so the request's
   // object is the starting point as it is, and the patch is the concatenation of what each did.
   const working: Working = { object: request.object, patch: [], kind: undefined, aborted: false };
+  const redefault = options.defaults === true;
   const prepared = prepare(request, ctx);
   const mctx = matchContext(ctx);
   const results: PolicyResult[] = [];
@@ -70,7 +72,7 @@ export function mutate(
     // The request as this policy sees it: copied (a spread of every field) only once a mutation changed the object.
     const seen = working.object === request.object ? request : { ...request, object: working.object };
     evaluateSubject(subject, seen, ctx, mctx, options, results, (params, ev, started, base) => {
-      const r = mutatePolicy(subject, policy, prepared, working, params, ev, started, base);
+      const r = mutatePolicy(subject, policy, prepared, working, params, ev, started, base, redefault);
       if (r.patch !== undefined && r.patch.length > 0) changed = true;
       return r;
     });
@@ -108,6 +110,7 @@ function mutatePolicy(
   ev: Evaluation,
   started: number,
   base: ResultBase,
+  redefault: boolean,
 ): PolicyResult {
   let resolver: VariableResolver | undefined;
   // The working object is JSON throughout (mutations apply JSON), which CEL reads as it is.
@@ -136,6 +139,13 @@ function mutatePolicy(
     working.object = applied.value.object;
     appendPatch(ops, applied.value.ops, working.object);
     appendPatch(working.patch, applied.value.ops, working.object);
+    // The API server defaults the object again after each mutation (redefault.ts).
+    const defaulted = redefault ? defaultAfterMutation(working.object) : undefined;
+    if (defaulted !== undefined) {
+      working.object = defaulted.object;
+      appendPatch(ops, defaulted.ops, working.object);
+      appendPatch(working.patch, defaulted.ops, working.object);
+    }
     if (i < mutations.length - 1) {
       object = working.object as CelValue;
       current = act();

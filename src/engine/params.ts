@@ -1,75 +1,183 @@
-/** Finds the parameter objects a binding's paramRef selects among the loaded resources. */
-import { compileLabelSelector } from "../match/index.ts";
+/**
+ * The parameter objects a binding's paramRef selects, as the generic policy dispatcher's
+ * `CollectParams` finds them in the cluster (kubernetes staging/src/k8s.io/apiserver/pkg/admission/
+ * plugin/policy/generic/policy_dispatcher.go): in the param kind's scope, by name or by label
+ * selector, with the configuration errors it reports in its words. The rules are stated once, in
+ * `collectFrom`: the loaded files are read through it here, and a cluster cache (src/cluster/
+ * state.ts), which alone knows whether a kind is served and listed yet, calls it from its `select`.
+ */
+import { type KindScope, KindScopes, type Scope } from "../kube/scope.ts";
+import { storedNamespace, storedObject } from "../kube/stored.ts";
+import { compileLabelSelector, objectLabels } from "../match/index.ts";
 import type { ParamKind, ParamRef, ResourceObject } from "../policy/types.ts";
+import { err, ok, type Result } from "../result.ts";
+
+/** A param object as the cluster stores it (see kube/stored.ts), with what lookups read of it. */
+export interface StoredParam {
+  readonly apiVersion: string;
+  readonly name: string;
+  /** "" for a cluster-scoped kind. */
+  readonly namespace: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly object: Readonly<Record<string, unknown>>;
+}
 
 export interface ParamLookup {
   /** Objects of this apiVersion and kind. */
-  ofKind(apiVersion: string, kind: string): readonly ResourceObject[];
+  ofKind(apiVersion: string, kind: string): readonly StoredParam[];
+  /** The scope of a kind: built in, from a CustomResourceDefinition among the resources, or assumed. */
+  scopeOf(apiVersion: string, kind: string): KindScope;
   /**
-   * A lookup that knows the kind's scope and whether its objects are known yet (a cluster cache)
-   * answers a paramRef itself: the params, or why none can be looked up, which failurePolicy decides.
+   * A lookup that knows whether a kind is served and its objects listed yet (a cluster cache)
+   * answers a paramRef itself, through `collectFrom`: the params, or why none can be collected.
    */
-  select?(kind: ParamKind, ref: ParamRef, requestNamespace: string): readonly ResourceObject[] | string;
+  select?(
+    kind: ParamKind,
+    ref: ParamRef,
+    requestNamespace: string,
+  ): Result<readonly StoredParam[], ParamError>;
   /** Objects of this kind in any apiVersion, for saying what a failed lookup nearly found. */
-  ofKindAnyVersion?(kind: string): readonly ResourceObject[];
+  ofKindAnyVersion?(kind: string): readonly StoredParam[];
 }
 
-export function paramLookup(resources: readonly ResourceObject[]): ParamLookup {
-  const byKind = new Map<string, ResourceObject[]>();
+export interface ParamLookupOptions {
+  /** Store the objects with the API server's defaults (default true; `--no-defaults` turns it off). */
+  readonly defaults?: boolean;
+}
+
+function push(map: Map<string, StoredParam[]>, key: string, p: StoredParam): void {
+  const list = map.get(key);
+  if (list) list.push(p);
+  else map.set(key, [p]);
+}
+
+/** The resources as stored params, by apiVersion and kind. Built once, when the resources load. */
+export function paramLookup(
+  resources: readonly ResourceObject[],
+  options: ParamLookupOptions = {},
+): ParamLookup {
+  const scopes = KindScopes.from(resources.map((r) => r.object));
+  const byKind = new Map<string, StoredParam[]>();
+  const byKindAnyVersion = new Map<string, StoredParam[]>();
   for (const r of resources) {
-    const k = `${r.apiVersion}/${r.kind}`;
-    byKind.set(k, [...(byKind.get(k) ?? []), r]);
+    const object = storedObject(r.object, scopes.of(r.apiVersion, r.kind).scope, options);
+    const stored: StoredParam = {
+      apiVersion: r.apiVersion,
+      name: r.name,
+      namespace: storedNamespace(object),
+      labels: objectLabels(object) ?? {},
+      object,
+    };
+    push(byKind, `${r.apiVersion}/${r.kind}`, stored);
+    push(byKindAnyVersion, r.kind, stored);
   }
   return {
     ofKind: (apiVersion, kind) => byKind.get(`${apiVersion}/${kind}`) ?? [],
-    ofKindAnyVersion: (kind) => resources.filter((r) => r.kind === kind),
+    scopeOf: (apiVersion, kind) => scopes.of(apiVersion, kind),
+    ofKindAnyVersion: (kind) => byKindAnyVersion.get(kind) ?? [],
   };
 }
 
+/** Why a binding's params could not be collected: a configuration error of the binding. */
+export interface ParamError {
+  /** `param-not-found`: none found and parameterNotFoundAction is Deny; else the paramRef cannot apply. */
+  readonly kind: "param-not-found" | "configuration";
+  readonly message: string;
+}
+
+/** A configuration error of the binding, in CollectParams' words. */
+export const paramConfigError = (message: string) => err<ParamError>({ kind: "configuration", message });
+
+/** Where CollectParams reads one param kind's objects: its lister (an informer's, or the files'). */
+export interface ParamSource {
+  readonly scope: Scope;
+  /**
+   * Why the kind's objects cannot be read yet (an informer that has not synced), in CollectParams'
+   * words; it is checked after the namespace rule, as CollectParams checks it.
+   */
+  readonly unavailable?: string;
+  /** The kind's objects of this name in `namespace` ("" for a cluster-scoped kind): one at most in a cluster. */
+  named(namespace: string, name: string): readonly StoredParam[];
+  /** The kind's objects in `namespace`. */
+  inNamespace(namespace: string): Iterable<StoredParam>;
+}
+
 /**
- * The params for one evaluation. With no namespace in the paramRef, a namespaced request looks in
- * its own namespace (as the API server does for namespace-scoped param kinds) and cluster-scoped
- * params are found too, since offline we cannot ask discovery which kind is which.
+ * The params of one binding for a request in `requestNamespace` ("" for a cluster-scoped resource),
+ * or the configuration error CollectParams returns, in its words. An empty list means none was found
+ * and parameterNotFoundAction is Allow: the binding is not evaluated.
  */
-export function findParams(
+export function collectParams(
   lookup: ParamLookup,
   kind: ParamKind,
   ref: ParamRef,
   requestNamespace: string,
-): ResourceObject[] {
-  const candidates = lookup.ofKind(kind.apiVersion, kind.kind).filter((r) => {
-    if (ref.namespace !== undefined && ref.namespace !== "") return r.namespace === ref.namespace;
-    return r.namespace === undefined || r.namespace === "" || r.namespace === requestNamespace;
-  });
-  if (ref.name !== undefined && ref.name !== "") return candidates.filter((r) => r.name === ref.name);
-  if (ref.selector) {
-    const m = compileLabelSelector(ref.selector);
-    if (!m.ok) return [];
-    return candidates.filter((r) => m.value.matches(r.labels));
+): Result<readonly StoredParam[], ParamError> {
+  if (lookup.select) return lookup.select(kind, ref, requestNamespace);
+  return collectFrom(filesSource(lookup, kind), ref, requestNamespace);
+}
+
+/** The loaded files as a ParamSource: every object of the kind is known, in its stored scope. */
+export function filesSource(lookup: ParamLookup, kind: ParamKind): ParamSource {
+  const inNamespace = (namespace: string) =>
+    lookup.ofKind(kind.apiVersion, kind.kind).filter((p) => p.namespace === namespace);
+  return {
+    scope: lookup.scopeOf(kind.apiVersion, kind.kind).scope,
+    named: (namespace, name) => inNamespace(namespace).filter((p) => p.name === name),
+    inNamespace,
+  };
+}
+
+/** CollectParams over one source: the namespace it looks in, then by name or selector. */
+export function collectFrom(
+  source: ParamSource,
+  ref: ParamRef,
+  requestNamespace: string,
+): Result<readonly StoredParam[], ParamError> {
+  const refNamespace = ref.namespace ?? "";
+  let namespace = "";
+  if (source.scope === "Namespaced") {
+    namespace = refNamespace !== "" ? refNamespace : requestNamespace;
+    // You must supply a namespace if your matcher can possibly match a cluster-scoped resource.
+    if (namespace === "")
+      return paramConfigError(
+        "cannot use namespaced paramRef in policy binding that matches cluster-scoped resources",
+      );
   }
-  return [];
+  if (source.unavailable !== undefined) return paramConfigError(source.unavailable);
+  if (source.scope === "Cluster" && refNamespace !== "")
+    return paramConfigError("paramRef.namespace must not be provided for a cluster-scoped `paramKind`");
+  let found: readonly StoredParam[];
+  const name = ref.name ?? "";
+  if (name !== "") {
+    if (ref.selector) return paramConfigError("paramRef.name and paramRef.selector are mutually exclusive");
+    found = source.named(namespace, name);
+  } else if (ref.selector) {
+    const selector = compileLabelSelector(ref.selector);
+    if (!selector.ok) return paramConfigError(selector.error.message);
+    const matched: StoredParam[] = [];
+    for (const p of source.inNamespace(namespace)) if (selector.value.matches(p.labels)) matched.push(p);
+    found = matched;
+  } else {
+    return paramConfigError("one of name or selector must be provided");
+  }
+  if (found.length === 0 && ref.parameterNotFoundAction === "Deny")
+    return err({
+      kind: "param-not-found",
+      message: "no params found for policy binding with `Deny` parameterNotFoundAction",
+    });
+  return ok(found);
 }
 
-/** The params of a paramRef, or why they cannot be looked up: `select` where the lookup has it. */
-export function lookupParams(
-  lookup: ParamLookup,
-  kind: ParamKind,
-  ref: ParamRef,
-  requestNamespace: string,
-): readonly ResourceObject[] | string {
-  return lookup.select
-    ? lookup.select(kind, ref, requestNamespace)
-    : findParams(lookup, kind, ref, requestNamespace);
-}
-
-function objectName(r: Pick<ResourceObject, "namespace" | "name">): string {
-  return r.namespace ? `${r.namespace}/${r.name}` : r.name;
+function objectName(p: Pick<StoredParam, "namespace" | "name">): string {
+  return p.namespace ? `${p.namespace}/${p.name}` : p.name;
 }
 
 /**
  * What a lookup that found nothing looked for, and what it nearly found: `ReplicaLimit
  * default/limit (rules.example.com/v1)`, then an object of that name in another namespace or of
- * another apiVersion. Only for the words of the error; the lookup itself is findParams.
+ * another apiVersion. Only for the words of the result's reason; the lookup itself is collectFrom,
+ * whose namespace rule this follows (it is called only after that rule let the lookup through).
  */
 export function describeParamMiss(
   lookup: ParamLookup,
@@ -77,37 +185,35 @@ export function describeParamMiss(
   ref: ParamRef,
   requestNamespace: string,
 ): string {
-  const ns = ref.namespace !== undefined && ref.namespace !== "" ? ref.namespace : undefined;
-  const where = ns
-    ? `in namespace ${ns}`
-    : requestNamespace === ""
-      ? "cluster-scoped"
-      : `cluster-scoped or in namespace ${requestNamespace}`;
+  const namespaced = lookup.scopeOf(kind.apiVersion, kind.kind).scope === "Namespaced";
+  const ns = namespaced ? (ref.namespace ?? "") || requestNamespace : "";
+  const where = ns !== "" ? `in namespace ${ns}` : "cluster-scoped";
   const sameKind = lookup.ofKind(kind.apiVersion, kind.kind);
   const anyVersion = lookup.ofKindAnyVersion?.(kind.kind) ?? sameKind;
   const hints: string[] = [];
   let sought: string;
   if (ref.name !== undefined && ref.name !== "") {
-    sought = ns
-      ? `${kind.kind} ${ns}/${ref.name} (${kind.apiVersion})`
-      : `${kind.kind} ${ref.name} (${kind.apiVersion}, ${where})`;
-    // Any of that name here was found by findParams, so those of the paramKind are elsewhere.
-    const named = anyVersion.filter((r) => r.name === ref.name);
-    for (const r of named.filter((r) => r.apiVersion === kind.apiVersion).slice(0, 3))
-      hints.push(`one of that name is ${r.namespace ? `in namespace ${r.namespace}` : "cluster-scoped"}`);
-    for (const r of named.filter((r) => r.apiVersion !== kind.apiVersion).slice(0, 3))
-      hints.push(`one of that name has apiVersion ${r.apiVersion} (${objectName(r)})`);
+    sought =
+      ns !== ""
+        ? `${kind.kind} ${ns}/${ref.name} (${kind.apiVersion})`
+        : `${kind.kind} ${ref.name} (${kind.apiVersion}, ${where})`;
+    // Any of that name where the lookup looked was found, so those of the paramKind are elsewhere.
+    const named = anyVersion.filter((p) => p.name === ref.name);
+    for (const p of named.filter((p) => p.apiVersion === kind.apiVersion).slice(0, 3))
+      hints.push(`one of that name is ${p.namespace ? `in namespace ${p.namespace}` : "cluster-scoped"}`);
+    for (const p of named.filter((p) => p.apiVersion !== kind.apiVersion).slice(0, 3))
+      hints.push(`one of that name has apiVersion ${p.apiVersion} (${objectName(p)})`);
   } else {
     const m = ref.selector ? compileLabelSelector(ref.selector) : undefined;
     const text = m?.ok ? m.value.text : "";
     sought = `${kind.kind} objects (${kind.apiVersion}, ${where}) with labels ${text === "" ? "(any)" : text}`;
     if (m?.ok) {
-      const elsewhere = anyVersion.filter((r) => m.value.matches(r.labels));
+      const elsewhere = anyVersion.filter((p) => m.value.matches(p.labels));
       if (elsewhere.length > 0)
         hints.push(
           `${elsewhere.length === 1 ? "one matches" : `${elsewhere.length} match`} elsewhere: ${elsewhere
             .slice(0, 3)
-            .map((r) => `${objectName(r)} (${r.apiVersion})`)
+            .map((p) => `${objectName(p)} (${p.apiVersion})`)
             .join(", ")}`,
         );
     }

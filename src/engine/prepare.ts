@@ -5,6 +5,7 @@
 import { AuthorizerValue, type CelValue, ResourceCheck, unavailableAuthorizer } from "../cel/index.ts";
 import type { PolicyNeeds } from "../compile/policy.ts";
 import type { AdmissionRequest } from "../request/types.ts";
+import { createNamespaceObject } from "../kube/namespace.ts";
 import type { EngineContext } from "./context.ts";
 
 function userInfoValue(u: AdmissionRequest["userInfo"]): Record<string, unknown> {
@@ -12,6 +13,32 @@ function userInfoValue(u: AdmissionRequest["userInfo"]): Record<string, unknown>
   if (u.uid) out.uid = u.uid;
   if (u.extra) out.extra = u.extra;
   return out;
+}
+
+/** Each stored Namespace's `namespaceObject`, built once: stored Namespaces live as long as their set. */
+const namespaceObjects = new WeakMap<object, CelValue>();
+
+/**
+ * `namespaceObject`, as the validating and mutating policy dispatchers pass it (kubernetes
+ * staging/src/k8s.io/apiserver/pkg/admission/plugin/policy/validating/dispatcher.go and
+ * mutating/dispatcher.go): null for a cluster-scoped resource (the request has no namespace) and
+ * for a request on a Namespace itself, whose request names the Namespace as its own namespace (the
+ * dispatchers' "special case": a.GetKind() is core v1 Namespace); else the Namespace looked up by
+ * the request's namespace, built by CreateNamespaceObject (kube/namespace.ts).
+ */
+function namespaceObjectOf(r: AdmissionRequest, ctx: EngineContext): CelValue {
+  const name = r.namespace;
+  if (name === "") return null;
+  const kind = r.requestKind ?? r.kind;
+  if (kind.kind === "Namespace" && kind.version === "v1" && kind.group === "") return null;
+  const stored = ctx.namespace(name);
+  if (stored === undefined) return null;
+  let shaped = namespaceObjects.get(stored);
+  if (shaped === undefined) {
+    shaped = createNamespaceObject(stored) as CelValue;
+    namespaceObjects.set(stored, shaped);
+  }
+  return shaped;
 }
 
 /** Built key by key: conditional spreads are slow to build in V8, and this runs once per review. */
@@ -67,10 +94,8 @@ export class PreparedRequest {
     return this.requestV;
   }
   get namespaceObject(): CelValue {
-    if (this.namespaceV === undefined) {
-      const name = this.request.namespace;
-      this.namespaceV = ((name ? this.ctx.namespace(name) : undefined) ?? null) as CelValue;
-    }
+    // Not `??=`: null is a value here, computed once like any other.
+    if (this.namespaceV === undefined) this.namespaceV = namespaceObjectOf(this.request, this.ctx);
     return this.namespaceV;
   }
   get authorizer(): AuthorizerValue {

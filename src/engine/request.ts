@@ -6,13 +6,8 @@
  */
 import type { AdmissionRequest, UserInfo } from "../request/types.ts";
 import { applyDefaults, type DefaultedField } from "../kube/defaults/index.ts";
-import {
-  expectedObjectNamespace,
-  isClusterScopedKind,
-  isNamespaceKind,
-  resourceForKind,
-  splitApiVersion,
-} from "../kube/kinds.ts";
+import { expectedObjectNamespace, isNamespaceKind, resourceForKind, splitApiVersion } from "../kube/kinds.ts";
+import { KindScopes } from "../kube/scope.ts";
 import type { Operation } from "../policy/types.ts";
 import { err, ok, type Result } from "../result.ts";
 
@@ -80,6 +75,10 @@ export interface RequestOptions {
    * (default true). Off shows a policy the manifest as written.
    */
   readonly defaults?: boolean;
+  /** The request's name when the caller sets it (a test case's requestName); else the object's. */
+  readonly name?: string;
+  /** Which kinds are cluster-scoped: the built-in API's, and CRDs read with the policies. */
+  readonly scopes?: KindScopes;
 }
 
 /** What the API server's defaulting changed in each object of a request. */
@@ -111,14 +110,26 @@ const OPTIONS_KIND: Readonly<Record<Operation, string | undefined>> = {
 
 /**
  * The request's namespace. The API server takes it from the URL: a cluster-scoped resource's URL
- * names none, whatever its object says; /api/v1/namespaces/NAME names the namespace itself, but a
- * Namespace is created by POST to /api/v1/namespaces. A namespaced object that names none goes
- * where kubectl would send it: the given default namespace, else `default`.
+ * names none, whatever its object says, and a namespaced object that names none goes where kubectl
+ * would send it: the given default namespace, else `default`. A Namespace is the exception: its
+ * requests carry its own name as their namespace, on every operation. /api/v1/namespaces/NAME names it
+ * (UPDATE, DELETE), and on CREATE, a POST to /api/v1/namespaces, the create handler sets it from the
+ * object's name (kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/handlers/create.go:
+ * `if len(namespace) == 0 && scope.Resource == namespaceGVR { namespace = name }`).
  */
-function requestNamespace(ref: ResourceRef, o: RequestOptions): string {
-  if (isNamespaceKind(ref)) return o.operation === "CREATE" ? "" : ref.name;
-  if (isClusterScopedKind(ref.kind)) return "";
+function requestNamespace(ref: ResourceRef, name: string, o: RequestOptions): string {
+  if (isNamespaceKind(ref)) return name;
+  if ((o.scopes ?? KindScopes.BUILT_IN).of(ref.apiVersion, ref.kind).scope === "Cluster") return "";
   return ref.namespace || (o.defaultNamespace ?? "default");
+}
+
+/**
+ * The request's name: the object's `metadata.name`. An object created with only `generateName` is
+ * admitted with no name (create.go takes the name from the object before the registry generates
+ * one), so policies see `request.name == ""`.
+ */
+function requestName(o: RequestOptions): string {
+  return o.name ?? str(metadata(o.object).name);
 }
 
 function objectNamespace(object: JsonObject): string {
@@ -166,7 +177,8 @@ export function buildRequest(ref: ResourceRef, o: RequestOptions): Result<BuiltR
   const { group, version } = splitApiVersion(ref.apiVersion);
   const kind = { group, version, kind: ref.kind };
   const resource = { group, version, resource: resourceForKind(ref.kind) };
-  const namespace = requestNamespace(ref, o);
+  const name = requestName(o);
+  const namespace = requestNamespace(ref, name, o);
   const expected = expectedObjectNamespace(namespace, resource);
   const defaults = o.defaults ?? true;
   const isDelete = o.operation === "DELETE";
@@ -197,7 +209,7 @@ export function buildRequest(ref: ResourceRef, o: RequestOptions): Result<BuiltR
     ...(o.subResource ? { subResource: o.subResource, requestSubResource: o.subResource } : {}),
     requestKind: kind,
     requestResource: resource,
-    name: ref.name,
+    name,
     namespace,
     operation: o.operation,
     userInfo: o.userInfo,

@@ -13,7 +13,7 @@ import type { AdmissionRequest } from "../request/types.ts";
 import type { EngineContext } from "./context.ts";
 import { type Evaluation, newEvaluation } from "./evaluate.ts";
 import { errorResult } from "./failure-policy.ts";
-import { describeParamMiss, lookupParams } from "./params.ts";
+import { collectParams, describeParamMiss } from "./params.ts";
 import { type ResultBase, type Subject, skipResult, subjectOf } from "./results.ts";
 import type { EvaluateOptions, EvaluationErrorKind, PolicyResult } from "./types.ts";
 
@@ -69,9 +69,14 @@ export function subjects(
   return options.failurePolicy ? out.filter((s) => s.route === options.failurePolicy) : out;
 }
 
-/** The skip or error result when a policy's or binding's criteria do not select the request. */
+/**
+ * The skip or error result when a policy's or binding's criteria do not select the request. An error
+ * (a selector that does not parse, a namespace that cannot be found) is a configuration error, which
+ * the API server reports as `failed to configure policy: ...` for the policy's matchConstraints and
+ * `failed to configure binding: ...` for the binding's matchResources (validating/dispatcher.go).
+ */
 function notMatched(
-  what: string,
+  level: "policy" | "binding",
   m: Unselected | undefined,
   base: ResultBase,
   subject: Subject,
@@ -79,9 +84,17 @@ function notMatched(
   started: number,
 ): PolicyResult | undefined {
   if (m === undefined) return undefined;
+  const what = level === "policy" ? "matchConstraints" : "binding matchResources";
   if (m.status === "not-matched") return skipResult(base, `${what}: ${m.reason}`, ev, started);
-  const kind: EvaluationErrorKind = m.errorKind === "namespace-not-found" ? "namespace-not-found" : "runtime";
-  return errorResult(base, subject, kind, `failed to configure binding: ${m.message}`, ev, started);
+  const kind: EvaluationErrorKind =
+    m.errorKind === "namespace-not-found" ? "namespace-not-found" : "configuration";
+  // A policy-level error is reported without the binding, as the API server reports it.
+  const at = level === "policy" ? policyLevel(base) : base;
+  return errorResult(at, subject, kind, `failed to configure ${level}: ${m.message}`, ev, started);
+}
+
+function policyLevel(base: ResultBase): ResultBase {
+  return { policy: base.policy, policyKind: base.policyKind };
 }
 
 /**
@@ -106,9 +119,9 @@ export function evaluateSubject(
     return;
   }
   const unmatched =
-    notMatched("matchConstraints", policy.match.check(request, mctx), base, subject, ev, started) ??
+    notMatched("policy", policy.match.check(request, mctx), base, subject, ev, started) ??
     (binding
-      ? notMatched("binding matchResources", binding.match.check(request, mctx), base, subject, ev, started)
+      ? notMatched("binding", binding.match.check(request, mctx), base, subject, ev, started)
       : undefined);
   if (unmatched) {
     results.push(unmatched);
@@ -121,33 +134,26 @@ export function evaluateSubject(
     results.push(body(null, ev, started, base));
     return;
   }
-  const found = lookupParams(ctx.params, paramKind, ref, request.namespace);
-  if (typeof found === "string") {
-    const message = `failed to configure binding: ${found}`;
-    results.push(errorResult(base, subject, "param-not-found", message, ev, started));
+  const found = collectParams(ctx.params, paramKind, ref, request.namespace);
+  // The denial keeps the API server's words; what was looked up goes only into the result's
+  // reason, which people read offline and in the server's logs, never in the response.
+  if (!found.ok) {
+    const message = `failed to configure binding: ${found.error.message}`;
+    const looked =
+      found.error.kind === "param-not-found"
+        ? describeParamMiss(ctx.params, paramKind, ref, request.namespace)
+        : undefined;
+    results.push(errorResult(base, subject, found.error.kind, message, ev, started, -1, looked));
     return;
   }
-  if (found.length === 0) {
-    // The denial keeps the API server's words; what was looked up goes only into the result's
-    // reason, which people read offline and in the server's logs, never in the response.
+  if (found.value.length === 0) {
     const looked = describeParamMiss(ctx.params, paramKind, ref, request.namespace);
     results.push(
-      ref.parameterNotFoundAction === "Allow"
-        ? skipResult(base, `no params found; parameterNotFoundAction is Allow; ${looked}`, ev, started)
-        : errorResult(
-            base,
-            subject,
-            "param-not-found",
-            "failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction",
-            ev,
-            started,
-            -1,
-            looked,
-          ),
+      skipResult(base, `no params found; parameterNotFoundAction is Allow; ${looked}`, ev, started),
     );
     return;
   }
-  found.forEach((p, i) => {
+  found.value.forEach((p, i) => {
     // Each param is its own evaluation, with its own budget, as each binding-param pair is in Kubernetes.
     const at = i === 0 ? started : performance.now();
     const pev = i === 0 ? ev : newEvaluation(options, at);

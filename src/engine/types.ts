@@ -22,15 +22,21 @@ export interface JsonPatchOp {
   readonly value?: unknown;
 }
 
-/** Why an evaluation did not produce a verdict; `failurePolicy` decides what that means. */
+/**
+ * Why an evaluation did not produce a verdict; `failurePolicy` decides what that means. The last
+ * three are configuration errors of the policy or binding (a paramRef that cannot apply, params that
+ * a Deny paramRef cannot find, a selector that does not parse, a namespace that cannot be found),
+ * which the API server denies under Fail whatever the binding's validationActions.
+ */
 export type EvaluationErrorKind =
   | "compile"
   | "runtime"
   | "cost"
   | "timeout"
+  | "internal"
+  | "configuration"
   | "param-not-found"
-  | "namespace-not-found"
-  | "internal";
+  | "namespace-not-found";
 
 export type PolicyOutcome = "pass" | "fail" | "skip" | "error";
 
@@ -135,6 +141,13 @@ export interface EvaluateOptions {
    * explaining: nothing else reads the trace there, and a step costs an object per expression.
    */
   readonly trace?: boolean;
+  /**
+   * Apply the API server's defaults again to an object a mutation changed, as it does after each
+   * mutation (engine/redefault.ts). The offline commands and the library turn it on (off with
+   * `--no-defaults`: the objects as written); the webhook leaves it off, as the API server defaults
+   * its patched object itself (docs/architecture.md says what that leaves out).
+   */
+  readonly defaults?: boolean;
 }
 
 /** How `admit` runs: one phase or the whole chain, and how it evaluates. */

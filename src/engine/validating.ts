@@ -10,6 +10,7 @@ import {
   DEADLINE_PASSED,
   explainFalse,
   Thrown,
+  typeName,
 } from "../cel/index.ts";
 import type {
   CompiledExpression,
@@ -30,7 +31,7 @@ import {
   thrownFailure,
   toOutcome,
 } from "./evaluate.ts";
-import { errorViolations, errorWarnings } from "./failure-policy.ts";
+import { auditAnnotationViolations, errorResult, errorViolations, errorWarnings } from "./failure-policy.ts";
 import { gateOnMatchConditions } from "./match-conditions.ts";
 import { type PreparedRequest, prepare } from "./prepare.ts";
 import {
@@ -58,7 +59,23 @@ export function reasonCode(reason: string): number {
 }
 
 const MAX_MESSAGE_LENGTH = 5 * 1024;
+/** dispatcher.go's maxAuditAnnotationValueLength, in bytes of UTF-8 (Go's `value[:n]`). */
 const MAX_AUDIT_VALUE_LENGTH = 10 * 1024;
+
+/**
+ * The first `max` bytes of `text`'s UTF-8, as Go's `value[:max]` cuts a string. A character cut in
+ * two leaves bytes that are not UTF-8, which the API server's JSON encoding (audit log, webhook
+ * reply) writes as U+FFFD each: so does this.
+ */
+function truncateBytes(text: string, max: number): string {
+  if (text.length * 3 <= max) return text;
+  const bytes = Buffer.from(text, "utf8");
+  if (bytes.length <= max) return text;
+  let end = max;
+  // Back to the start of the character the cut falls in; its bytes before the cut become U+FFFD.
+  while (end > 0 && ((bytes[end] as number) & 0xc0) === 0x80) end--;
+  return bytes.subarray(0, end).toString("utf8") + "\ufffd".repeat(max - end);
+}
 
 function messageFor(
   ev: Evaluation,
@@ -158,6 +175,45 @@ export function validate(
   return { results };
 }
 
+/** What a policy's audit annotations gave: the values to publish, and the errors. */
+interface Annotated {
+  values: Record<string, string> | undefined;
+  errored: { kind: EvaluationErrorKind; message: string } | undefined;
+  readonly errors: { readonly message: string; readonly typeError: boolean }[];
+}
+
+const NOT_ANNOTATED: Annotated = Object.freeze({ values: undefined, errored: undefined, errors: [] });
+
+/**
+ * A policy's audit annotations (validator.go): a string is trimmed and an empty one left out, as is
+ * null; any other type is an error whatever the failurePolicy; a failure is an error under Fail.
+ */
+function auditAnnotationsOf(ev: Evaluation, policy: CompiledValidatingPolicy, act: Activation): Annotated {
+  // Most policies have none: they share one empty answer rather than allocate one per review.
+  if (policy.auditAnnotations.length === 0) return NOT_ANNOTATED;
+  const out: Annotated = { values: undefined, errored: undefined, errors: [] };
+  for (const a of policy.auditAnnotations) {
+    const r = runStep(ev, "auditAnnotation", a.key, a.expression, act);
+    if (!r.ok) {
+      out.errored ??= { kind: r.kind, message: r.message };
+      out.errors.push({ message: r.message, typeError: false });
+      continue;
+    }
+    if (r.value === null) continue;
+    if (typeof r.value !== "string") {
+      const message = `valueExpression '${a.expression.source}' resulted in unsupported return type: ${typeName(r.value)}. Return type must be either string or null.`;
+      out.errored ??= { kind: "runtime", message };
+      out.errors.push({ message, typeError: true });
+      continue;
+    }
+    const value = r.value.trim();
+    if (value === "") continue;
+    out.values ??= {};
+    out.values[`${policy.name}/${a.key}`] = truncateBytes(value, MAX_AUDIT_VALUE_LENGTH);
+  }
+  return out;
+}
+
 /** One validating policy's evaluation for one param: matchConditions, validations, audit annotations. */
 function validatePolicy(
   subject: Subject,
@@ -176,6 +232,11 @@ function validatePolicy(
   let errored: { kind: EvaluationErrorKind; message: string } | undefined;
   // Every validation runs before any messageExpression, as in Kubernetes.
   const outcomes = validationOutcomes(ev, policy, act);
+  // The policy's budget running out ends its evaluation as one error, whatever the validations
+  // before it found, and no audit annotation is evaluated: validator.go returns a single decision
+  // (index 0) when the validations' ForInput fails.
+  const spent = outcomes?.find((r) => r instanceof ExprFailure && r.message === BUDGET_MESSAGE);
+  if (spent !== undefined) return errorResult(base, subject, "cost", BUDGET_MESSAGE, ev, started, 0);
   if (outcomes !== undefined)
     for (let i = 0; i < outcomes.length; i++) {
       const r = outcomes[i];
@@ -197,21 +258,13 @@ function validatePolicy(
           });
       }
     }
-  let auditAnnotations: Record<string, string> | undefined;
-  for (const a of policy.auditAnnotations) {
-    const r = runStep(ev, "auditAnnotation", a.key, a.expression, act);
-    if (!r.ok) {
-      errored ??= { kind: r.kind, message: r.message };
-      violations = errorViolations(violations, policy, actions, r.message, -1);
-      continue;
-    }
-    // Kubernetes trims the value and leaves an empty one out.
-    const value = typeof r.value === "string" ? r.value.trim() : "";
-    if (value !== "") {
-      auditAnnotations ??= {};
-      auditAnnotations[`${policy.name}/${a.key}`] = value.slice(0, MAX_AUDIT_VALUE_LENGTH);
-    }
+  const annotated = auditAnnotationsOf(ev, policy, act);
+  if (annotated.errored) {
+    errored ??= annotated.errored;
+    for (const e of annotated.errors)
+      violations = auditAnnotationViolations(violations, policy, e.message, e.typeError);
   }
+  const auditAnnotations = annotated.values;
   const outcome = errored ? "error" : violations !== undefined ? "fail" : "pass";
   return finish(
     base,

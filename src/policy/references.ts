@@ -61,10 +61,12 @@ export function checkReferences(set: PolicySet): Diagnostic[] {
     const policyKind =
       b.kind === "ValidatingAdmissionPolicyBinding" ? "ValidatingAdmissionPolicy" : "MutatingAdmissionPolicy";
     if (policies.has(`${policyKind}/${b.policyName}`)) continue;
+    // The API server stores such a binding and never matches it (its policy source pairs bindings
+    // with the policies that exist): it is inert, which deserves a warning, not a load error.
     diagnostics.push({
       code: "PE_UNKNOWN_POLICY",
-      severity: "error",
-      message: `no ${policyKind} named ${JSON.stringify(b.policyName)} is loaded`,
+      severity: "warning",
+      message: `no ${policyKind} named ${JSON.stringify(b.policyName)} is loaded: the binding applies to nothing`,
       path: "spec.policyName",
       location: b.source.locate("spec.policyName"),
       object: { kind: b.kind, name: b.name },

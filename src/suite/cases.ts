@@ -15,7 +15,16 @@ import { childPath } from "../yaml/source-map.ts";
 import { type ExpectFields, expectations, mergeExpect } from "./expect.ts";
 import { gvr, kubernetesObject, namespaceObject, userInfo } from "./objects.ts";
 import { decode, describe, fileRef, type Place, report, scalar, text } from "./read.ts";
-import type { At, Expectations, ExpectKey, JsonObject, ObjectSource, SuiteCase } from "./types.ts";
+import type {
+  At,
+  Expectations,
+  ExpectKey,
+  FileRef,
+  JsonObject,
+  ObjectSource,
+  ReviewCase,
+  SuiteCase,
+} from "./types.ts";
 
 export const CASE_FIELDS = [
   "object",
@@ -32,6 +41,7 @@ export const CASE_FIELDS = [
   "namespaceObject",
   "dryRun",
   "defaulting",
+  "reviewFile",
   "expect",
 ];
 const GROUP_FIELDS = ["group", "defaults", "cases"];
@@ -51,6 +61,8 @@ export interface Fields {
   dryRun?: At<boolean>;
   /** Whether the API server's defaults are applied to the case's objects (default: the run's). */
   defaulting?: At<boolean>;
+  /** A saved AdmissionReview whose request the case evaluates as it is. */
+  review?: At<FileRef>;
   expect?: ExpectFields;
 }
 
@@ -130,6 +142,11 @@ export function fields(obj: YamlMap, dir: string): Fields {
   if (defaulting !== undefined) {
     const b = r.boolean(defaulting);
     if (b !== undefined) out.defaulting = at(defaulting, b);
+  }
+  const review = obj.get("reviewFile");
+  if (review !== undefined) {
+    const ref = fileRef(r, review, dir);
+    if (ref) out.review = at(review, ref);
   }
   const expect = obj.get("expect");
   if (expect !== undefined) {
@@ -265,6 +282,7 @@ function resolveCase(
   own: Fields,
   m: Fields,
 ): SuiteCase | undefined {
+  if (m.review) return reviewCase(r, { name, namePath }, obj, own, m, m.review);
   const errorsBefore = r.errors;
   const path = obj.path;
   // oldObject makes an UPDATE unless the case itself names the operation (a default's CREATE yields).
@@ -274,20 +292,8 @@ function resolveCase(
   const objects = requestObjects(r, obj, operation, own, m);
   if (!objects) return undefined;
   const { object, oldObject } = objects;
-  const expect = m.expect ?? {};
-  if (expect.allowed === undefined)
-    report(
-      r,
-      own.expect ? { path: childPath(path, "expect"), offset: obj.offset } : obj,
-      "missing expect.allowed: every case says whether the request is allowed",
-    );
-  if (r.errors > errorsBefore || !object) return undefined;
-  const values: Record<string, unknown> = {};
-  const expectPaths: Partial<Record<ExpectKey, string>> = {};
-  for (const [k, at] of Object.entries(expect)) {
-    values[k] = at.value;
-    expectPaths[k as ExpectKey] = at.path;
-  }
+  const expect = resolveExpect(r, obj, own, m);
+  if (r.errors > errorsBefore || !object || !expect) return undefined;
   return {
     name,
     namePath,
@@ -306,7 +312,78 @@ function resolveCase(
     ...(m.namespaceObject ? { namespaceObject: m.namespaceObject } : {}),
     ...(m.dryRun ? { dryRun: m.dryRun.value } : {}),
     ...(m.defaulting ? { defaulting: m.defaulting.value } : {}),
-    expect: values as Expectations,
-    expectPaths,
+    ...expect,
+  };
+}
+
+/** A case's expectations, merged over its defaults' and with their paths; `expect.allowed` is required. */
+function resolveExpect(
+  r: YamlReader,
+  obj: YamlMap,
+  own: Fields,
+  m: Fields,
+): Pick<SuiteCase, "expect" | "expectPaths"> | undefined {
+  const expect = m.expect ?? {};
+  if (expect.allowed === undefined) {
+    report(
+      r,
+      own.expect ? { path: childPath(obj.path, "expect"), offset: obj.offset } : obj,
+      "missing expect.allowed: every case says whether the request is allowed",
+    );
+    return undefined;
+  }
+  const values: Record<string, unknown> = {};
+  const expectPaths: Partial<Record<ExpectKey, string>> = {};
+  for (const [k, at] of Object.entries(expect)) {
+    values[k] = at.value;
+    expectPaths[k as ExpectKey] = at.path;
+  }
+  return { expect: values as Expectations, expectPaths };
+}
+
+/** The fields a saved AdmissionReview's request carries itself: a review case cannot set them. */
+const REQUEST_FIELDS = [
+  "object",
+  "oldObject",
+  "operation",
+  "subResource",
+  "resource",
+  "kind",
+  "requestName",
+  "namespace",
+  "userInfo",
+  "dryRun",
+  "defaulting",
+] as const;
+
+/** A case given as a saved AdmissionReview: defaults' request fields yield to it, its own are an error. */
+function reviewCase(
+  r: YamlReader,
+  { name, namePath }: Pick<SuiteCase, "name" | "namePath">,
+  obj: YamlMap,
+  own: Fields,
+  m: Fields,
+  review: At<FileRef>,
+): ReviewCase | undefined {
+  const errorsBefore = r.errors;
+  for (const k of REQUEST_FIELDS) {
+    const at = own[k];
+    if (at)
+      report(
+        r,
+        { path: at.path, offset: obj.offset },
+        `reviewFile gives the whole request: drop ${at.path.slice(at.path.lastIndexOf(".") + 1)}`,
+      );
+  }
+  const expect = resolveExpect(r, obj, own, m);
+  if (r.errors > errorsBefore || !expect) return undefined;
+  return {
+    name,
+    namePath,
+    path: obj.path,
+    location: r.locate(obj.path, obj.offset),
+    review,
+    ...(m.namespaceObject ? { namespaceObject: m.namespaceObject } : {}),
+    ...expect,
   };
 }

@@ -9,24 +9,18 @@
  * something other than what the test says.
  */
 import { parseAllDocuments } from "yaml";
-import {
-  buildRequest,
-  type DefaultedField,
-  defaultedFields,
-  type ResourceRef,
-  resourceRef,
-} from "../engine/request.ts";
+import { type DefaultedField, type ResourceRef, resourceRef } from "../engine/request.ts";
 import { type AuthorizerCheck, type CelExtras, compileRegex, tableAuthorizer } from "../cel/index.ts";
 import { type CompiledPolicySet, compilePolicySet } from "../compile/policy.ts";
 import { admit, OFFLINE_DEADLINE_MS } from "../engine/admit.ts";
-import type { EngineContext } from "../engine/context.ts";
+import { contextFromResources, type EngineContext, withNamespaceObject } from "../engine/context.ts";
 import { decide } from "../engine/decision.ts";
 import { jsonEqual } from "../engine/mutate.ts";
-import { paramLookup } from "../engine/params.ts";
 import type { JsonPatchOp, PolicyResult } from "../engine/types.ts";
-import { type AdmissionRequest, DEFAULT_USER } from "../request/types.ts";
+import { KindScopes } from "../kube/scope.ts";
+import type { AdmissionRequest } from "../request/types.ts";
 import type { Diagnostic, SourceLocation } from "../errors.ts";
-import type { ResourceObject } from "../policy/types.ts";
+import type { Result } from "../result.ts";
 import type { SuiteReader } from "../sources/suites.ts";
 import { parseSuiteText, suiteNameFromFile } from "./parse.ts";
 import {
@@ -39,11 +33,18 @@ import {
   type Suite,
   type SuiteCase,
 } from "./types.ts";
+import { type PreparedCase, prepareCase, prepareReviewCase, suiteError } from "./prepare.ts";
 
 export interface RunOptions {
   readonly extras?: CelExtras;
   /** Whether cases that do not say (`defaulting`) get the API server's defaults (default true). */
   readonly defaults?: boolean;
+  /**
+   * Decodes a saved AdmissionReview (a case's `reviewFile`) as the webhook decodes a review body:
+   * its request, or the reason the webhook would refuse it. The adapters' codec does it (this stage
+   * cannot import adapters); without it, a suite with a reviewFile case is broken.
+   */
+  readonly decodeReview?: (review: unknown) => Result<AdmissionRequest, string>;
 }
 
 /** What the policies decided about a case, in the terms of `expect`. */
@@ -117,32 +118,8 @@ export interface LoadedSuite {
   readonly loaded?: Loaded;
 }
 
-export interface PreparedCase {
-  readonly spec: SuiteCase;
-  readonly resource: ResourceRef;
-  readonly request: AdmissionRequest;
-  readonly original: unknown;
-  readonly defaulted: readonly DefaultedField[];
-  readonly namespaceObject?: { readonly name: string; readonly object: JsonObject };
-}
-
 function hasErrors(diagnostics: readonly Diagnostic[]): boolean {
   return diagnostics.some((d) => d.severity === "error");
-}
-
-function suiteError(suite: Suite, path: string, message: string, detail?: string): Diagnostic {
-  return {
-    code: "TE_SUITE",
-    severity: "error",
-    message,
-    ...(path === "" ? {} : { path }),
-    location: suite.locate(path),
-    ...(detail ? { detail } : {}),
-  };
-}
-
-function isObject(v: unknown): v is JsonObject {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 /** Reads an object file once per suite: one YAML or JSON document holding a Kubernetes object. */
@@ -177,7 +154,8 @@ async function readObjectFile(
 
 export interface Loaded {
   readonly set: CompiledPolicySet;
-  readonly namespaces: ReadonlyMap<string, Readonly<Record<string, unknown>>>;
+  /** The lookups with the API server's defaults on stored objects, and without (`defaulting: false`). */
+  readonly contexts: { readonly defaulted: EngineContext; readonly asWritten: EngineContext };
   readonly cases: readonly PreparedCase[];
 }
 
@@ -203,12 +181,6 @@ async function missingFiles(
   return { diagnostics, paths };
 }
 
-function namespacesOf(resources: readonly ResourceObject[]): Map<string, Readonly<Record<string, unknown>>> {
-  return new Map(
-    resources.filter((r) => r.kind === "Namespace" && r.apiVersion === "v1").map((r) => [r.name, r.object]),
-  );
-}
-
 /** Loads what the suite names and builds every case's request; any problem is a diagnostic. */
 async function load(
   suite: Suite,
@@ -223,10 +195,15 @@ async function load(
   const present = (refs: Suite["policies"], missing: ReadonlySet<string>) =>
     refs.map((p) => p.value.resolved).filter((p) => !missing.has(p));
   const policies = await reader.loadPolicies(present(suite.policies, missingPolicies.paths));
-  const compiled = compilePolicySet(policies.set, options.extras ? { extras: options.extras } : {});
   const resourcePaths = present(suite.resources, missingResources.paths);
   const resources = resourcePaths.length > 0 ? await reader.loadPolicies(resourcePaths) : undefined;
-  diagnostics.push(...policies.diagnostics, ...compiled.diagnostics, ...(resources?.diagnostics ?? []));
+  // Compiled with every resource, so a CustomResourceDefinition among them gives its kind's scope.
+  const allResources = [...policies.set.resources, ...(resources?.set.resources ?? [])];
+  const set = compilePolicySet(
+    { ...policies.set, resources: allResources },
+    options.extras ? { extras: options.extras } : {},
+  );
+  diagnostics.push(...policies.diagnostics, ...set.diagnostics, ...(resources?.diagnostics ?? []));
   const stray = resources ? resources.set.policies.length + resources.set.bindings.length : 0;
   if (stray > 0)
     diagnostics.push({
@@ -237,7 +214,7 @@ async function load(
       ),
       severity: "warning",
     });
-  if (compiled.policies.length === 0 && !hasErrors(diagnostics))
+  if (set.policies.length === 0 && !hasErrors(diagnostics))
     diagnostics.push(
       suiteError(
         suite,
@@ -245,8 +222,7 @@ async function load(
         `no ValidatingAdmissionPolicy or MutatingAdmissionPolicy found in ${suite.policies.map((p) => p.value.written).join(", ")}`,
       ),
     );
-  const allResources = [...compiled.resources, ...(resources?.set.resources ?? [])];
-  const set: CompiledPolicySet = { ...compiled, resources: allResources };
+  const scopes = KindScopes.from(allResources.map((r) => r.object));
 
   const files = new Map<string, Awaited<ReturnType<typeof readObjectFile>>>();
   const objectOf = async (source: At<ObjectSource>): Promise<JsonObject | undefined> => {
@@ -264,90 +240,24 @@ async function load(
 
   const cases: PreparedCase[] = [];
   for (const [index, c] of suite.cases.entries()) {
+    if (c.review) {
+      const prepared = await prepareReviewCase(suite, c, reader, options.decodeReview, diagnostics);
+      if (prepared) cases.push(prepared);
+      continue;
+    }
     const object = await objectOf(c.object);
     const oldObject = c.oldObject ? await objectOf(c.oldObject) : undefined;
     if (!object || (c.oldObject && !oldObject)) continue;
     const defaults = c.defaulting ?? options.defaults ?? true;
-    const prepared = prepareCase(suite, c, index, object, oldObject, defaults, diagnostics);
+    const prepared = prepareCase(suite, c, index, { object, oldObject, defaults, scopes }, diagnostics);
     if (prepared) cases.push(prepared);
   }
   if (hasErrors(diagnostics)) return { diagnostics };
-  return { loaded: { set, namespaces: namespacesOf(allResources), cases }, diagnostics };
-}
-
-function prepareCase(
-  suite: Suite,
-  c: SuiteCase,
-  index: number,
-  object: JsonObject,
-  oldObject: JsonObject | undefined,
-  defaults: boolean,
-  diagnostics: Diagnostic[],
-): PreparedCase | undefined {
-  const ref = resourceRef(object, c.object.path);
-  if (!ref.ok) {
-    diagnostics.push(suiteError(suite, c.object.path, ref.error));
-    return undefined;
-  }
-  const nsObject = c.namespaceObject?.value;
-  const nsName = nsObject && isObject(nsObject.metadata) ? String(nsObject.metadata.name) : undefined;
-  // The case's own namespace wins over the object's; the namespaceObject's and the defaults' only fill in.
-  const defaultNamespace = nsName ?? c.defaultNamespace;
-  const built = buildRequest(
-    {
-      ...ref.value,
-      namespace: c.namespace ?? ref.value.namespace,
-      name: c.requestName ?? ref.value.name,
-    },
-    {
-      operation: c.operation,
-      object,
-      ...(oldObject ? { oldObject } : {}),
-      ...(c.subResource ? { subResource: c.subResource } : {}),
-      userInfo: c.userInfo ?? DEFAULT_USER,
-      ...(defaultNamespace !== undefined ? { defaultNamespace } : {}),
-      // Deterministic, so traces that show the request are the same on every run.
-      uid: `00000000-0000-4000-8000-${String(index + 1).padStart(12, "0")}`,
-      defaults,
-    },
-  );
-  if (!built.ok) {
-    diagnostics.push(suiteError(suite, c.object.path, built.error));
-    return undefined;
-  }
-  let request = built.value.request;
-  if (c.kind) request = { ...request, kind: c.kind, requestKind: c.kind };
-  if (c.resource) request = { ...request, resource: c.resource, requestResource: c.resource };
-  if (c.dryRun !== undefined) request = { ...request, dryRun: c.dryRun };
-  if (c.namespaceObject && nsName !== undefined && nsObject) {
-    if (request.namespace === "") {
-      diagnostics.push({
-        ...suiteError(
-          suite,
-          c.namespaceObject.path,
-          "namespaceObject is not used: the request is for a cluster-scoped object, so namespaceObject is null",
-        ),
-        severity: "warning",
-      });
-    } else if (request.namespace !== nsName) {
-      diagnostics.push(
-        suiteError(
-          suite,
-          c.namespaceObject.path,
-          `namespaceObject is '${nsName}' but the request's namespace is '${request.namespace}'`,
-        ),
-      );
-      return undefined;
-    }
-  }
-  return {
-    spec: c,
-    resource: { ...ref.value, namespace: request.namespace, name: request.name },
-    request,
-    original: request.operation === "DELETE" ? request.oldObject : request.object,
-    defaulted: defaultedFields(built.value.defaulted),
-    ...(nsObject && nsName !== undefined ? { namespaceObject: { name: nsName, object: nsObject } } : {}),
+  const contexts = {
+    defaulted: contextFromResources(allResources, { assumeNamespaces: true }),
+    asWritten: contextFromResources(allResources, { assumeNamespaces: true, defaults: false }),
   };
+  return { loaded: { set, contexts, cases }, diagnostics };
 }
 
 function unique(names: readonly string[]): string[] {
@@ -451,13 +361,17 @@ export function compare(c: SuiteCase, actual: CaseActual): Mismatch[] {
 function runCase(loaded: Loaded, rules: Suite["authorizer"], pc: PreparedCase): CaseResult {
   const started = performance.now();
   const checks: AuthorizerCheck[] = [];
-  const ns = pc.namespaceObject;
+  const base = pc.defaults ? loaded.contexts.defaulted : loaded.contexts.asWritten;
   const ctx: EngineContext = {
-    namespace: (name) => (ns && name === ns.name ? ns.object : loaded.namespaces.get(name)),
-    params: paramLookup(loaded.set.resources),
+    ...(pc.namespaceObject ? withNamespaceObject(base, pc.namespaceObject, { defaults: pc.defaults }) : base),
     authorizer: tableAuthorizer(rules, (c) => checks.push(c)),
   };
-  const options = { deadline: performance.now() + OFFLINE_DEADLINE_MS, includeUnbound: true, explain: true };
+  const options = {
+    deadline: performance.now() + OFFLINE_DEADLINE_MS,
+    includeUnbound: true,
+    explain: true,
+    defaults: pc.defaults,
+  };
   const request = pc.request;
   const decision = decide(admit(loaded.set, request, ctx, options));
   const results = decision.results;

@@ -68,8 +68,8 @@ export const EXPECT_KEYS: readonly ExpectKey[] = [
   "unchanged",
 ];
 
-/** One case, ready to run: defaults merged, operation decided, objects still to be read. */
-export interface SuiteCase {
+/** What every case has: its name and place, its expectations, and the Namespace it is given. */
+interface CaseCommon {
   /** The case's name, prefixed by its groups' names (`init containers / runs as root`). */
   readonly name: string;
   /** Its groups' names and its own, apart (`["init containers", "runs as root"]`), for `--run`. */
@@ -77,6 +77,15 @@ export interface SuiteCase {
   /** Where the case is in the suite (`cases[3].cases[0]`). */
   readonly path: string;
   readonly location: SourceLocation;
+  readonly namespaceObject?: At<JsonObject>;
+  readonly expect: Expectations;
+  /** Where each expectation was written, for reports. */
+  readonly expectPaths: Readonly<Partial<Record<ExpectKey, string>>>;
+}
+
+/** One case, ready to run: defaults merged, operation decided, objects still to be read. */
+export interface ObjectCase extends CaseCommon {
+  readonly review?: undefined;
   readonly operation: Operation;
   /** The object being written, or for DELETE the object being deleted. */
   readonly object: At<ObjectSource>;
@@ -91,14 +100,20 @@ export interface SuiteCase {
   /** A namespace from defaults: used only when the object names none. */
   readonly defaultNamespace?: string;
   readonly userInfo?: UserInfo;
-  readonly namespaceObject?: At<JsonObject>;
   readonly dryRun?: boolean;
   /** false: the objects are evaluated as written, without the API server's defaults. */
   readonly defaulting?: boolean;
-  readonly expect: Expectations;
-  /** Where each expectation was written, for reports. */
-  readonly expectPaths: Readonly<Partial<Record<ExpectKey, string>>>;
 }
+
+/**
+ * A case given as a saved AdmissionReview (`reviewFile`): its request is evaluated as it is, as
+ * `serve` would, with the request's own namespace, user, operation, objects, dryRun and options.
+ */
+export interface ReviewCase extends CaseCommon {
+  readonly review: At<FileRef>;
+}
+
+export type SuiteCase = ObjectCase | ReviewCase;
 
 export interface Suite {
   readonly file: string;

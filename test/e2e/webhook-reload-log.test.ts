@@ -95,8 +95,8 @@ void test("serve logs a broken policy file and a held-back reload as single JSON
   assert.equal(rejected?.result, "failure");
   const check = await cli(["check", file]);
   const diagnostics = rejected?.diagnostics as { text: string; code: string; path: string }[];
-  // The policy is refused, so its binding names a policy that is not loaded: both problems, in
-  // one line, each exactly as check prints it.
+  // The policy is refused, so its binding names a policy that is not loaded (an inert binding, a
+  // warning): both problems, in one line, each exactly as check prints it.
   assert.deepEqual(
     diagnostics.map((d) => [d.code, d.path]),
     [

@@ -5,16 +5,18 @@
  */
 import { readFile } from "node:fs/promises";
 import { parseAllDocuments } from "yaml";
+import type { Diagnostic } from "../../errors.ts";
 import { buildRequest, expandLists, resourceRef } from "../../engine/request.ts";
-import type { UserInfo } from "../../engine/types.ts";
+import { KindScopes } from "../../kube/scope.ts";
 import type { CorpusEntry } from "../../lint/types.ts";
 import type { ResourceObject } from "../../policy/types.ts";
+import { DEFAULT_USER } from "../../request/types.ts";
 import { loadPolicyPaths } from "../../sources/files.ts";
-import { findSuiteFiles, isSuiteFileName } from "../../sources/suites.ts";
+import { fileSuiteReader, findSuiteFiles, isSuiteFileName } from "../../sources/suites.ts";
 import { parseSuiteText } from "../../suite/parse.ts";
+import { type PreparedCase, prepareCase, prepareReviewCase } from "../../suite/prepare.ts";
 import type { ObjectSource } from "../../suite/types.ts";
-
-const DEFAULT_USER: UserInfo = { username: "celgate", groups: ["system:authenticated"] };
+import { decodeSavedReview } from "../admission/saved.ts";
 
 type Json = Record<string, unknown>;
 
@@ -77,40 +79,33 @@ async function suiteCorpus(file: string): Promise<{ entries: CorpusEntry[]; prob
     const o = cache.get(path);
     return o ? structuredClone(o) : undefined;
   };
+  const scopes = KindScopes.from(resources.map((r) => r.object));
   const entries: CorpusEntry[] = [];
-  for (const c of suite.cases) {
-    const object = await objectOf(c.object.value);
-    const oldObject = c.oldObject ? await objectOf(c.oldObject.value) : undefined;
-    const ref = object ? resourceRef(object, c.object.path) : undefined;
-    if (!object || !ref?.ok || (c.oldObject && !oldObject)) {
-      problems.push(`${file}: ${c.name}: its object does not read; left out`);
+  for (const [index, c] of suite.cases.entries()) {
+    // Built by the suite runner's own preparation, so lint sees the requests `celgate test` runs.
+    const diagnostics: Diagnostic[] = [];
+    let prepared: PreparedCase | undefined;
+    if (c.review) {
+      prepared = await prepareReviewCase(suite, c, fileSuiteReader, decodeSavedReview, diagnostics);
+    } else {
+      const object = await objectOf(c.object.value);
+      const oldObject = c.oldObject ? await objectOf(c.oldObject.value) : undefined;
+      if (!object || !resourceRef(object, c.object.path).ok || (c.oldObject && !oldObject)) {
+        problems.push(`${file}: ${c.name}: its object does not read; left out`);
+        continue;
+      }
+      const defaults = c.defaulting ?? true;
+      prepared = prepareCase(suite, c, index, { object, oldObject, defaults, scopes }, diagnostics);
+    }
+    const problem = diagnostics.find((d) => d.severity === "error");
+    if (!prepared || problem) {
+      problems.push(`${file}: ${c.name}: ${problem?.message ?? "its request cannot be built"}; left out`);
       continue;
     }
     const ns = c.namespaceObject?.value;
     const nsResource = ns ? namespaceResource(ns, file) : undefined;
-    const defaultNamespace = nsResource?.name ?? c.defaultNamespace;
-    const built = buildRequest(
-      { ...ref.value, namespace: c.namespace ?? ref.value.namespace, name: c.requestName ?? ref.value.name },
-      {
-        operation: c.operation,
-        object,
-        ...(oldObject ? { oldObject } : {}),
-        ...(c.subResource ? { subResource: c.subResource } : {}),
-        userInfo: c.userInfo ?? DEFAULT_USER,
-        ...(defaultNamespace !== undefined ? { defaultNamespace } : {}),
-        uid: nextUid(),
-        defaults: c.defaulting ?? true,
-      },
-    );
-    if (!built.ok) {
-      problems.push(`${file}: ${c.name}: ${built.error}; left out`);
-      continue;
-    }
-    let request = built.value.request;
-    if (c.kind) request = { ...request, kind: c.kind, requestKind: c.kind };
-    if (c.resource) request = { ...request, resource: c.resource, requestResource: c.resource };
     entries.push({
-      request,
+      request: prepared.request,
       resources: nsResource ? [...resources, nsResource] : resources,
       origin: `${file}: ${c.name}`,
     });

@@ -101,9 +101,11 @@ function label(r: PolicyResult): string {
 
 function apply(doc: unknown, patch: readonly JsonPatchOp[]): unknown {
   try {
+    // The patch is cloned too: fast-json-patch inserts an `add`'s value itself, which a later
+    // operation into it (the defaults of an added container) would then change in the decision.
     return fastJsonPatch.applyPatch(
       fastJsonPatch.deepClone(doc),
-      patch as fastJsonPatch.Operation[],
+      fastJsonPatch.deepClone(patch) as fastJsonPatch.Operation[],
       false,
       false,
     ).newDocument;

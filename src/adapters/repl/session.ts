@@ -9,6 +9,7 @@ import { readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { isAbsolute, resolve } from "node:path";
 import { decodeAdmissionReview } from "../admission/codec.ts";
+import { decodeSavedReview } from "../admission/saved.ts";
 import {
   ADMISSION_VARIABLES,
   type Activation,
@@ -21,26 +22,18 @@ import {
   PER_CALL_COST_LIMIT,
   type Program,
   run,
-  toCel,
   typeName,
 } from "../../cel/index.ts";
 import { explainFalse, showValue } from "../../cel/index.ts";
-import { compilePolicySet } from "../../compile/policy.ts";
-import { admit, OFFLINE_DEADLINE_MS } from "../../engine/admit.ts";
-import type { EngineContext } from "../../engine/context.ts";
-import { decide } from "../../engine/decision.ts";
 import type { ExpressionOutcome } from "../../engine/expression.ts";
-import { prepare } from "../../engine/prepare.ts";
-import { paramLookup } from "../../engine/params.ts";
 import { type AdmissionRequest, DEFAULT_USER, OPERATIONS, type UserInfo } from "../../request/types.ts";
-import type { Operation, ResourceObject } from "../../policy/types.ts";
+import type { Operation } from "../../policy/types.ts";
 import { err, ok, type Result } from "../../result.ts";
-import { loadPolicyPaths } from "../../sources/files.ts";
 import { isJsonObject, parseDocuments } from "../input/documents.ts";
+import { admissionValues, type SessionBindings, sessionRequest } from "./bindings.ts";
 import { bindingCommand, describeDocument, type Loaded, loadedLine, oneLine } from "./describe.ts";
-import { buildRequest, resourceRef } from "../../engine/request.ts";
-import { errorCount, formatDiagnostics } from "../output/diagnostics.ts";
-import { formatResultsTable, type ResourceEvaluation, resourceEvaluation } from "../output/results.ts";
+import { formatResultsTable, type ResourceEvaluation } from "../output/results.ts";
+import { evaluatePolicies } from "./policies.ts";
 import { renderExpressionOutcome, renderValue } from "../output/value.ts";
 
 /** What one input gave: text for the person (no trailing newline), whether it failed, whether to leave. */
@@ -112,6 +105,12 @@ export const REPL_COMMANDS: readonly ReplCommand[] = [
     args: "FILE",
     summary: "bind 'request' from an AdmissionReview or a bare AdmissionRequest, with its objects",
     run: (s, rest) => s.loadRequest(rest),
+  },
+  {
+    name: "review",
+    args: "FILE",
+    summary: "bind a saved AdmissionReview's request and objects, as serve would evaluate it",
+    run: (s, rest) => s.loadReview(rest),
   },
   { name: "params", args: "FILE", summary: "bind 'params'", run: (s, rest) => s.loadBinding("params", rest) },
   {
@@ -269,7 +268,20 @@ export class ReplSession {
     const decoded = decodeAdmissionReview(review);
     if (!decoded.ok)
       return failure(`${file}: not an AdmissionReview or AdmissionRequest: ${decoded.error.reason}`);
-    const r = decoded.value.request;
+    return this.bindRequest(decoded.value.request, file);
+  }
+
+  /** `:review`: a whole AdmissionReview, decoded as the webhook decodes one, nothing else. */
+  async loadReview(file: string): Promise<ReplReply> {
+    const doc = await this.readDocument(file);
+    if (!doc.ok) return failure(doc.error);
+    const decoded = decodeSavedReview(doc.value);
+    if (!decoded.ok) return failure(`${file}: ${decoded.error}`);
+    return this.bindRequest(decoded.value, file);
+  }
+
+  /** Binds a request as the API server built it, with its objects; `:op` and `:user` start over. */
+  private bindRequest(r: AdmissionRequest, file: string): ReplReply {
     this.request = { value: r, file };
     this.object = r.object ? { value: r.object, file } : undefined;
     this.oldObject = r.oldObject ? { value: r.oldObject, file } : undefined;
@@ -328,83 +340,26 @@ export class ReplSession {
     return built?.ok ? built.value : undefined;
   }
 
-  /**
-   * The request from the loaded files: a loaded request as it is (the API server built it), else one
-   * built from the objects with the request's namespace and the API server's defaults in them; an
-   * error when an object names another namespace than the request's.
-   */
+  /** What is bound, as bindings.ts reads it. */
+  private bindings(): SessionBindings {
+    const b: { -readonly [K in keyof SessionBindings]: SessionBindings[K] } = { defaults: this.defaults };
+    if (this.object) b.object = this.object.value;
+    if (this.oldObject) b.oldObject = this.oldObject.value;
+    if (this.params) b.params = this.params.value;
+    if (this.namespaceObject) b.namespaceObject = this.namespaceObject.value;
+    if (this.request) b.request = this.request.value;
+    if (this.operation) b.operation = this.operation;
+    if (this.user) b.user = this.user;
+    return b;
+  }
+
   private builtRequest(): Result<AdmissionRequest, string> | undefined {
-    const object = this.object?.value;
-    const oldObject = this.oldObject?.value;
-    if (this.request) {
-      const r = this.request.value;
-      return ok({
-        ...r,
-        object: isJsonObject(object) ? object : null,
-        oldObject: isJsonObject(oldObject) ? oldObject : null,
-        ...(this.operation ? { operation: this.operation } : {}),
-        ...(this.user ? { userInfo: this.user } : {}),
-      });
-    }
-    const subject = isJsonObject(object) ? object : isJsonObject(oldObject) ? oldObject : undefined;
-    if (!subject) return undefined;
-    const ref = resourceRef(subject, "object");
-    if (!ref.ok) return undefined;
-    const operation =
-      this.operation ??
-      (isJsonObject(object) && isJsonObject(oldObject)
-        ? "UPDATE"
-        : isJsonObject(object)
-          ? "CREATE"
-          : "DELETE");
-    const nsName = this.namespaceName();
-    const built = buildRequest(ref.value, {
-      operation,
-      // DELETE sends the stored object as oldObject; buildRequest takes it as `object`.
-      object: operation === "DELETE" ? (isJsonObject(oldObject) ? oldObject : subject) : subject,
-      ...(operation !== "DELETE" && isJsonObject(oldObject) && isJsonObject(object) ? { oldObject } : {}),
-      userInfo: this.user ?? DEFAULT_USER,
-      ...(nsName ? { defaultNamespace: nsName } : {}),
-      uid: "celgate-repl",
-      defaults: this.defaults,
-    });
-    return built.ok ? ok(built.value.request) : built;
+    return sessionRequest(this.bindings());
   }
 
-  private namespaceName(): string | undefined {
-    const ns = this.namespaceObject?.value;
-    const meta = isJsonObject(ns) ? ns.metadata : undefined;
-    return isJsonObject(meta) && typeof meta.name === "string" ? meta.name : undefined;
-  }
-
-  private engineContext(resources: readonly ResourceObject[] = []): EngineContext {
-    const ns = this.namespaceObject?.value;
-    const name = this.namespaceName();
-    return {
-      // The loaded Namespace is the request's, whatever the object says.
-      namespace: (n) => (isJsonObject(ns) && (name === undefined || name === n || n === "") ? ns : undefined),
-      params: paramLookup(resources),
-    };
-  }
-
-  /** The admission variables as the engine binds them (through `prepare`), plus params and the lets. */
+  /** The admission variables as the engine binds them, plus the lets. */
   private values(): Record<string, CelValue> {
-    const request = this.admissionRequest();
-    const base: Record<string, CelValue> = request
-      ? prepare(request, this.engineContext()).allValues()
-      : {
-          object: toCel(this.object?.value ?? null),
-          oldObject: toCel(this.oldObject?.value ?? null),
-          request:
-            this.operation || this.user
-              ? toCel({
-                  ...(this.operation ? { operation: this.operation } : {}),
-                  ...(this.user ? { userInfo: this.user } : {}),
-                })
-              : null,
-        };
-    base.params = toCel(this.params?.value ?? null);
-    base.namespaceObject = toCel(this.namespaceObject?.value ?? null);
+    const base = admissionValues(this.bindings(), this.admissionRequest());
     for (const [k, v] of this.lets) base[k] = v;
     return base;
   }
@@ -518,27 +473,21 @@ export class ReplSession {
       return failure(
         "no request to evaluate: load a Kubernetes object with :object FILE or a request with :request FILE",
       );
-    const loaded = await loadPolicyPaths([this.path(target)]);
-    const compiled = compilePolicySet(loaded.set, { extras: this.extras });
-    const params = this.params ? await loadPolicyPaths([this.path(this.params.file)]) : undefined;
-    const diagnostics = [...loaded.diagnostics, ...compiled.diagnostics, ...(params?.diagnostics ?? [])];
-    const report = formatDiagnostics(diagnostics).trimEnd();
-    if (errorCount(diagnostics) > 0)
-      return failure(`${report}\nthe policy files have errors; nothing was evaluated`);
-    if (compiled.policies.length === 0) return failure(`no policies found in ${target}`);
+    const ns = this.namespaceObject?.value;
+    const run = await evaluatePolicies(
+      {
+        policyPath: this.path(target),
+        ...(this.params ? { paramsPath: this.path(this.params.file) } : {}),
+        request,
+        ...(isJsonObject(ns) ? { namespaceObject: ns } : {}),
+        extras: this.extras,
+        defaults: this.defaults,
+      },
+      target,
+    );
+    if (!run.ok) return failure(run.error);
     this.policyPath = target;
-    const resources = [...compiled.resources, ...(params?.set.resources ?? [])];
-    const ref = resourceRef(request.object ?? request.oldObject, "object");
-    const shown = ref.ok
-      ? { ...ref.value, namespace: ref.value.kind === "Namespace" ? "" : request.namespace }
-      : { apiVersion: "", kind: request.kind.kind, namespace: request.namespace, name: request.name };
-    const options = {
-      deadline: performance.now() + OFFLINE_DEADLINE_MS,
-      includeUnbound: true,
-      explain: true,
-    };
-    const admission = admit({ ...compiled, resources }, request, this.engineContext(resources), options);
-    const evaluation = resourceEvaluation(shown, request, decide(admission));
+    const { evaluation, report } = run.value;
     this.last = { kind: "policy", evaluation };
     const table = formatResultsTable([evaluation]).trimEnd();
     return reply(report ? `${report}\n${table}` : table);

@@ -44,12 +44,28 @@ export function hasDefaults(apiVersion: string, kind: string): boolean {
  * kind without defaults). Never throws: a field of the wrong type is left for validation to reject.
  */
 export function applyDefaults(object: JsonObject): DefaultedField[] {
+  return defaultInPlace(object, undefined);
+}
+
+/**
+ * `applyDefaults`, also giving each change's JSON Pointer (in the order of the changes), for a
+ * caller that turns them into JSON Patch operations.
+ */
+export function applyDefaultsWithPointers(object: JsonObject): {
+  readonly fields: DefaultedField[];
+  readonly pointers: string[];
+} {
+  const pointers: string[] = [];
+  return { fields: defaultInPlace(object, pointers), pointers };
+}
+
+function defaultInPlace(object: JsonObject, pointers: string[] | undefined): DefaultedField[] {
   const { apiVersion, kind } = object;
   if (typeof apiVersion !== "string" || typeof kind !== "string") return [];
   const defaulter = DEFAULTERS[apiVersion]?.[kind];
   if (!defaulter) return [];
   const changes: DefaultedField[] = [];
-  defaulter(Place.root(object, changes));
+  defaulter(Place.root(object, changes, pointers));
   return changes;
 }
 

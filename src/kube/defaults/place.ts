@@ -49,6 +49,11 @@ function childPath(path: string, key: string): string {
   return path === "" ? key : `${path}.${key}`;
 }
 
+/** RFC 6901: the pointer to `key` inside the value at `pointer`. */
+function childPointer(pointer: string, key: string): string {
+  return `${pointer}/${key.replace(/~/g, "~0").replace(/\//g, "~1")}`;
+}
+
 /**
  * A place in the object being defaulted: an object that exists, or a struct field that will be made
  * when something is first written into it.
@@ -60,11 +65,23 @@ export class Place {
     private readonly key: string,
     readonly path: string,
     private readonly changes: DefaultedField[],
+    /** Each change's JSON Pointer, in the order of `changes`, when the caller wants them. */
+    private readonly pointers: string[] | undefined,
+    private readonly jsonPointer: string,
   ) {}
 
-  /** The top of an object, recording its changes into `changes`. */
-  static root(obj: JsonObject, changes: DefaultedField[]): Place {
-    return new Place(obj, undefined, "", "", changes);
+  /** The top of an object, recording its changes into `changes` (and their JSON Pointers into `pointers`). */
+  static root(obj: JsonObject, changes: DefaultedField[], pointers?: string[]): Place {
+    return new Place(obj, undefined, "", "", changes, pointers, "");
+  }
+
+  private child(obj: JsonObject | undefined, key: string, path: string): Place {
+    return new Place(obj, this, key, path, this.changes, this.pointers, childPointer(this.jsonPointer, key));
+  }
+
+  private record(key: string, change: DefaultedField): void {
+    this.changes.push(change);
+    this.pointers?.push(childPointer(this.jsonPointer, key));
   }
 
   /** The value of a field, undefined when absent (or when this place is not made yet). */
@@ -80,15 +97,14 @@ export class Place {
   /** A struct field: the object there, made when first written into; undefined if the field holds a non-object. */
   struct(key: string): Place | undefined {
     const v = this.get(key);
-    if (v === undefined || v === null)
-      return new Place(undefined, this, key, childPath(this.path, key), this.changes);
-    return isObject(v) ? new Place(v, this, key, childPath(this.path, key), this.changes) : undefined;
+    if (v === undefined || v === null) return this.child(undefined, key, childPath(this.path, key));
+    return isObject(v) ? this.child(v, key, childPath(this.path, key)) : undefined;
   }
 
   /** A pointer field: the object there, or undefined when it is nil (absent or null) or not an object. */
   pointer(key: string): Place | undefined {
     const v = this.get(key);
-    return isObject(v) ? new Place(v, this, key, childPath(this.path, key), this.changes) : undefined;
+    return isObject(v) ? this.child(v, key, childPath(this.path, key)) : undefined;
   }
 
   /** The elements of a list field that are objects, each with its place. */
@@ -97,8 +113,18 @@ export class Place {
     if (!Array.isArray(v)) return [];
     const out: Place[] = [];
     v.forEach((item, i) => {
-      if (isObject(item))
-        out.push(new Place(item, this, String(i), `${childPath(this.path, key)}[${i}]`, this.changes));
+      if (isObject(item)) {
+        const list = new Place(
+          undefined,
+          this,
+          key,
+          "",
+          this.changes,
+          this.pointers,
+          childPointer(this.jsonPointer, key),
+        );
+        out.push(list.child(item, String(i), `${childPath(this.path, key)}[${i}]`));
+      }
     });
     return out;
   }
@@ -115,7 +141,7 @@ export class Place {
   /** Writes a field and records it. */
   set(key: string, value: unknown): void {
     this.made()[key] = value;
-    this.changes.push({ path: childPath(this.path, key), value: structuredClone(value) });
+    this.record(key, { path: childPath(this.path, key), value: structuredClone(value) });
   }
 
   /** Writes a field when `isUnset` says Go would see its zero value; says whether it wrote. */
@@ -130,6 +156,6 @@ export class Place {
     const v = this.get(key);
     if (!this.obj || v === undefined || v === null) return;
     delete this.obj[key];
-    this.changes.push({ path: childPath(this.path, key), removed: true });
+    this.record(key, { path: childPath(this.path, key), removed: true });
   }
 }

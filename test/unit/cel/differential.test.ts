@@ -22,7 +22,7 @@ import {
 } from "../../../src/compile/policy.ts";
 import type { EngineContext } from "../../../src/engine/context.ts";
 import { prepare } from "../../../src/engine/prepare.ts";
-import { findParams, paramLookup } from "../../../src/engine/params.ts";
+import { collectParams, paramLookup } from "../../../src/engine/params.ts";
 import { buildRequest, resourceRef } from "../../../src/engine/request.ts";
 import type { ResourceObject } from "../../../src/policy/types.ts";
 import { loadPolicyPaths } from "../../../src/sources/files.ts";
@@ -430,6 +430,7 @@ async function policyCases(d: Differ): Promise<PolicyCase[]> {
       resources.filter((r) => r.kind === "Namespace").map((r) => [r.name, r.object]),
     );
     for (const sc of suite.cases) {
+      if (sc.review) continue;
       const object = readObject(sc.object);
       const oldObject = sc.oldObject ? readObject(sc.oldObject) : undefined;
       const ref = resourceRef(object, sc.object.path);
@@ -477,9 +478,10 @@ async function policyCases(d: Differ): Promise<PolicyCase[]> {
         const params: CelValue[] = [];
         if (kind)
           for (const b of set.bindings)
-            if (b.policy === policy && b.binding.paramRef)
-              for (const r of findParams(ctx.params, kind, b.binding.paramRef, request.namespace))
-                params.push(toCel(r.object));
+            if (b.policy === policy && b.binding.paramRef) {
+              const found = collectParams(ctx.params, kind, b.binding.paramRef, request.namespace);
+              for (const r of found.ok ? found.value : []) params.push(toCel(r.object));
+            }
         if (params.length === 0) params.push(null);
         for (const [pi, param] of params.entries()) {
           const bindings = { ...base, params: param };

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { contextFromResources } from "../../../src/engine/context.ts";
+import { collectParams, type ParamLookup } from "../../../src/engine/params.ts";
 import type { ParamRef } from "../../../src/policy/types.ts";
 import { ClusterState } from "../../../src/cluster/state.ts";
 import { startKubeApiServer } from "../../helpers/kube-apiserver.ts";
@@ -14,6 +15,12 @@ import { clientFor, eventually } from "./helpers.ts";
 
 const CM = { apiVersion: "v1", kind: "ConfigMap" };
 const ref = (r: Partial<ParamRef>): ParamRef => ({ parameterNotFoundAction: "Deny", ...r });
+
+/** The params the engine's one lookup path collects (the cluster's `select`), or its error's words. */
+const collect = (params: ParamLookup, kind: typeof CM, r: ParamRef, requestNamespace: string) => {
+  const found = collectParams(params, kind, r, requestNamespace);
+  return found.ok ? found.value : found.error.message;
+};
 
 void test("namespaced params: paramRef.namespace, else the request's; a cluster-scoped request is an error (CollectParams)", async (t) => {
   const api = await startKubeApiServer(t);
@@ -26,19 +33,24 @@ void test("namespaced params: paramRef.namespace, else the request's; a cluster-
   const params = state.context(contextFromResources([])).params;
   const values = (found: unknown) =>
     (found as { object: { data: { v: string } } }[]).map((r) => r.object.data.v);
-  assert.deepEqual(values(params.select!(CM, ref({ name: "p" }), "b")), ["b"]);
-  assert.deepEqual(values(params.select!(CM, ref({ name: "p", namespace: "a" }), "b")), ["a"]);
+  assert.deepEqual(values(collect(params, CM, ref({ name: "p" }), "b")), ["b"]);
+  assert.deepEqual(values(collect(params, CM, ref({ name: "p", namespace: "a" }), "b")), ["a"]);
   assert.deepEqual(
-    values(params.select!(CM, ref({ selector: { matchLabels: { tier: "x" }, matchExpressions: [] } }), "a")),
+    values(collect(params, CM, ref({ selector: { matchLabels: { tier: "x" }, matchExpressions: [] } }), "a")),
     ["a"],
   );
   assert.deepEqual(
-    params.select!(CM, ref({ name: "missing" }), "a"),
+    collect(params, CM, ref({ name: "missing", parameterNotFoundAction: "Allow" }), "a"),
     [],
-    "missing: parameterNotFoundAction decides",
+    "missing, Allow: none, and the binding is not evaluated",
   );
   assert.equal(
-    params.select!(CM, ref({ name: "p" }), ""),
+    collect(params, CM, ref({ name: "missing" }), "a"),
+    "no params found for policy binding with `Deny` parameterNotFoundAction",
+    "missing, Deny: CollectParams' error",
+  );
+  assert.equal(
+    collect(params, CM, ref({ name: "p" }), ""),
     "cannot use namespaced paramRef in policy binding that matches cluster-scoped resources",
   );
 });
@@ -53,9 +65,9 @@ void test("cluster-scoped params: paramRef.namespace is an error", async (t) => 
   state.follow([kind]);
   assert.ok(await state.whenReady(5000));
   const params = state.context(contextFromResources([])).params;
-  assert.equal((params.select!(kind, ref({ name: "l" }), "team-a") as unknown[]).length, 1);
+  assert.equal((collect(params, kind, ref({ name: "l" }), "team-a") as unknown[]).length, 1);
   assert.equal(
-    params.select!(kind, ref({ name: "l", namespace: "x" }), "team-a"),
+    collect(params, kind, ref({ name: "l", namespace: "x" }), "team-a"),
     "paramRef.namespace must not be provided for a cluster-scoped `paramKind`",
   );
 });
@@ -70,7 +82,7 @@ void test("a kind not yet synced, and one the cluster does not serve, are errors
   state.follow([CM, { apiVersion: "nope.example.com/v1", kind: "Nothing" }]);
   const params = state.context(contextFromResources([])).params;
   assert.equal(
-    params.select!(CM, ref({ name: "p" }), "a"),
+    collect(params, CM, ref({ name: "p" }), "a"),
     "paramKind kind `/v1, Kind=ConfigMap` not yet synced to use for admission",
   );
   assert.equal(state.ready(), false);
@@ -79,7 +91,7 @@ void test("a kind not yet synced, and one the cluster does not serve, are errors
   await api.comeBack();
   assert.ok(await state.whenReady(5000), "ready without the kind the cluster lacks");
   assert.equal(
-    params.select!({ apiVersion: "nope.example.com/v1", kind: "Nothing" }, ref({ name: "p" }), "a"),
+    collect(params, { apiVersion: "nope.example.com/v1", kind: "Nothing" }, ref({ name: "p" }), "a"),
     "failed to find resource referenced by paramKind: 'nope.example.com/v1, Kind=Nothing'",
   );
 });
@@ -129,8 +141,8 @@ void test("cluster objects replace file objects of the same name; file objects f
   ]);
   const ctx = state.context(files);
   const data = (found: unknown) => (found as { object: { data: unknown } }[]).map((r) => r.object.data);
-  assert.deepEqual(data(ctx.params.select!(CM, ref({ name: "p" }), "a")), [{ from: "cluster" }]);
-  assert.deepEqual(data(ctx.params.select!(CM, ref({ name: "q" }), "a")), [{ from: "file" }]);
+  assert.deepEqual(data(collect(ctx.params, CM, ref({ name: "p" }), "a")), [{ from: "cluster" }]);
+  assert.deepEqual(data(collect(ctx.params, CM, ref({ name: "q" }), "a")), [{ from: "file" }]);
   assert.deepEqual((ctx.namespace("a")!.metadata as { labels: unknown }).labels, { from: "cluster" });
   assert.ok(ctx.namespace("b"), "a file Namespace fills in");
   assert.equal(ctx.namespace("c"), undefined, "no namespace is assumed");

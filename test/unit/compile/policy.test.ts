@@ -315,6 +315,76 @@ test("compile: every engine fixture compiles without a problem", () => {
   for (const f of files) {
     const { set, diagnostics } = parsePolicyText(engineFixture(f), f);
     assert.deepEqual(diagnostics, [], f);
-    assert.deepEqual(compilePolicySet(set).diagnostics, [], f);
+    // The Kubernetes docs' examples name custom paramKinds without their CRDs: only that is said.
+    const problems = compilePolicySet(set).diagnostics.filter((d) => d.code !== "PE_PARAM_SCOPE");
+    assert.deepEqual(problems, [], f);
   }
+});
+
+// policy_dispatcher.go CollectParams reads the param kind's scope from the REST mapping; offline a
+// custom kind's scope comes from its CRD, and without one celgate says it assumed namespaced.
+test("compile: a custom paramKind without its CustomResourceDefinition is a warning; with it, none", () => {
+  const policy = `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: p}
+spec:
+  paramKind: {apiVersion: rules.example.com/v1, kind: Limit}
+  matchConstraints:
+    resourceRules: [{apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"]}]
+  validations: [{expression: "true"}]
+`;
+  const crd = `---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: limits.rules.example.com}
+spec:
+  group: rules.example.com
+  scope: Cluster
+  names: {kind: Limit, plural: limits}
+  versions: [{name: v1, served: true, storage: true}]
+`;
+  const warned = compilePolicySet(parsePolicyText(policy, "p.yaml").set).diagnostics;
+  assert.deepEqual(
+    warned.map((d) => [d.code, d.severity, d.path, d.location?.line]),
+    [["PE_PARAM_SCOPE", "warning", "spec.paramKind", 5]],
+  );
+  assert.deepEqual(compilePolicySet(parsePolicyText(policy + crd, "p.yaml").set).diagnostics, []);
+  // A built-in paramKind needs no CRD.
+  const builtIn = policy.replace(
+    "{apiVersion: rules.example.com/v1, kind: Limit}",
+    "{apiVersion: v1, kind: ConfigMap}",
+  );
+  assert.deepEqual(compilePolicySet(parsePolicyText(builtIn, "p.yaml").set).diagnostics, []);
+});
+
+// kubernetes staging/src/k8s.io/apiserver/pkg/admission/plugin/cel/compile.go mustBuildEnvs, with the
+// validating plugin's OptionalVariableDeclarations: `params` is declared only for a policy with a
+// paramKind, and a messageExpression is compiled without `authorizer`.
+test("compile: params only with a paramKind; no authorizer in a messageExpression", () => {
+  const policy = (paramKind: string, validation: string) => `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: p}
+spec:
+${paramKind}  matchConstraints:
+    resourceRules: [{apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"]}]
+  validations:
+${validation}
+`;
+  const problems = (text: string) =>
+    compilePolicySet(parsePolicyText(text, "p.yaml").set).diagnostics.map((d) => [d.path, d.message]);
+  const withParams = "  paramKind: {apiVersion: v1, kind: ConfigMap}\n";
+  assert.deepEqual(problems(policy("", `    - expression: "params == null"`)), [
+    ["spec.validations[0].expression", "undeclared reference to 'params' (in container '')"],
+  ]);
+  assert.deepEqual(problems(policy(withParams, `    - expression: "params == null"`)), []);
+  assert.deepEqual(
+    problems(
+      policy(
+        "",
+        `    - expression: "authorizer.path('/x').check('get').allowed()"
+      messageExpression: "authorizer.path('/x').check('get').reason()"`,
+      ),
+    ),
+    [["spec.validations[0].messageExpression", "undeclared reference to 'authorizer' (in container '')"]],
+  );
 });

@@ -202,7 +202,7 @@ function importers(of: string): string[] {
 test("only the edges that answer call the enforcement step; no evaluator module does", () => {
   assert.deepEqual(importers("engine/decision.ts").concat(importers("decision.ts")).sort(), [
     "adapters/cli/commands/eval.ts",
-    "adapters/repl/session.ts",
+    "adapters/repl/policies.ts",
     "adapters/server/admitter.ts",
     "index.ts",
     "suite/run.ts",

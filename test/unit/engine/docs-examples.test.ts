@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import fastJsonPatch from "fast-json-patch";
 import type { AdmissionRequest } from "../../../src/request/types.ts";
+import { withDefaults } from "../../../src/kube/defaults/index.ts";
 import {
   deploymentRequest,
   engineFixture,
@@ -294,13 +295,23 @@ const SIDECAR_APPLY = {
 const withoutParamKind = (text: string) =>
   text.replace(/\n {2}paramKind:\n {4}kind: Sidecar\n {4}apiVersion: mutations\.example\.com\/v1/, "");
 
+/**
+ * The pod as the API server sends it, and as it comes out: defaulted, the sidecar included, since the
+ * API server defaults the object again after each mutation (mutating/dispatcher.go dispatchOne).
+ */
 function sidecarCheck(text: string, sidecar: Record<string, unknown>): void {
   const request = podRequest(
-    podObject({ initContainers: [], containers: [{ name: "app", image: "app:1" }] }),
+    withDefaults(podObject({ initContainers: [], containers: [{ name: "app", image: "app:1" }] })).object,
   );
-  const d = mutateText(text, request);
+  const d = mutateText(text, request, { defaults: true });
   assert.equal(d.allowed, true, JSON.stringify(d.status));
-  const want = podObject({ initContainers: [sidecar], containers: [{ name: "app", image: "app:1" }] });
+  const want = withDefaults(
+    podObject({ initContainers: [sidecar], containers: [{ name: "app", image: "app:1" }] }),
+  ).object;
+  const added = (want.spec as { initContainers: Record<string, unknown>[] }).initContainers[0];
+  // The sidecar's image has a tag (IfNotPresent) or none (Always), as the defaults decide.
+  assert.equal(added?.imagePullPolicy, String(sidecar.image).includes(":") ? "IfNotPresent" : "Always");
+  assert.equal(added?.terminationMessagePolicy, "File");
   assert.deepEqual(d.patchedObject, want);
   const doc = structuredClone(request.object);
   assert.deepEqual(
@@ -308,7 +319,7 @@ function sidecarCheck(text: string, sidecar: Record<string, unknown>): void {
     want,
   );
   // A pod that has the sidecar already is left alone (the matchCondition makes it idempotent).
-  const again = mutateText(text, podRequest(want));
+  const again = mutateText(text, podRequest(want), { defaults: true });
   assert.equal(again.patch, undefined);
   assert.equal(again.results[0]?.outcome, "skip");
 }

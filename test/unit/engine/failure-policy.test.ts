@@ -183,17 +183,93 @@ for (const c of CASES.filter((x) => x.throughActions)) {
   });
 }
 
-// Kubernetes (validating/dispatcher.go addConfigError, and AuditAnnotationActionError) denies these
-// under Fail whatever the binding's validationActions; celgate enforces them through the actions.
-// The lead decides whether to follow upstream; until then this pins what celgate does.
+// Kubernetes validating/dispatcher.go: a configuration error (`addConfigError`: a selector or
+// namespace that cannot be read, params that CollectParams cannot collect) and an audit annotation
+// that fails (AuditAnnotationActionError) become ActionDeny decisions appended to deniedDecisions
+// directly, never through the binding's validationActions: under Fail they deny whatever the actions.
 for (const c of CASES.filter((x) => !x.throughActions)) {
-  test(`${c.name} (${c.kind}) under Fail with validationActions [Warn]: celgate warns (Kubernetes would deny)`, () => {
-    const d = run(c, "Fail", ["Warn"]);
-    errored(d, c.kind);
-    assert.equal(d.allowed, true);
-    assert.equal(d.warnings.length, 1);
-  });
+  for (const actions of [["Warn"], ["Audit"], ["Warn", "Audit"]]) {
+    test(`${c.name} (${c.kind}) under Fail with validationActions [${actions.join(", ")}]: denied, as dispatcher.go denies it`, () => {
+      const d = run(c, "Fail", actions);
+      const r = errored(d, c.kind);
+      assert.equal(d.allowed, false);
+      assert.deepEqual(
+        r.violations.map((v) => v.action),
+        ["Deny"],
+      );
+      assert.equal(d.status?.code, 422);
+      assert.equal(d.status?.reason, "Invalid");
+      // Nothing is warned or audited for it: the actions do not apply.
+      assert.deepEqual(d.warnings, []);
+      assert.equal(d.auditAnnotations["validation.policy.admission.k8s.io/validation_failure"], undefined);
+    });
+  }
 }
+
+test("a binding configuration error is worded 'failed to configure binding', a policy one 'failed to configure policy' without the binding (dispatcher.go addConfigError)", () => {
+  const viaBinding = run(CASES.find((c) => c.kind === "namespace-not-found") as ErrorCase, "Fail", ["Warn"]);
+  assert.equal(
+    viaBinding.status?.message,
+    `ValidatingAdmissionPolicy 'p' with binding 'b' denied request: failed to configure binding: namespaces "ghost" not found`,
+  );
+  const text = yamlDocs(
+    vap("p", {
+      failurePolicy: "Fail",
+      validations: [{ expression: "true" }],
+      matchConstraints: {
+        resourceRules: [
+          { apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"] },
+        ],
+        namespaceSelector: { matchLabels: { environment: "prod" } },
+      },
+    }),
+    vapBinding("b", "p", { validationActions: ["Audit"] }),
+  );
+  const viaPolicy = validateText(text, pod({}, { namespace: "ghost" }));
+  assert.equal(viaPolicy.allowed, false);
+  assert.equal(
+    viaPolicy.status?.message,
+    `ValidatingAdmissionPolicy 'p' denied request: failed to configure policy: namespaces "ghost" not found`,
+  );
+});
+
+// validator.go: an audit annotation whose value is neither a string nor null is
+// AuditAnnotationActionError whatever the failurePolicy, so even Ignore denies.
+for (const failurePolicy of ["Fail", "Ignore"] as const)
+  test(`an audit annotation of type int under failurePolicy ${failurePolicy}: denied (validator.go: unsupported return type)`, () => {
+    const text = yamlDocs(
+      vap("p", {
+        failurePolicy,
+        validations: [{ expression: "true" }],
+        auditAnnotations: [{ key: "k", valueExpression: "dyn(1)" }],
+      }),
+      vapBinding("b", "p", { validationActions: ["Warn"] }),
+    );
+    const d = validateText(text, pod());
+    assert.equal(d.allowed, false);
+    assert.equal(
+      d.status?.message,
+      "ValidatingAdmissionPolicy 'p' with binding 'b' denied request: valueExpression 'dyn(1)' resulted in unsupported return type: int. Return type must be either string or null.",
+    );
+  });
+
+test("an audit annotation of null or only whitespace is left out, not an error (validator.go: AuditAnnotationActionExclude)", () => {
+  const text = yamlDocs(
+    vap("p", {
+      failurePolicy: "Fail",
+      validations: [{ expression: "true" }],
+      auditAnnotations: [
+        { key: "a", valueExpression: "dyn(null)" },
+        { key: "b", valueExpression: "'  '" },
+        { key: "c", valueExpression: "' x '" },
+      ],
+    }),
+    vapBinding("b", "p"),
+  );
+  const d = validateText(text, pod());
+  assert.equal(d.allowed, true);
+  assert.deepEqual(d.auditAnnotations, { "p/c": "x" });
+});
 
 for (const failurePolicy of ["Fail", "Ignore"] as const) {
   test(`a mutation that fails at run time → failurePolicy ${failurePolicy}`, () => {
@@ -227,4 +303,42 @@ test("no engine module but failure-policy.ts applies failurePolicy", () => {
   }
   // Which split path (/validate/fail …) serves a pair is policy/routing.ts's rule, read as `route`.
   assert.deepEqual(readers, []);
+});
+
+// validator.go: an error of the matchConditions, or the policy's budget running out during the
+// validations, makes the policy's result one decision at index 0; publishValidationFailureAnnotation
+// names it with that index and the binding's validationActions.
+test("a matchCondition error audited: expressionIndex 0 and the binding's validationActions (validator.go, dispatcher.go)", () => {
+  const c = CASES.find((x) => x.name === "a matchCondition that fails at run time") as ErrorCase;
+  const d = run(c, "Fail", ["Warn", "Audit"]);
+  const [failure] = JSON.parse(
+    d.auditAnnotations["validation.policy.admission.k8s.io/validation_failure"] ?? "[]",
+  );
+  assert.equal(failure?.expressionIndex, 0);
+  assert.deepEqual(failure?.validationActions, ["Warn", "Audit"]);
+});
+
+test("the budget running out after a false validation: only the budget error, no audit annotation (validator.go ForInput)", () => {
+  const nested = "object.spec.xs.all(x, object.spec.xs.all(y, x + y >= 0))";
+  const text = yamlDocs(
+    vap("p", {
+      failurePolicy: "Fail",
+      validations: [
+        { expression: "false", message: "the first validation is false" },
+        ...Array.from({ length: 13 }, () => ({ expression: nested })),
+      ],
+      auditAnnotations: [{ key: "k", valueExpression: "'v'" }],
+    }),
+    vapBinding("b", "p"),
+  );
+  const d = validateText(text, pod({ xs: ints(540) }));
+  assert.equal(
+    d.status?.message,
+    "ValidatingAdmissionPolicy 'p' with binding 'b' denied request: validation failed due to running out of cost budget, no further validation rules will be run",
+  );
+  assert.deepEqual(
+    d.results[0]?.violations.map((v) => [v.expressionIndex, v.message]),
+    [[0, "validation failed due to running out of cost budget, no further validation rules will be run"]],
+  );
+  assert.deepEqual(d.auditAnnotations, {});
 });

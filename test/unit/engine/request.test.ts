@@ -82,7 +82,9 @@ test("namespace: default for namespaced kinds, none for cluster-scoped ones, the
       {},
       "",
     ],
-    [{ apiVersion: "v1", kind: "Namespace", metadata: { name: "n" } }, {}, ""],
+    // A Namespace's requests name the Namespace itself, CREATE included: the create handler sets the
+    // namespace from the object's name (apiserver/pkg/endpoints/handlers/create.go, namespaceGVR).
+    [{ apiVersion: "v1", kind: "Namespace", metadata: { name: "n" } }, {}, "n"],
     [{ apiVersion: "v1", kind: "Namespace", metadata: { name: "n" } }, { operation: "DELETE" }, "n"],
   ];
   for (const [object, extra, namespace] of cases) assert.equal(raw(object, extra).namespace, namespace);
@@ -231,4 +233,36 @@ test("resourceRef rejects what is not a Kubernetes object", () => {
     assert.equal(r.ok, false);
     if (!r.ok) assert.match(r.error, message);
   }
+});
+
+test("an object created with only generateName is admitted with no name (create.go reads the name from the object before the registry generates one)", () => {
+  const r = raw({ apiVersion: "v1", kind: "Pod", metadata: { generateName: "web-" } });
+  assert.equal(r.name, "");
+  // A Namespace created so has no name to be its namespace either.
+  assert.equal(raw({ apiVersion: "v1", kind: "Namespace", metadata: { generateName: "ns-" } }).namespace, "");
+});
+
+test("a custom resource's scope comes from its CustomResourceDefinition when one is given, else it is namespaced", async () => {
+  const { KindScopes } = await import("../../../src/kube/scope.ts");
+  const crd = {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: "gatewayclasses.gateway.networking.k8s.io" },
+    spec: {
+      group: "gateway.networking.k8s.io",
+      scope: "Cluster",
+      names: { kind: "GatewayClass", plural: "gatewayclasses" },
+      versions: [{ name: "v1", served: true, storage: true }],
+    },
+  };
+  const object = {
+    apiVersion: "gateway.networking.k8s.io/v1",
+    kind: "GatewayClass",
+    metadata: { name: "gc", namespace: "x" },
+  };
+  assert.equal(raw(object, { scopes: KindScopes.from([crd]) }).namespace, "");
+  assert.equal(raw(object).namespace, "x");
+  // A custom kind that shares a built-in kind's name is not taken for it.
+  const node = { apiVersion: "example.com/v1", kind: "Node", metadata: { name: "n" } };
+  assert.equal(raw(node).namespace, "default");
 });

@@ -1870,7 +1870,9 @@ function parsed(text: string, file: string): PolicySet {
   return r.set;
 }
 
-test("checkReferences: a binding must name a loaded policy of its own kind", () => {
+// A binding whose policy does not exist is stored by the API server and never matched (the generic
+// policy source pairs bindings with existing policies): inert, so a warning, not an error.
+test("checkReferences: a binding that names no loaded policy of its own kind is inert, a warning", () => {
   const policy = parsed(`${VAP_HEAD}${MC}${VALIDATIONS}`, "policy.yaml");
   const bindings = parsed(
     `${VAPB_HEAD}  policyName: p.example.com
@@ -1886,16 +1888,17 @@ ${MAPB_HEAD.replace("m.example.com", "p.example.com")}`,
   assert.deepEqual(diagnostics, [
     {
       code: "PE_UNKNOWN_POLICY",
-      severity: "error",
-      message: 'no ValidatingAdmissionPolicy named "missing.example.com" is loaded',
+      severity: "warning",
+      message:
+        'no ValidatingAdmissionPolicy named "missing.example.com" is loaded: the binding applies to nothing',
       path: "spec.policyName",
       location: { file: "bindings.yaml", line: 14, column: 15 },
       object: { kind: "ValidatingAdmissionPolicyBinding", name: "b2.example.com" },
     },
     {
       code: "PE_UNKNOWN_POLICY",
-      severity: "error",
-      message: 'no MutatingAdmissionPolicy named "p.example.com" is loaded',
+      severity: "warning",
+      message: 'no MutatingAdmissionPolicy named "p.example.com" is loaded: the binding applies to nothing',
       path: "spec.policyName",
       location: { file: "bindings.yaml", line: 22, column: 15 },
       object: { kind: "MutatingAdmissionPolicyBinding", name: "mb.example.com" },

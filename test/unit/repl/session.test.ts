@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { ReplSession } from "../../../src/adapters/repl/session.ts";
 import { cli, removeTree, tempTree } from "../cli/fake-io.ts";
@@ -338,4 +339,63 @@ test("celgate repl options preload the context; a bad file is a usage error", as
   const extras = await cli(["repl", "--cel-extras", "frob"], { cwd: dir });
   assert.equal(extras.code, 2);
   assert.match(extras.stderr, /unknown CEL extra 'frob'/);
+});
+
+test(":review binds a saved AdmissionReview as serve would see it; what serve refuses it refuses with the same reason", async () => {
+  const out = await session(
+    ":review review.json",
+    "[request.userInfo.username, request.operation, request.namespace, size(oldObject.spec.containers)]",
+    ":review request.json",
+  );
+  assert.deepEqual(out.slice(0, 2), [
+    "request, object, oldObject: UPDATE Pod prod/web by bob",
+    '[\n  "bob",\n  "UPDATE",\n  "prod",\n  1\n] (list)',
+  ]);
+  // A bare request is not a review: serve answers it with 400 (its `kind` is the request's GVK).
+  assert.equal(
+    out[2],
+    '!request.json: an AdmissionReview that serve refuses (HTTP 400): kind: expected "AdmissionReview", got object',
+  );
+});
+
+test(":policy gives eval's verdict on the same object: namespaces no file defines exist (require-labels' namespaceSelector)", async () => {
+  const policy = new URL("../../../policies/require-labels.yaml", import.meta.url).pathname;
+  const pod =
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec: {containers: [{name: app, image: app:1}]}\n";
+  const tree = await tempTree({ "pod.yaml": pod });
+  try {
+    const s = new ReplSession({ cwd: tree });
+    await s.handle(":object pod.yaml");
+    const repl = (await s.handle(`:policy ${policy}`)).text;
+    const evaluated = await cli(["eval", "-p", policy, "-r", join(tree, "pod.yaml")]);
+    assert.equal(evaluated.code, 1);
+    assert.match(
+      repl ?? "",
+      /Pod default\/web +require-labels\.celgate\.dev .* fail +\[Deny\] Pod web is missing required labels/,
+    );
+    assert.equal(`${repl}\n`, evaluated.stdout);
+  } finally {
+    await removeTree(tree);
+  }
+});
+
+test(":namespace binds namespaceObject as the API server builds it; a Namespace's own requests see null", async () => {
+  const out = await session(
+    ":namespace ns.yaml",
+    "namespaceObject.metadata.labels",
+    "has(namespaceObject.kind)",
+    ":object pod.yaml",
+    "namespaceObject.status.phase",
+    ":object ns.yaml",
+    "[request.namespace, namespaceObject]",
+  );
+  assert.deepEqual(out, [
+    "namespaceObject: Namespace prod",
+    '{\n  "env": "production",\n  "kubernetes.io/metadata.name": "prod"\n} (map)',
+    "false (bool)",
+    "object: Pod prod/web",
+    '"Active" (string)',
+    "object: Namespace prod",
+    '[\n  "prod",\n  null\n] (list)',
+  ]);
 });

@@ -90,7 +90,7 @@ test("a binding may name a policy from another file; a dangling one is reported"
   assert.deepEqual(together.diagnostics, []);
   const alone = await loadPolicyPaths([join(dir, "tree", "z-last")]);
   assert.deepEqual(alone.diagnostics.map(summary), [
-    `${join(dir, "tree", "z-last", "binding.yml")}:6:15 error PE_UNKNOWN_POLICY spec.policyName: no ValidatingAdmissionPolicy named "p.example.com" is loaded`,
+    `${join(dir, "tree", "z-last", "binding.yml")}:6:15 warning PE_UNKNOWN_POLICY spec.policyName: no ValidatingAdmissionPolicy named "p.example.com" is loaded: the binding applies to nothing`,
   ]);
   assert.equal(alone.set.bindings.length, 1);
 });
@@ -170,7 +170,7 @@ test("fixtures: the broken policies report every problem with its place", async 
     'broken/bad-values.yaml:13:3 warning PE_FIELD_VALUE spec.validation: unknown field "validation" (did you mean "validations"?)',
     'broken/bad-values.yaml:22:22 error PE_FIELD_VALUE spec.validationActions: must not contain both "Deny" and "Warn" (the same failure would be reported twice)',
     "broken/syntax.yaml:4:9 error PE_YAML_SYNTAX : Nested mappings are not allowed in compact mappings",
-    'broken/orphan-binding.yaml:6:15 error PE_UNKNOWN_POLICY spec.policyName: no ValidatingAdmissionPolicy named "no-such-policy.example.com" is loaded',
+    'broken/orphan-binding.yaml:6:15 warning PE_UNKNOWN_POLICY spec.policyName: no ValidatingAdmissionPolicy named "no-such-policy.example.com" is loaded: the binding applies to nothing',
   ]);
   assert.deepEqual(
     set.bindings.map((b) => b.name),

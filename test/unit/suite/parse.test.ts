@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { formatDiagnostic } from "../../../src/errors.ts";
 import { parseSuiteText, suiteNameFromFile } from "../../../src/suite/parse.ts";
-import type { Suite, SuiteCase } from "../../../src/suite/types.ts";
+import type { ObjectCase, Suite } from "../../../src/suite/types.ts";
 
 const FILE = join("suites", "demo.test.yaml");
 const HEAD = `apiVersion: celgate.dev/v1alpha1
@@ -26,9 +26,10 @@ function problems(text: string): string[] {
   return r.diagnostics.map((d) => `${d.location?.line}:${d.location?.column} ${d.path ?? ""}: ${d.message}`);
 }
 
-function only(suite: Suite, name: string): SuiteCase {
+function only(suite: Suite, name: string): ObjectCase {
   const c = suite.cases.find((x) => x.name === name);
   assert.ok(c, `case ${name}: have ${suite.cases.map((x) => x.name).join(", ")}`);
+  assert.ok(!c.review, `case ${name} is a reviewFile case`);
   return c;
 }
 

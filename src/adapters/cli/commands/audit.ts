@@ -14,6 +14,7 @@ import { ClusterState, paramKindsOf } from "../../../cluster/state.ts";
 import { type CompiledPolicySet, compilePolicySet } from "../../../compile/policy.ts";
 import { admit } from "../../../engine/admit.ts";
 import { contextFromResources, type EngineContext } from "../../../engine/context.ts";
+import { KindScopes } from "../../../kube/scope.ts";
 import { buildRequest, type ResourceRef, resourceRef } from "../../../engine/request.ts";
 import type { PolicyResult } from "../../../engine/types.ts";
 import type { AdmissionRequest, UserInfo } from "../../../request/types.ts";
@@ -100,6 +101,8 @@ interface Audit {
   readonly set: CompiledPolicySet;
   readonly tally: AuditTally;
   readonly user: UserInfo;
+  /** Which kinds are cluster-scoped: the built-in API's, and the CRDs among the policy files. */
+  readonly scopes: KindScopes;
   readonly progress: (note: string) => void;
 }
 
@@ -145,7 +148,13 @@ function dryRun(
   request: AdmissionRequest,
   ctx: EngineContext,
 ): readonly PolicyResult[] {
-  const options = { deadline: performance.now() + OBJECT_DEADLINE_MS, includeUnbound: true, trace: false };
+  // As eval: the API server's defaults again after each mutation (engine/redefault.ts).
+  const options = {
+    deadline: performance.now() + OBJECT_DEADLINE_MS,
+    includeUnbound: true,
+    trace: false,
+    defaults: true,
+  };
   return admit(set, request, ctx, options).results;
 }
 
@@ -163,6 +172,7 @@ function reviewOf(
     object,
     userInfo: audit.user,
     uid: randomUUID(),
+    scopes: audit.scopes,
   });
   return built.ok ? ok(built.value.request) : built;
 }
@@ -333,7 +343,8 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   const reports = output === "policyreport" || output === "openreports";
   const tally = new AuditTally({ reports, findings: output === "json" || output === "yaml" });
   const progress = io.isTTY ? (note: string) => io.stderr(`\r\x1b[Kcelgate audit: ${note}`) : () => {};
-  const audit: Audit = { set, tally, user, progress };
+  const scopes = KindScopes.from(set.resources.map((r) => r.object));
+  const audit: Audit = { set, tally, user, scopes, progress };
   const started = performance.now();
 
   let problem: string | undefined;

@@ -9,7 +9,8 @@ import type { Diagnostic } from "../../../errors.ts";
 import { admit, OFFLINE_DEADLINE_MS } from "../../../engine/admit.ts";
 import { contextFromResources, type EngineContext } from "../../../engine/context.ts";
 import { decide } from "../../../engine/decision.ts";
-import { DEFAULT_USER, OPERATIONS, type UserInfo } from "../../../request/types.ts";
+import { type AdmissionRequest, DEFAULT_USER, OPERATIONS, type UserInfo } from "../../../request/types.ts";
+import { KindScopes } from "../../../kube/scope.ts";
 import type { Operation } from "../../../policy/types.ts";
 import { err, ok, type Result } from "../../../result.ts";
 import { loadPolicyPaths } from "../../../sources/files.ts";
@@ -24,6 +25,7 @@ import {
 } from "../../output/results.ts";
 import { HELP_OPTION, parseCommandArgs, splitList, usageError, userPath } from "../args.ts";
 import { isJsonObject, parseDocuments, readDocuments, readSingleDocument } from "../../input/documents.ts";
+import { decodeSavedReview } from "../../admission/saved.ts";
 import { parseExtras } from "../expression.ts";
 import { type CliIO, EXIT_OK, EXIT_OUTCOME, EXIT_USAGE } from "../io.ts";
 import { writeMutated } from "../mutated.ts";
@@ -32,6 +34,7 @@ import {
   buildRequest,
   defaultedFields,
   expandLists,
+  type RequestOptions,
   type ResourceRef,
   resourceRef,
 } from "../../../engine/request.ts";
@@ -48,7 +51,8 @@ Options:
   -p, --policy PATH          policy file or directory (repeatable); parameter objects and
                              Namespaces found there are used too
   -r, --resource FILE        resource file, YAML or JSON, one or more documents or a List
-                             (repeatable; '-' reads standard input, e.g. from kubectl get -o yaml)
+                             (repeatable; '-' reads standard input, e.g. from kubectl get -o yaml);
+                             an AdmissionReview (v1 or v1beta1) is evaluated as its request says
   --old-resource FILE        the stored object(s): makes the operation UPDATE. With several
                              resources, each is paired with the old object of the same kind,
                              namespace and name
@@ -86,7 +90,13 @@ cluster-scoped (Namespace, ClusterRole, ...), and get that namespace in metadata
 the API server sets it before admission. Built-in kinds (Pod, Deployment, Service, Namespace,
 Job, ...) get the defaults the API server applies (Kubernetes 1.36): imagePullPolicy, replicas,
 the kubernetes.io/metadata.name label, ... Namespaces come from the policy paths, --params and
---namespace-object.
+--namespace-object; a namespace none of them defines is taken to exist.
+
+A saved AdmissionReview (what the API server sends a webhook) is evaluated exactly as 'celgate
+serve' would evaluate it: decoded by the webhook's decoder (a review serve would refuse is refused
+with the same reason), with the request's own namespace, user, operation, objects, dryRun and
+options, and no offline defaulting. --old-resource, --operation, --subresource, --user and
+--groups build requests from plain resources and cannot be given with one.
 
 Exit status: 0 nothing denied and no evaluation errors, 1 a denial or an evaluation error,
 2 bad options or input (policy files with errors are reported and nothing is evaluated).
@@ -121,6 +131,21 @@ interface InputResource {
   readonly ref: ResourceRef;
   readonly object: Record<string, unknown>;
   readonly where: string;
+  /** The request of a saved AdmissionReview, decoded as the webhook decodes one. */
+  readonly review?: AdmissionRequest;
+}
+
+/** What a resource file names for a review's request: its kind and the object (or the one deleted). */
+function reviewRef(r: AdmissionRequest): ResourceRef {
+  const k = r.kind;
+  const subject = r.object ?? r.oldObject;
+  const meta = subject && isJsonObject(subject.metadata) ? subject.metadata : {};
+  return {
+    apiVersion: k.group ? `${k.group}/${k.version}` : k.version,
+    kind: k.kind,
+    namespace: r.namespace,
+    name: r.name || (typeof meta.name === "string" ? meta.name : ""),
+  };
 }
 
 async function readResources(files: readonly string[], io: CliIO): Promise<Result<InputResource[], string>> {
@@ -133,6 +158,13 @@ async function readResources(files: readonly string[], io: CliIO): Promise<Resul
       const items = expandLists(doc.value);
       for (const [i, item] of items.entries()) {
         const where = `${file}${docs.value.length > 1 ? ` (document ${doc.index})` : ""}${items.length > 1 || item !== doc.value ? ` item ${i}` : ""}`;
+        if (isJsonObject(item) && item.kind === "AdmissionReview") {
+          const decoded = decodeSavedReview(item);
+          if (!decoded.ok) return err(`${where}: ${decoded.error}`);
+          const review = decoded.value;
+          out.push({ ref: reviewRef(review), object: item, where, review });
+          continue;
+        }
         const ref = resourceRef(item, where);
         if (!ref.ok) return ref;
         out.push({ ref: ref.value, object: item as Record<string, unknown>, where });
@@ -244,54 +276,55 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   if (!inputs.ok) return fail(inputs.error);
   const { resources, olds, namespaceObject } = inputs.value;
 
+  const requestFlags = (["old-resource", "operation", "subresource", "user", "groups"] as const).filter(
+    (f) => values[f] !== undefined,
+  );
+  if (requestFlags.length > 0 && resources.some((r) => r.review))
+    return fail(
+      `--${requestFlags[0]} cannot be given with an AdmissionReview: the review's request says what it is`,
+    );
+
   const loaded = await loadPolicyPaths(policyPaths.map((p) => userPath(io, p)));
-  const compiled = compilePolicySet(loaded.set, { extras });
   const paramFiles = values.params ?? [];
   const params =
     paramFiles.length > 0 ? await loadPolicyPaths(paramFiles.map((p) => userPath(io, p))) : undefined;
-  const problems = [...loaded.diagnostics, ...compiled.diagnostics, ...(params?.diagnostics ?? [])];
+  // Compiled with the params' files too: a CustomResourceDefinition there gives its kind's scope.
+  const allResources = [...loaded.set.resources, ...(params?.set.resources ?? [])];
+  const set: CompiledPolicySet = compilePolicySet({ ...loaded.set, resources: allResources }, { extras });
+  const problems = [...loaded.diagnostics, ...set.diagnostics, ...(params?.diagnostics ?? [])];
   if (reportInputErrors(io, withNameHints(problems, loaded.set.policies))) return EXIT_USAGE;
 
-  const allResources = [...compiled.resources, ...(params?.set.resources ?? [])];
-  const set: CompiledPolicySet = { ...compiled, resources: allResources };
-  const nsName = namespaceObject ? resourceRefName(namespaceObject) : undefined;
-  // Offline, a namespace no file defines exists with only its automatic name label.
-  const base = contextFromResources(allResources, { assumeNamespaces: true });
-  const ctx: EngineContext =
-    namespaceObject && nsName
-      ? { ...base, namespace: (n) => (n === nsName ? namespaceObject : base.namespace(n)) }
-      : base;
-
+  const defaults = !values["no-defaults"];
   const explain = values.explain ?? false;
-  const evaluations: ResourceEvaluation[] = [];
-  for (const [i, r] of resources.entries()) {
-    const old = olds[i];
-    const built = buildRequest(r.ref, {
+  const evaluations = evaluateAll(resources, olds, {
+    set,
+    // Offline, a namespace no file defines exists, as a Namespace created with only its name.
+    ctx: contextFromResources(allResources, {
+      assumeNamespaces: true,
+      defaults,
+      ...(namespaceObject ? { namespaceObject } : {}),
+    }),
+    scopes: KindScopes.from(allResources.map((r) => r.object)),
+    build: {
       operation,
-      object: r.object,
-      ...(old ? { oldObject: old.object } : {}),
-      ...(values.subresource ? { subResource: values.subresource } : {}),
       userInfo,
-      ...(nsName ? { defaultNamespace: nsName } : {}),
-      uid: randomUUID(),
-      defaults: !values["no-defaults"],
-    });
-    if (!built.ok) return fail(`${r.where}: ${built.error}`);
-    const { request } = built.value;
-    // Name the resource by the namespace it was evaluated in (a Namespace is not inside one).
-    const ref = { ...r.ref, namespace: r.ref.kind === "Namespace" ? "" : request.namespace };
-    const defaulted = defaultedFields(built.value.defaulted);
-    const options = { deadline: performance.now() + OFFLINE_DEADLINE_MS, includeUnbound: true, explain };
-    evaluations.push({
-      ...resourceEvaluation(ref, request, decide(admit(set, request, ctx, options))),
-      defaulted,
-    });
-  }
+      ...(values.subresource ? { subResource: values.subresource } : {}),
+      ...(namespaceObject && resourceRefName(namespaceObject)
+        ? { defaultNamespace: resourceRefName(namespaceObject) as string }
+        : {}),
+    },
+    defaults,
+    explain,
+  });
+  if (!evaluations.ok) return fail(evaluations.error);
 
   const outDir = values["write-mutated"];
   if (outDir !== undefined) {
-    if (operation === "DELETE" || operation === "CONNECT")
-      return fail(`--write-mutated writes the objects of CREATE and UPDATE, not ${operation}`);
+    const notWritten = resources
+      .map((r) => r.review?.operation ?? operation)
+      .find((op) => op === "DELETE" || op === "CONNECT");
+    if (notWritten !== undefined)
+      return fail(`--write-mutated writes the objects of CREATE and UPDATE, not ${notWritten}`);
     const inputs = [
       ...[...resourceFiles, oldFile, values["namespace-object"]]
         .filter((f): f is string => f !== undefined && f !== "-")
@@ -299,12 +332,68 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
       ...loaded.files,
       ...(params?.files ?? []),
     ];
-    const written = await writeMutated(userPath(io, outDir), evaluations, inputs);
+    const written = await writeMutated(userPath(io, outDir), evaluations.value, inputs);
     if (!written.ok) return fail(written.error);
     io.stderr(`celgate eval: wrote ${plural(written.value.length, "object", "objects")} to ${outDir}\n`);
   }
   const view = { explain, showSkipped: values["show-skipped"] ?? false };
-  return report(evaluations, output, view, io);
+  return report(evaluations.value, output, view, io);
+}
+
+/** What every resource of one `eval` run is evaluated with. */
+interface Evaluator {
+  readonly set: CompiledPolicySet;
+  readonly ctx: EngineContext;
+  readonly scopes: KindScopes;
+  /** What the flags say of the requests built from plain resources. */
+  readonly build: Pick<RequestOptions, "operation" | "userInfo" | "subResource" | "defaultNamespace">;
+  readonly defaults: boolean;
+  readonly explain: boolean;
+}
+
+/**
+ * Each resource admitted: a plain one in the request the API server would build for it, a saved
+ * review's request as it is; an error when a resource's namespace contradicts the request's.
+ */
+function evaluateAll(
+  resources: readonly InputResource[],
+  olds: readonly (InputResource | undefined)[],
+  e: Evaluator,
+): Result<ResourceEvaluation[], string> {
+  const evaluations: ResourceEvaluation[] = [];
+  for (const [i, r] of resources.entries()) {
+    const options = {
+      deadline: performance.now() + OFFLINE_DEADLINE_MS,
+      includeUnbound: true,
+      explain: e.explain,
+      defaults: e.defaults,
+    };
+    if (r.review) {
+      // The whole chain, as the API server runs it for this request: its objects as they are, and
+      // the defaults after a mutation changes one, whatever --no-defaults says of plain resources.
+      const decision = decide(admit(e.set, r.review, e.ctx, { ...options, defaults: true }));
+      evaluations.push({ ...resourceEvaluation(r.ref, r.review, decision), defaulted: [] });
+      continue;
+    }
+    const old = olds[i];
+    const built = buildRequest(r.ref, {
+      ...e.build,
+      object: r.object,
+      ...(old ? { oldObject: old.object } : {}),
+      uid: randomUUID(),
+      defaults: e.defaults,
+      scopes: e.scopes,
+    });
+    if (!built.ok) return err(`${r.where}: ${built.error}`);
+    const { request } = built.value;
+    // Name the resource by the namespace it was evaluated in (a Namespace is not inside one).
+    const ref = { ...r.ref, namespace: r.ref.kind === "Namespace" ? "" : request.namespace };
+    evaluations.push({
+      ...resourceEvaluation(ref, request, decide(admit(e.set, request, e.ctx, options))),
+      defaulted: defaultedFields(built.value.defaulted),
+    });
+  }
+  return ok(evaluations);
 }
 
 /** Prints the evaluations in the chosen format; the exit status says whether any was denied or failed. */

@@ -26,11 +26,11 @@ Options:
   -h, --help               show this help
 
 Objects loaded from files are bound as admission sees them: in the request's namespace and, for
-built-in kinds, with the API server's defaults (Kubernetes 1.36); a loaded request is bound as it
-is. Type a CEL expression to see its value and type ('3 (int)'); errors point at the expression
+built-in kinds, with the API server's defaults (Kubernetes 1.36); a loaded request or review is
+bound as it is. Type a CEL expression to see its value and type ('3 (int)'); errors point at the expression
 with a caret. An unfinished expression (open bracket or quote, trailing && or ||) continues on
 the next line. Commands start with ':' (:help lists them): :object FILE, :old FILE,
-:request FILE, :params FILE, :namespace FILE, :op UPDATE, :user alice --groups dev,ops,
+:request FILE, :review FILE, :params FILE, :namespace FILE, :op UPDATE, :user alice --groups dev,ops,
 :let name = expr, :policy PATH, :explain, :cost, :vars, :reset, :help, :quit.
 
 Tab completes commands, file names, variables, functions, and the fields of loaded objects

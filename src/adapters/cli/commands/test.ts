@@ -4,6 +4,7 @@ import type { CelExtras } from "../../../cel/index.ts";
 import { fileSuiteReader, findSuiteFiles, type SuiteReader } from "../../../sources/suites.ts";
 import { type LoadedSuite, loadSuiteFile, runLoadedSuite } from "../../../suite/run.ts";
 import { type CaseSelector, caseSelector } from "../../../suite/select.ts";
+import { decodeSavedReview } from "../../admission/saved.ts";
 import { ANSI, PLAIN } from "../../output/colour.ts";
 import { formatDiagnostics, plural } from "../../output/diagnostics.ts";
 import { formatJunit, formatSuiteJson, formatSuiteText, summarize } from "../../output/suite.ts";
@@ -165,7 +166,13 @@ export async function runWith(args: readonly string[], io: CliIO, reader: SuiteR
   // Every suite is loaded (and every problem found) before any case runs, as check reports all.
   const loaded: LoadedSuite[] = [];
   for (const file of found.files)
-    loaded.push(await loadSuiteFile(file, reader, { extras, defaults: !values["no-defaults"] }));
+    loaded.push(
+      await loadSuiteFile(file, reader, {
+        extras,
+        defaults: !values["no-defaults"],
+        decodeReview: decodeSavedReview,
+      }),
+    );
   const diagnostics = loaded.flatMap((s) => s.diagnostics);
   if (diagnostics.length > 0) io.stderr(formatDiagnostics(diagnostics));
   const broken = loaded.filter((s) => s.broken);
