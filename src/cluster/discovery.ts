@@ -5,6 +5,7 @@
  * version, cached. (`celgate manifests --rbac` has no cluster and uses the static table of
  * src/manifests/rbac.ts instead.)
  */
+import { splitApiVersion } from "../kube/kinds.ts";
 import type { ApiClient } from "./client.ts";
 
 export interface ResourceInfo {
@@ -15,13 +16,6 @@ export interface ResourceInfo {
   /** The plural resource name (`configmaps`). */
   readonly resource: string;
   readonly namespaced: boolean;
-}
-
-export function splitApiVersion(apiVersion: string): { group: string; version: string } {
-  const slash = apiVersion.indexOf("/");
-  return slash === -1
-    ? { group: "", version: apiVersion }
-    : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
 }
 
 /** The collection path of a resource, all namespaces or one. */

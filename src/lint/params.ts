@@ -12,45 +12,10 @@ import type { EngineContext } from "../engine/context.ts";
 import { mutate } from "../engine/mutating.ts";
 import { validate } from "../engine/validating.ts";
 import type { AdmissionRequest } from "../engine/types.ts";
+import { splitApiVersion } from "../kube/kinds.ts";
+import { isBuiltInGroup } from "../kube/scope.ts";
 import { routeOf } from "../policy/routing.ts";
 import type { Finding } from "./types.ts";
-
-/**
- * The API groups kube-apiserver serves itself (k8s.io/kubernetes pkg/controlplane: the built-in
- * storage providers). A group outside it, even one ending in .k8s.io (gateway.networking.k8s.io,
- * snapshot.storage.k8s.io), is a CRD or an aggregated API, which can be absent.
- */
-export const BUILT_IN_GROUPS: ReadonlySet<string> = new Set([
-  "",
-  "admissionregistration.k8s.io",
-  "apiextensions.k8s.io",
-  "apiregistration.k8s.io",
-  "apps",
-  "authentication.k8s.io",
-  "authorization.k8s.io",
-  "autoscaling",
-  "batch",
-  "certificates.k8s.io",
-  "coordination.k8s.io",
-  "discovery.k8s.io",
-  "events.k8s.io",
-  "extensions",
-  "flowcontrol.apiserver.k8s.io",
-  "internal.apiserver.k8s.io",
-  "networking.k8s.io",
-  "node.k8s.io",
-  "policy",
-  "rbac.authorization.k8s.io",
-  "resource.k8s.io",
-  "scheduling.k8s.io",
-  "storage.k8s.io",
-  "storagemigration.k8s.io",
-]);
-
-export function groupOf(apiVersion: string): string {
-  const slash = apiVersion.indexOf("/");
-  return slash < 0 ? "" : apiVersion.slice(0, slash);
-}
 
 /** The creation of a CustomResourceDefinition, as the API server would send it. */
 function crdCreation(): AdmissionRequest {
@@ -93,7 +58,7 @@ export function customParamFindings(set: CompiledPolicySet, ctx: EngineContext):
   const findings: Finding[] = [];
   for (const p of set.policies) {
     const kind = p.policy.paramKind;
-    if (!kind || BUILT_IN_GROUPS.has(groupOf(kind.apiVersion))) continue;
+    if (!kind || isBuiltInGroup(splitApiVersion(kind.apiVersion).group)) continue;
     const failing = set.bindings.filter((b) => b.policy === p && routeOf(p.policy, b.binding) === "Fail");
     if (failing.length === 0) continue;
     const locked = onCrds.has(p.name)

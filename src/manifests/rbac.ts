@@ -10,6 +10,7 @@
  * against the CRD's `spec.names.plural`.
  */
 import type { CompiledPolicySet } from "../compile/policy.ts";
+import { splitApiVersion } from "../kube/kinds.ts";
 
 export interface RbacOptions {
   /** The ClusterRole and ClusterRoleBinding name. */
@@ -79,11 +80,6 @@ export function guessPlural(kind: string): string {
   return k === "" ? k : `${k}s`;
 }
 
-function groupOf(apiVersion: string): string {
-  const slash = apiVersion.indexOf("/");
-  return slash === -1 ? "" : apiVersion.slice(0, slash);
-}
-
 export interface RbacResult {
   readonly documents: readonly Record<string, unknown>[];
   readonly rules: readonly PolicyRule[];
@@ -99,7 +95,7 @@ export function rbacRules(
   for (const b of set.bindings) {
     const kind = b.policy.policy.paramKind;
     if (!kind || !b.binding.paramRef) continue;
-    const group = groupOf(kind.apiVersion);
+    const { group } = splitApiVersion(kind.apiVersion);
     let resource = BUILT_IN[`${group}/${kind.kind}`];
     if (resource === undefined) {
       resource = guessPlural(kind.kind);

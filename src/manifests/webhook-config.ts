@@ -12,6 +12,7 @@
 import type { Diagnostic, DiagnosticCode, SourceLocation } from "../errors.ts";
 import { compileLabelSelector } from "../match/index.ts";
 import { dns1123Subdomain, qualifiedName } from "../policy/fields.ts";
+import { METADATA_FIELDS } from "../policy/metadata.ts";
 import type {
   FailurePolicy,
   LabelSelector,
@@ -71,23 +72,6 @@ export interface WebhookConfiguration {
 }
 
 /** A field list per structure, for strict decoding. */
-const METADATA_FIELDS = [
-  "name",
-  "generateName",
-  "namespace",
-  "selfLink",
-  "uid",
-  "resourceVersion",
-  "generation",
-  "creationTimestamp",
-  "deletionTimestamp",
-  "deletionGracePeriodSeconds",
-  "labels",
-  "annotations",
-  "ownerReferences",
-  "finalizers",
-  "managedFields",
-];
 const TOP_FIELDS = ["apiVersion", "kind", "metadata", "webhooks"];
 const WEBHOOK_FIELDS = [
   "name",

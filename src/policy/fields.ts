@@ -11,8 +11,11 @@ const QUALIFIED_NAME_PART_RE = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const LABEL_VALUE_RE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 const CEL_IDENT_RE = /^[_a-zA-Z][_a-zA-Z0-9]*$/;
 
-/** CEL's reserved words: an identifier may not be one of them (cel-spec's lexis, as Kubernetes checks it). */
-const CEL_RESERVED = new Set([
+/**
+ * CEL's reserved words: an identifier may not be one of them (cel-spec's lexis, as Kubernetes checks
+ * it), and a schema property named like one is escaped as `__word__` (apiserver cel/escaping.go).
+ */
+export const CEL_RESERVED: ReadonlySet<string> = new Set([
   "true",
   "false",
   "null",

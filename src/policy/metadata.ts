@@ -8,7 +8,8 @@ import { reportFormat, requiredString } from "./read.ts";
 
 // Known fields per structure, for the unknown-field warnings (kubectl's strict decoding rejects them).
 export const TOP_FIELDS = ["apiVersion", "kind", "metadata", "spec", "status"];
-const METADATA_FIELDS = [
+/** v1.ObjectMeta's fields, as a strict decoder knows them. */
+export const METADATA_FIELDS: readonly string[] = [
   "name",
   "generateName",
   "namespace",

@@ -2,31 +2,10 @@
  * How Kubernetes turns a schema's property names into CEL field names, and back
  * (k8s.io/apiserver/pkg/cel/escaping.go Escape and Unescape).
  */
+import { CEL_RESERVED } from "../../policy/fields.ts";
 
 /** The CEL lexer's reserved words (escaping.go celReservedSymbols); `namespace` is among them. */
-export const CEL_RESERVED_SYMBOLS: ReadonlySet<string> = new Set([
-  "true",
-  "false",
-  "null",
-  "in",
-  "as",
-  "break",
-  "const",
-  "continue",
-  "else",
-  "for",
-  "function",
-  "if",
-  "import",
-  "let",
-  "loop",
-  "package",
-  "namespace",
-  "return",
-  "var",
-  "void",
-  "while",
-]);
+export const CEL_RESERVED_SYMBOLS: ReadonlySet<string> = CEL_RESERVED;
 
 const IDENT_CHAR = /^[A-Za-z0-9_]$/;
 

@@ -10,7 +10,8 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { type TestContext, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { BUILT_IN_GROUPS, groupOf } from "../../../src/lint/params.ts";
+import { splitApiVersion } from "../../../src/kube/kinds.ts";
+import { isBuiltInGroup } from "../../../src/kube/scope.ts";
 import { cli, tempTree } from "../cli/fake-io.ts";
 
 async function tree(t: TestContext, files: Record<string, string>): Promise<string> {
@@ -85,9 +86,9 @@ spec:
     /^ValidatingAdmissionPolicy 'gateway' takes its params from gateway\.networking\.k8s\.io\/v1 Gateway, .*; it also matches CustomResourceDefinitions, so the CRD cannot be put back while it fails$/,
   );
   // A .k8s.io group is not built in for being one: gateway.networking.k8s.io is a CRD.
-  assert.equal(BUILT_IN_GROUPS.has(groupOf("gateway.networking.k8s.io/v1")), false);
-  assert.equal(BUILT_IN_GROUPS.has(groupOf("v1")), true);
-  assert.equal(BUILT_IN_GROUPS.has(groupOf("apps/v1")), true);
+  assert.equal(isBuiltInGroup(splitApiVersion("gateway.networking.k8s.io/v1").group), false);
+  assert.equal(isBuiltInGroup(splitApiVersion("v1").group), true);
+  assert.equal(isBuiltInGroup(splitApiVersion("apps/v1").group), true);
 });
 
 const hooks = (kind: string, entries: string) => `---
