@@ -226,12 +226,13 @@ async function serveChild(own: boolean, logLevel: LogLevel | false): Promise<voi
     drainMs: 0,
   });
   const quietAddress = await quiet.start({ host: "127.0.0.1", port: 0 });
+  if (!quietAddress.ok) throw new Error(quietAddress.error);
   const ready: ChildReady = {
     bare: barePort,
     bareDeferred: (bareDeferred.server.address() as { port: number }).port,
     jsRules: (jsRules.server.address() as { port: number }).port,
     sets,
-    quiet: Number(new URL(quietAddress.url).port),
+    quiet: Number(new URL(quietAddress.value.url).port),
   };
   // stdout carries the request logs (to /dev/null); the parent reads the ready line on fd 3.
   writeSync(READY_FD, `${JSON.stringify(ready)}\n`);

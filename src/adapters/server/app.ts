@@ -6,10 +6,8 @@
 import { readFile } from "node:fs/promises";
 import { Registry } from "prom-client";
 import type { CelExtras } from "../../cel/index.ts";
-import { type Admitter, createAdmitter } from "./admitter.ts";
-import { contextFromSet } from "../../engine/context.ts";
+import { type Admitter, serveAdmitter } from "./admitter.ts";
 import { type Diagnostic, formatDiagnostic } from "../../errors.ts";
-import type { CompiledPolicySet } from "../../compile/policy.ts";
 import type { LabelSelector } from "../../policy/types.ts";
 import type { PolicySnapshot } from "../../sources/store.ts";
 import { PolicyStore } from "../../sources/store.ts";
@@ -21,7 +19,8 @@ import { type ServerLog, serverLog } from "./server-log.ts";
 import { buildMetricsServer } from "./metrics-server.ts";
 import type { ServerTls } from "./http.ts";
 import type { TlsWatcher } from "./lifecycle.ts";
-import { buildServer, type WebhookServer } from "./server.ts";
+import { buildServer, type ServerLimits, type WebhookServer } from "./server.ts";
+import { SlowLane } from "./slow-lane.ts";
 import { certificateExpiry, generateSelfSignedCertificate, loadTlsMaterial } from "./tls.ts";
 
 export interface ServeOptions {
@@ -34,9 +33,17 @@ export interface ServeOptions {
   readonly tlsKey?: string;
   readonly clientCa?: string;
   readonly drainMs?: number;
+  /** How long the close after the drain waits for requests in flight (server.ts). */
+  readonly closeTimeoutMs?: number;
+  /** Connection and memory limits (server.ts); the defaults fit the shipped Deployment. */
+  readonly limits?: Partial<ServerLimits>;
   readonly celExtras?: CelExtras;
   /** pino level, or false for no request logs (tests). */
   readonly logLevel: LogLevel | false;
+  /** At debug level, log the trace's values unredacted (Secrets and credential-named fields included). */
+  readonly logValues?: boolean;
+  /** false: no slow lane, every review runs on the main thread (benchmarks' A/B). */
+  readonly slowLane?: boolean;
   /** Where the JSON log (reviews, reloads) goes; stdout, in batches, by default. */
   readonly logStream?: LogStream;
   readonly pollMs?: number;
@@ -56,6 +63,8 @@ export interface RunningWebhook {
   stop(): Promise<void>;
   /** Stops watching files and closes the metrics listener; for after the webhook has drained. */
   release(): Promise<void>;
+  /** Whether the slow lane has built the policy set that serves now (false without a lane). */
+  slowLaneReady(): boolean;
 }
 
 export type StartResult =
@@ -77,12 +86,21 @@ function reportSnapshot(metrics: WebhookMetrics, s: PolicySnapshot): void {
 }
 
 /**
- * serve has no connection to the cluster, so it sees Namespaces only through the policy files. A
- * namespace it does not know is taken to have the one label the API server sets on every
- * Namespace (`kubernetes.io/metadata.name`), which is what selectors such as "not kube-system" use.
+ * The admitter of each policy set that serves (admitter.ts's serveAdmitter), numbered, with the
+ * same set handed to the slow lane under the same number: a review moves there only with the
+ * number of the set it started on.
  */
-function admitterFor(set: CompiledPolicySet): Admitter {
-  return createAdmitter(set, contextFromSet(set, { assumeNamespaces: true }));
+function admitterSource(
+  lane: SlowLane | undefined,
+  paths: readonly string[],
+): (snapshot: PolicySnapshot) => Admitter {
+  let version = 0;
+  return (snapshot) => {
+    if (lane === undefined) return serveAdmitter(snapshot.set);
+    version++;
+    lane.load(version, { paths, fingerprint: snapshot.fingerprint });
+    return serveAdmitter(snapshot.set, version);
+  };
 }
 
 /** Selector keys celgate can know for any namespace without a cluster connection. */
@@ -183,6 +201,14 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
   metrics.setCertificateExpiry(certificateExpiry(tls.cert));
   // Set once the log exists; reloads are reported only after the store starts watching.
   let reloadLog: ServerLog = serverLog(false);
+  const lane =
+    options.slowLane === false
+      ? undefined
+      : new SlowLane({
+          compile: options.celExtras ? { extras: options.celExtras } : {},
+          onProblem: (message) => reloadLog.warn({ event: "slow-lane" }, message),
+        });
+  const admitterFor = admitterSource(lane, options.policies);
   const opened = await PolicyStore.open(options.policies, {
     ...(options.celExtras ? { compile: { extras: options.celExtras } } : {}),
     ...(options.pollMs ? { pollMs: options.pollMs } : {}),
@@ -190,7 +216,7 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
     // Reloads are reported as JSON lines in the log (reload-report.ts), not on stderr.
     onReload: (outcome) => {
       if (outcome.status === "applied") {
-        admitter = admitterFor(outcome.snapshot.set);
+        admitter = admitterFor(outcome.snapshot);
         reportSnapshot(metrics, outcome.snapshot);
       }
       const notes = outcome.status === "applied" ? snapshotNotes(outcome.snapshot) : [];
@@ -198,6 +224,7 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
     },
   });
   if (!("store" in opened)) {
+    await lane?.close();
     return {
       ok: false,
       message: ["policies could not be loaded:", ...opened.diagnostics.map((d) => formatDiagnostic(d))].join(
@@ -207,7 +234,7 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
   }
   const store = opened.store;
   const first = store.current();
-  let admitter: Admitter = admitterFor(first.set);
+  let admitter: Admitter = admitterFor(first);
   metrics.recordReload("success", first.loadedAt);
   reportSnapshot(metrics, first);
   for (const line of describeSnapshot(first)) log(line);
@@ -217,26 +244,48 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
   const logging =
     options.logLevel === false || stream === undefined ? undefined : { level: options.logLevel, stream };
   reloadLog = serverLog(logging ?? false);
+  // Not ready until both ports are open: a clash on either must be an error before anything
+  // reports ready.
+  let listening = false;
   const server = await buildServer({
     admitter: () => admitter,
     tls,
     logger: logging ?? false,
     metrics,
-    readiness: () => true,
+    readiness: () => listening,
     ...(options.drainMs !== undefined ? { drainMs: options.drainMs } : {}),
+    ...(options.closeTimeoutMs !== undefined ? { closeTimeoutMs: options.closeTimeoutMs } : {}),
+    ...(options.limits !== undefined ? { limits: options.limits } : {}),
+    ...(options.logValues !== undefined ? { logValues: options.logValues } : {}),
+    ...(lane !== undefined ? { slowLane: lane } : {}),
   });
+  const metricsServer = await buildMetricsServer(registry, { health: server.health });
   const address = await server.start({ host: options.host, port: options.port });
-  const metricsServer = await buildMetricsServer(registry);
-  const metricsAddress = await metricsServer.start({ host: options.host, port: options.metricsPort });
+  const metricsAddress = address.ok
+    ? await metricsServer.start({ host: options.host, port: options.metricsPort })
+    : address;
+  if (!address.ok || !metricsAddress.ok) {
+    server.abort();
+    await Promise.all([server.close(), metricsServer.close(), lane?.close()]);
+    store.close();
+    sink?.close();
+    return {
+      ok: false,
+      message: address.ok ? (metricsAddress.ok ? "" : metricsAddress.error) : address.error,
+    };
+  }
+  listening = true;
+  // Started once the ports are open, so its compile does not delay them.
+  lane?.start();
   store.watch();
   const certWatcher = watchCertificate(server, options, metrics, log);
   log(
-    `celgate serving ${first.set.policies.length} policies (${first.set.bindings.length} bindings) on ${address.url}; metrics on ${metricsAddress.url}/metrics`,
+    `celgate serving ${first.set.policies.length} policies (${first.set.bindings.length} bindings) on ${address.value.url}; metrics on ${metricsAddress.value.url}/metrics (and the probes /healthz, /readyz)`,
   );
   const release = async () => {
     store.close();
     certWatcher?.close();
-    await metricsServer.close();
+    await Promise.all([metricsServer.close(), lane?.close()]);
     sink?.close();
   };
   const stop = async () => {
@@ -246,14 +295,15 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
   return {
     ok: true,
     webhook: {
-      url: address.url,
-      metricsUrl: metricsAddress.url,
+      url: address.value.url,
+      metricsUrl: metricsAddress.value.url,
       server,
       store,
       metrics,
       generatedCert,
       stop,
       release,
+      slowLaneReady: () => admitter.laneVersion !== undefined && lane?.accepts(admitter.laneVersion) === true,
     },
   };
 }
