@@ -99,7 +99,7 @@ async function serveChild(slowLane: boolean): Promise<void> {
       metricsPort: 0,
       logLevel: "info",
       drainMs: 0,
-      slowLane,
+      ...(slowLane ? {} : { slowLane: false }),
     },
     () => {},
   );

@@ -42,8 +42,13 @@ export interface ServeOptions {
   readonly logLevel: LogLevel | false;
   /** At debug level, log the trace's values unredacted (Secrets and credential-named fields included). */
   readonly logValues?: boolean;
-  /** false: no slow lane, every review runs on the main thread (benchmarks' A/B). */
-  readonly slowLane?: boolean;
+  /**
+   * false: no slow lane, every review runs on the main thread (the benchmarks' A/B); otherwise the
+   * lane's worker priority and heap (slow-lane.ts defaults).
+   */
+  readonly slowLane?: false | { readonly nice?: number; readonly maxHeapMb?: number };
+  /** How long a review may hold the main thread before it moves to the slow lane (server.ts SLICE_MS). */
+  readonly sliceMs?: number;
   /** Where the JSON log (reviews, reloads) goes; stdout, in batches, by default. */
   readonly logStream?: LogStream;
   readonly pollMs?: number;
@@ -205,6 +210,7 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
     options.slowLane === false
       ? undefined
       : new SlowLane({
+          ...options.slowLane,
           compile: options.celExtras ? { extras: options.celExtras } : {},
           onProblem: (message) => reloadLog.warn({ event: "slow-lane" }, message),
         });
@@ -258,6 +264,7 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
     ...(options.limits !== undefined ? { limits: options.limits } : {}),
     ...(options.logValues !== undefined ? { logValues: options.logValues } : {}),
     ...(lane !== undefined ? { slowLane: lane } : {}),
+    ...(options.sliceMs !== undefined ? { sliceMs: options.sliceMs } : {}),
   });
   const metricsServer = await buildMetricsServer(registry, { health: server.health });
   const address = await server.start({ host: options.host, port: options.port });

@@ -108,6 +108,11 @@ export class SlowLane {
     return !this.closed && this.built.has(version);
   }
 
+  /** Whether no review is in the worker or waiting for it. */
+  idle(): boolean {
+    return this.pending.size === 0;
+  }
+
   /** The worker's answer; `unavailable` when it cannot review it (the caller evaluates it itself). */
   submit(job: LaneJob): Promise<LaneAnswer> {
     if (!this.accepts(job.version)) return Promise.resolve({ kind: "unavailable" });
