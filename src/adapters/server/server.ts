@@ -132,6 +132,8 @@ export interface WebhookServer {
   close(): Promise<void>;
   /** Gives up on the drain and on every connection now; a close in progress ends at once. */
   abort(): void;
+  /** Whether abort() was called. */
+  readonly aborted: boolean;
   /** SIGTERM/SIGINT → drain → exit; a second signal aborts. Returns the uninstaller. */
   installSignalHandlers(options?: Omit<SignalOptions, "log" | "abort">): () => void;
 }
@@ -196,7 +198,9 @@ export async function buildServer(deps: ServerDeps): Promise<WebhookServer> {
     },
     close,
   });
+  let aborted = false;
   const abort = (): void => {
+    aborted = true;
     state.draining = true;
     connections.abort();
     drainer.cut();
@@ -217,6 +221,9 @@ export async function buildServer(deps: ServerDeps): Promise<WebhookServer> {
     drain: () => drainer.drain(),
     close,
     abort,
+    get aborted() {
+      return aborted;
+    },
     installSignalHandlers: (options = {}) =>
       installSignalHandlers(() => drainer.drain(), { ...options, abort, log: (m) => log.info(m) }),
   };

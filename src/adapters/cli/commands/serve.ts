@@ -191,6 +191,12 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     webhook.server.installSignalHandlers({ exit: resolve });
   });
   await webhook.release();
-  log(code === 0 ? "celgate stopped" : "celgate stopped after a failed shutdown");
+  log(
+    code === 0
+      ? "celgate stopped"
+      : webhook.server.aborted
+        ? "celgate stopped at once on a second signal; requests in flight were dropped"
+        : "celgate stopped after a failed shutdown",
+  );
   return code === 0 ? EXIT_OK : code;
 }
