@@ -13,6 +13,7 @@
  * threshold is not parsed here at all.
  */
 import { errorCodes, type FastifyReply, type FastifyRequest } from "fastify";
+import { DISCARD_MS, discardBody } from "./connections.ts";
 import { BODY_LIMIT, type HttpsApp, problem } from "./http.ts";
 
 declare module "fastify" {
@@ -67,17 +68,12 @@ export function reserveBody(
   const bytes = Number.isFinite(length) ? Math.min(length, BODY_LIMIT) : BODY_LIMIT;
   if (!budget.take(bytes)) {
     onShed();
-    // Answered before the body is read; the connection stays open, so Node reads the body to its
-    // end and discards it instead of resetting a client that is still sending.
-    reply
-      .code(429)
-      .header("retry-after", "1")
-      .send(
-        problem(
-          429,
-          `too many bytes of requests in flight (${budget.current} of ${budget.limit}); this one has ${bytes}`,
-        ),
-      );
+    const message = `too many bytes of requests in flight (${budget.current} of ${budget.limit}); this one has ${bytes}`;
+    // Answered once the body has been read and thrown away (nothing of it is kept): a client that
+    // is still sending when its connection closes gets a reset instead of this answer.
+    void discardBody(request.raw, BODY_LIMIT, DISCARD_MS).then(() =>
+      reply.code(429).header("retry-after", "1").send(problem(429, message)),
+    );
     return false;
   }
   reply.raw.once("close", () => budget.give(bytes));

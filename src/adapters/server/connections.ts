@@ -17,7 +17,7 @@
  *   dropping it at once with bytes unread makes the kernel send a reset, which can destroy the
  *   answer before the client reads it.
  */
-import type { ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Server as HttpsServer } from "node:https";
 import type { Socket } from "node:net";
 import { performance } from "node:perf_hooks";
@@ -225,4 +225,36 @@ export function lingerThenClose(socket: Socket): void {
   const timer = setTimeout(() => socket.destroy(), LINGER_MS);
   timer.unref();
   socket.once("close", () => clearTimeout(timer));
+}
+
+/** How long an unwanted upload is read before the answer goes out anyway. */
+export const DISCARD_MS = 10_000;
+
+/**
+ * Reads what is left of a request's body and throws it away, up to `maxBytes` or `maxMs`; resolves
+ * when the body has ended (or the limit is reached, or the request is gone).
+ */
+export function discardBody(raw: IncomingMessage, maxBytes: number, maxMs: number): Promise<void> {
+  if (raw.complete || raw.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    let read = 0;
+    const finish = (): void => {
+      clearTimeout(timer);
+      raw.off("data", onData);
+      raw.off("end", finish);
+      raw.off("error", finish);
+      raw.off("close", finish);
+      resolve();
+    };
+    const onData = (chunk: Buffer): void => {
+      read += chunk.length;
+      if (read > maxBytes) finish();
+    };
+    const timer = setTimeout(finish, maxMs);
+    raw.on("data", onData);
+    raw.once("end", finish);
+    raw.once("error", finish);
+    raw.once("close", finish);
+    raw.resume();
+  });
 }

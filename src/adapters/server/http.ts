@@ -13,7 +13,7 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
 } from "fastify";
-import { answerAndLinger } from "./connections.ts";
+import { answerAndLinger, DISCARD_MS, discardBody } from "./connections.ts";
 import { INTERNAL_ERROR_MESSAGE } from "./review.ts";
 import type { ServerLog } from "./server-log.ts";
 
@@ -197,16 +197,17 @@ export function answerProblems(
   log: ServerLog,
   draining: () => boolean,
 ): void {
-  app.setErrorHandler((error: FastifyError, request, reply) => {
+  app.setErrorHandler(async (error: FastifyError, request, reply) => {
     let status: number;
     let message: string;
     if (error.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
       status = 413;
       message = `request body is larger than ${BODY_LIMIT} bytes`;
-      // fastify asks to close the connection, and Node would then drop it with the upload unread:
-      // the reset can reach the client before it reads this answer. Kept alive, the connection is
-      // read to the end of the body (Node discards it), then the next request may follow. Bounded
-      // by the request timeout.
+      // Answered once the upload has been read and thrown away (up to four times the limit): a
+      // client still sending when the connection closes gets a reset, which can destroy the
+      // answer before it is read. Then the connection may carry the next request (fastify asks to
+      // close it after a parse error; here the body has been read, so there is no need).
+      await discardBody(request.raw, 4 * BODY_LIMIT, DISCARD_MS);
       if (!draining()) reply.removeHeader("connection");
     } else if (error.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") {
       status = 415;

@@ -59,8 +59,11 @@ export type LaneAnswer =
       readonly payload?: string;
       readonly allowed?: boolean;
     }
-  /** The worker does not have the review's policy set (files changed under it, or it was forgotten). */
-  | { readonly kind: "unavailable" };
+  /**
+   * The worker does not have the review's policy set (it was forgotten, or the lane is closing):
+   * the body comes back with the answer, for the main thread to review it.
+   */
+  | { readonly kind: "unavailable"; readonly body?: Uint8Array };
 
 export type FromWorker =
   | { readonly type: "loaded"; readonly version: number; readonly error?: string }

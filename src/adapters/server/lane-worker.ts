@@ -93,10 +93,17 @@ port.on("message", (message: ToWorker) => {
     else if (message.type === "forget") admitters.delete(message.version);
     else {
       const admitter = admitters.get(message.version);
-      const answer: LaneAnswer =
-        admitter === undefined
-          ? { kind: "unavailable" }
-          : review(admitter, message.body, message.route, message.deadline, message.debugging);
+      if (admitter === undefined) {
+        // The body goes back, for the main thread to review it there.
+        const back: FromWorker = {
+          type: "answer",
+          id: message.id,
+          answer: { kind: "unavailable", body: message.body },
+        };
+        port.postMessage(back, [message.body.buffer as ArrayBuffer]);
+        return;
+      }
+      const answer = review(admitter, message.body, message.route, message.deadline, message.debugging);
       post({ type: "answer", id: message.id, answer });
     }
   });

@@ -121,13 +121,16 @@ export function reviewHandler(route: ReviewRoute, c: ReviewContext) {
 
     let body = request.body;
     if (body === UNPARSED) {
+      let raw = request.celgateBody;
       if (lane !== undefined) {
         c.metrics.recordOffload("large_body");
         const answer = await toLane();
         if (answer.kind !== "unavailable") return answerFromLane(c, route, request, reply, answer);
+        if (answer.body !== undefined)
+          raw = Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength);
       }
       // No lane for this policy set: parsed here after all.
-      body = parseHere(request.celgateBody);
+      body = parseHere(raw);
     }
     const decoded = body === INVALID_JSON ? undefined : decodeAdmissionReview(body);
     if (decoded === undefined || !decoded.ok) {

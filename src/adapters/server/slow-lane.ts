@@ -8,7 +8,7 @@
  * The worker builds the same policy set as the main thread from the same files (checked by the
  * fingerprint of the bytes read), and answers with the same code (review.ts), so a review gives the
  * same reply in either place. A review whose set the worker does not have is handed back
- * (`unavailable`) and evaluated on the main thread: slower, never different. A worker that dies
+ * (`unavailable`, with its body) and evaluated on the main thread: slower, never different. A worker that dies
  * (out of memory in a review, a bug) fails the reviews it held as the engine failing does (the
  * path's failurePolicy, or HTTP 500), and a new one is started.
  */
@@ -30,6 +30,7 @@ export interface SlowLaneOptions {
 
 export interface LaneJob {
   readonly version: number;
+  /** The request body; it moves to the worker (this Buffer is empty afterwards). */
   readonly body: Buffer;
   readonly route: ReviewRoute;
   /** performance.now() of this thread. */
@@ -120,9 +121,10 @@ export class SlowLane {
     this.submitted++;
     return new Promise<LaneAnswer>((resolve) => {
       this.pending.set(id, { resolve });
-      // The bytes are copied once into a buffer of their own, which moves to the worker.
-      const body = new Uint8Array(job.body.byteLength);
-      body.set(job.body);
+      // The bytes move to the worker without a copy when they fill a buffer of their own (a large
+      // body always does); a small one shares Node's pool and is copied out of it.
+      const own = job.body.byteOffset === 0 && job.body.byteLength === job.body.buffer.byteLength;
+      const body = own ? new Uint8Array(job.body.buffer) : Uint8Array.from(job.body);
       const message: ToWorker = {
         type: "review",
         id,
@@ -132,7 +134,7 @@ export class SlowLane {
         deadline: toSharedClock(job.deadline),
         debugging: job.debugging,
       };
-      this.ensureWorker().postMessage(message, [body.buffer]);
+      this.ensureWorker().postMessage(message, [body.buffer as ArrayBuffer]);
     });
   }
 
@@ -201,12 +203,12 @@ export class SlowLane {
       );
   }
 
-  /** Stops the worker; reviews it still held get `unavailable`. */
+  /** Stops the worker; reviews it still held fail (their bodies went with it). */
   async close(): Promise<void> {
     this.closed = true;
     const worker = this.worker;
     this.worker = undefined;
-    for (const p of this.pending.values()) p.resolve({ kind: "unavailable" });
+    for (const p of this.pending.values()) p.resolve({ kind: "failed", error: "the slow lane is closing" });
     this.pending.clear();
     if (worker !== undefined) await worker.terminate();
   }
