@@ -114,10 +114,13 @@ void test("serve with no certificate: warns it is for development, serves /ready
   );
   assert.match(served.stderr(), /celgate serving 6 policies \(6 bindings\)/);
   // A ready-to-paste request: the line, run as it stands (its JSON sent to its URL), is answered.
-  const curl = /^try it: curl -sk (https:\/\/\S+) -H 'content-type: application\/json' -d '(.*)'$/m.exec(
-    served.stderr(),
+  const curl = await waitFor(
+    "the curl line, after the serving line",
+    () =>
+      /^try it: curl -sk (https:\/\/\S+) -H 'content-type: application\/json' -d '(.*)'$/m.exec(
+        served.stderr(),
+      ) ?? undefined,
   );
-  assert.ok(curl, `no curl example in:\n${served.stderr()}`);
   const tried = await send({
     port: Number(new URL(curl[1] as string).port),
     path: new URL(curl[1] as string).pathname,
