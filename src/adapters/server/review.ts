@@ -3,7 +3,7 @@
  * that the main thread and the slow lane's worker (slow-worker.ts) share, so that a review answered
  * on either gives the same bytes. No fastify here: the worker does not load it.
  */
-import type { AdmissionDecision, PolicyResult } from "../../engine/types.ts";
+import type { AdmissionDecision } from "../../engine/types.ts";
 import type { AdmissionRequest } from "../../request/types.ts";
 import { type AdmissionReviewReply, type DecodedReview, encodeAdmissionReview } from "../admission/codec.ts";
 import type { ReviewOptions } from "./admitter.ts";
@@ -102,10 +102,13 @@ export function failureReplyFor(route: ReviewRoute, review: DecodedReview): Admi
   });
 }
 
-/** What the review log and the metrics say of a request: its names and kinds, never its contents. */
+/**
+ * What the review log and the metrics say of a request: its names and kinds, never its contents.
+ * An AdmissionRequest is one; the slow lane sends just these fields back.
+ */
 export interface ReviewIdentity {
   readonly uid: string;
-  readonly kind: string;
+  readonly kind: { readonly kind: string };
   readonly namespace: string;
   readonly name: string;
   readonly operation: string;
@@ -114,12 +117,9 @@ export interface ReviewIdentity {
 export function identityOf(request: AdmissionRequest): ReviewIdentity {
   return {
     uid: request.uid,
-    kind: request.kind.kind,
+    kind: { kind: request.kind.kind },
     namespace: request.namespace,
     name: request.name,
     operation: request.operation,
   };
 }
-
-/** What the metrics and the debug log need of a decision made elsewhere (the slow lane). */
-export type ResultsSummary = readonly PolicyResult[];

@@ -22,7 +22,6 @@ import { isSecretRequest, redactResults } from "./redact.ts";
 import {
   failureReplyFor,
   INTERNAL_ERROR_MESSAGE,
-  identityOf,
   type ReviewIdentity,
   type ReviewOutcome,
   type ReviewRoute,
@@ -63,36 +62,37 @@ export interface ReviewContext {
   readonly sliceMs: number;
 }
 
-/** A finished review as the metrics, the review log and the debug log see it. */
-interface Finished {
-  readonly route: ReviewRoute;
-  readonly identity: ReviewIdentity;
-  readonly outcome: ReviewOutcome;
-  readonly allowed: boolean;
-  readonly results: readonly PolicyResult[] | undefined;
-  /** Whether the object is a Secret, for the debug log's redaction. */
-  readonly secret: boolean;
-}
-
-/** Counts and logs a finished review. */
-function record(c: ReviewContext, request: FastifyRequest, f: Finished): void {
+/**
+ * Counts and logs a finished review. Positional, not an object of fields: this runs for every
+ * review. `secret` (the object is a Secret) matters only to the debug log's redaction.
+ */
+function record(
+  c: ReviewContext,
+  request: FastifyRequest,
+  route: ReviewRoute,
+  who: ReviewIdentity,
+  outcome: ReviewOutcome,
+  allowed: boolean,
+  results: readonly PolicyResult[] | undefined,
+  secret: boolean,
+): void {
   const seconds = elapsedMs(request) / 1000;
-  c.metrics.recordReview(f.route.path, f.identity.operation, f.outcome, seconds);
+  c.metrics.recordReview(route.path, who.operation, outcome, seconds);
   // Guarded because the results come from the engine and a metric must never fail a review.
-  if (Array.isArray(f.results)) c.metrics.recordPolicyResults(f.results);
+  if (Array.isArray(results)) c.metrics.recordPolicyResults(results);
   c.logReview?.({
-    uid: f.identity.uid,
-    path: f.route.path,
-    kind: f.identity.kind,
-    namespace: f.identity.namespace,
-    name: f.identity.name,
-    operation: f.identity.operation,
-    allowed: f.allowed,
-    outcome: f.outcome,
+    uid: who.uid,
+    path: route.path,
+    kind: who.kind.kind,
+    namespace: who.namespace,
+    name: who.name,
+    operation: who.operation,
+    allowed,
+    outcome,
     durationMs: Math.round(seconds * 1e6) / 1e3,
   });
   // The explain trace holds expression values, which may come from the object: debug level only.
-  if (c.debugging && f.results !== undefined) logTrace(c, f);
+  if (c.debugging && results !== undefined) logTrace(c, who.uid, results, secret);
 }
 
 /**
@@ -106,25 +106,16 @@ export function reviewHandler(route: ReviewRoute, c: ReviewContext) {
     const admitter = c.admitter();
     const timeout = (request.query as Record<string, unknown> | undefined)?.timeout;
     const deadline = deadlineFor(request.celgateStart, requestTimeoutMs(timeout, c.defaultTimeoutMs));
+    const version = admitter.laneVersion;
     const lane =
-      c.lane !== undefined && admitter.laneVersion !== undefined && c.lane.accepts(admitter.laneVersion)
-        ? c.lane
-        : undefined;
-    const toLane = (): Promise<LaneAnswer> =>
-      (lane as SlowLane).submit({
-        version: admitter.laneVersion as number,
-        body: request.celgateBody as Buffer,
-        route,
-        deadline,
-        debugging: c.debugging,
-      });
+      c.lane !== undefined && version !== undefined && c.lane.accepts(version) ? c.lane : undefined;
 
     let body = request.body;
     if (body === UNPARSED) {
       let raw = request.celgateBody;
       if (lane !== undefined) {
         c.metrics.recordOffload("large_body");
-        const answer = await toLane();
+        const answer = await toLane(lane, version as number, request, route, deadline, c.debugging);
         if (answer.kind !== "unavailable") return answerFromLane(c, route, request, reply, answer);
         if (answer.body !== undefined)
           raw = Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength);
@@ -152,7 +143,14 @@ export function reviewHandler(route: ReviewRoute, c: ReviewContext) {
         decision = await c.batcher.review(admitter, review.request, options, slice * RETRY_SLICE_FACTOR);
       if (decision === SLICED) {
         c.metrics.recordOffload("slice");
-        const answer = await toLane();
+        const answer = await toLane(
+          lane as SlowLane,
+          version as number,
+          request,
+          route,
+          deadline,
+          c.debugging,
+        );
         if (answer.kind !== "unavailable") return answerFromLane(c, route, request, reply, answer);
         // The lane cannot take it after all: here, to its own deadline.
         decision = await c.batcher.review(admitter, review.request, options);
@@ -162,6 +160,17 @@ export function reviewHandler(route: ReviewRoute, c: ReviewContext) {
     }
     return answerDecision(c, route, request, reply, review, decision as AdmissionDecision);
   };
+}
+
+function toLane(
+  lane: SlowLane,
+  version: number,
+  request: FastifyRequest,
+  route: ReviewRoute,
+  deadline: number,
+  debugging: boolean,
+): Promise<LaneAnswer> {
+  return lane.submit({ version, body: request.celgateBody as Buffer, route, deadline, debugging });
 }
 
 /** How much longer the second slice of a review cut at its first is, when the lane is busy. */
@@ -199,14 +208,17 @@ function answerDecision(
     // The engine returned something that is not a decision.
     return answerFailure(c, route, request, reply, review, e);
   }
-  record(c, request, {
+  const secret = c.debugging && isSecretRequest(review.request);
+  record(
+    c,
+    request,
     route,
-    identity: identityOf(review.request),
-    outcome: answer.outcome,
-    allowed: answer.body.response.allowed,
-    results: decision.results,
-    secret: isSecretRequest(review.request),
-  });
+    review.request,
+    answer.outcome,
+    answer.body.response.allowed,
+    decision.results,
+    secret,
+  );
   return send(c, reply, answer.body);
 }
 
@@ -220,14 +232,7 @@ function answerFailure(
 ): FastifyReply {
   c.log.error({ err: error, uid: review.request.uid, path: route.path }, "admission review failed");
   const failure = failureReplyFor(route, review);
-  record(c, request, {
-    route,
-    identity: identityOf(review.request),
-    outcome: "error",
-    allowed: failure?.response.allowed ?? false,
-    results: undefined,
-    secret: false,
-  });
+  record(c, request, route, review.request, "error", failure?.response.allowed ?? false, undefined, false);
   // No policy of our own to apply: a failed call lets the API server apply the webhook's.
   if (failure === undefined) return reply.code(500).send(problem(500, INTERNAL_ERROR_MESSAGE));
   return send(c, reply, failure);
@@ -245,41 +250,32 @@ function answerFromLane(
     c.recordInvalid(request);
     return reply.code(400).send(problem(400, answer.reason));
   }
-  const unknown: ReviewIdentity = { uid: "", kind: "", namespace: "", name: "", operation: "unknown" };
+  const unknown: ReviewIdentity = {
+    uid: "",
+    kind: { kind: "" },
+    namespace: "",
+    name: "",
+    operation: "unknown",
+  };
   if (answer.kind === "failed") {
     c.log.error(
       { err: answer.error, uid: answer.identity?.uid, path: route.path },
       "admission review failed",
     );
-    record(c, request, {
-      route,
-      identity: answer.identity ?? unknown,
-      outcome: "error",
-      allowed: answer.allowed ?? false,
-      results: undefined,
-      secret: false,
-    });
+    record(c, request, route, answer.identity ?? unknown, "error", answer.allowed ?? false, undefined, false);
     if (answer.payload === undefined) return reply.code(500).send(problem(500, INTERNAL_ERROR_MESSAGE));
     return send(c, reply.type("application/json; charset=utf-8"), answer.payload);
   }
-  record(c, request, {
-    route,
-    identity: answer.identity,
-    outcome: answer.outcome,
-    allowed: answer.allowed,
-    results: answer.results,
-    secret: answer.secret,
-  });
+  record(c, request, route, answer.identity, answer.outcome, answer.allowed, answer.results, answer.secret);
   return send(c, reply.type("application/json; charset=utf-8"), answer.payload);
 }
 
 /** Each policy's trace of one review, at debug level; values redacted unless asked for (redact.ts). */
-function logTrace(c: ReviewContext, f: Finished): void {
-  const results = f.results ?? [];
-  const shown = c.logValues ? results : redactResults(results, f.secret);
+function logTrace(c: ReviewContext, uid: string, results: readonly PolicyResult[], secret: boolean): void {
+  const shown = c.logValues ? results : redactResults(results, secret);
   c.log.debug(
     {
-      uid: f.identity.uid,
+      uid,
       results: shown.map((r) => ({
         policy: r.policy,
         binding: r.binding,
