@@ -8,18 +8,22 @@
  * failurePolicy, as for any failed call). Smaller requests are not counted: the connection cap bounds
  * them, and the accounting would cost every ordinary review.
  *
- * Reading: the raw bytes are kept with the request, so a review that moves to a worker thread
- * (slow-lane.ts) is parsed there from the bytes, not re-encoded here; a body above the slow lane's
- * threshold is not parsed here at all.
+ * Reading: the body is kept with the request, so a review that moves to a worker thread
+ * (slow-lane.ts) is parsed there from what was read, not re-encoded here; a body above the slow
+ * lane's threshold is neither decoded nor parsed here.
  */
+import type { IncomingMessage } from "node:http";
 import { errorCodes, type FastifyReply, type FastifyRequest } from "fastify";
 import { DISCARD_MS, discardBody } from "./connections.ts";
 import { BODY_LIMIT, type HttpsApp, problem } from "./http.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
-    /** The raw body of a JSON request, as read; null for other requests. */
-    celgateBody: Buffer | null;
+    /**
+     * The body of a JSON request as read: its text when it was parsed here, its bytes when it was
+     * left to the slow lane (body.ts); null for other requests.
+     */
+    celgateBody: string | Buffer | null;
   }
 }
 
@@ -80,35 +84,104 @@ export function reserveBody(
   return true;
 }
 
+type Done = (err: Error | null, body?: unknown) => void;
+
 /**
- * Replaces fastify's JSON parser with one that keeps the raw bytes (`request.celgateBody`) and, for
- * bodies above `offThreadAbove`, does not parse them (the body is UNPARSED; the slow lane parses
- * it). Errors are fastify's own, so the error handler answers them as before.
+ * Replaces fastify's JSON parser with one that reads the body itself, under the same limit and with
+ * fastify's own errors (so the error handler answers them as before), and keeps it with the request
+ * (`request.celgateBody`): as text when it is parsed here, which is what an ordinary review needs
+ * (one decode of its one chunk, no copy); as bytes of their own when it is larger than
+ * `offThreadAbove`, and then not parsed here (the body is UNPARSED): the bytes move to the slow lane
+ * without a copy, and nothing of the body is decoded on the main thread.
  */
 export function registerJsonBody(app: HttpsApp, offThreadAbove: number): void {
   app.decorateRequest("celgateBody", null);
   app.removeContentTypeParser("application/json");
   app.addContentTypeParser(
     "application/json",
-    { parseAs: "buffer", bodyLimit: BODY_LIMIT },
-    (request: FastifyRequest, body: Buffer, done: (err: Error | null, body?: unknown) => void) => {
-      request.celgateBody = body;
-      if (body.length === 0) {
-        done(new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY());
-        return;
-      }
-      if (body.length > offThreadAbove) {
-        done(null, UNPARSED);
-        return;
-      }
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(body.toString("utf8"));
-      } catch {
-        done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY());
-        return;
-      }
-      done(null, parsed);
+    { bodyLimit: BODY_LIMIT },
+    (request: FastifyRequest, payload: IncomingMessage, done: Done) => {
+      readBody(
+        request,
+        payload,
+        (chunks, length) => finishBody(request, chunks, length, offThreadAbove, done),
+        done,
+      );
     },
   );
+}
+
+/** Reads a body within BODY_LIMIT, as fastify's own reader does (content-type-parser.js, rawBody). */
+function readBody(
+  request: FastifyRequest,
+  payload: IncomingMessage,
+  whole: (chunks: Buffer[], length: number) => void,
+  done: Done,
+): void {
+  const declared = Number(request.headers["content-length"]);
+  if (declared > BODY_LIMIT) {
+    done(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE());
+    return;
+  }
+  const chunks: Buffer[] = [];
+  let received = 0;
+  const stop = (): void => {
+    payload.off("data", onData);
+    payload.off("end", onEnd);
+    payload.off("error", onEnd);
+  };
+  const onData = (chunk: Buffer): void => {
+    received += chunk.length;
+    if (received > BODY_LIMIT) {
+      stop();
+      done(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE());
+      return;
+    }
+    chunks.push(chunk);
+  };
+  const onEnd = (error?: Error & { statusCode?: number }): void => {
+    stop();
+    if (error !== undefined) {
+      if (!(typeof error.statusCode === "number" && error.statusCode >= 400)) error.statusCode = 400;
+      done(error);
+    } else if (!Number.isNaN(declared) && received !== declared)
+      done(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH());
+    else whole(chunks, received);
+  };
+  payload.on("data", onData);
+  payload.on("end", onEnd);
+  payload.on("error", onEnd);
+  payload.resume();
+}
+
+function finishBody(
+  request: FastifyRequest,
+  chunks: Buffer[],
+  length: number,
+  offThreadAbove: number,
+  done: Done,
+): void {
+  if (length === 0) {
+    done(new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY());
+    return;
+  }
+  if (length > offThreadAbove) {
+    // A buffer of its own (Buffer.concat allocates one for anything this large): it can move.
+    request.celgateBody = Buffer.concat(chunks, length);
+    done(null, UNPARSED);
+    return;
+  }
+  const text =
+    chunks.length === 1
+      ? (chunks[0] as Buffer).toString("utf8")
+      : Buffer.concat(chunks, length).toString("utf8");
+  request.celgateBody = text;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY());
+    return;
+  }
+  done(null, parsed);
 }

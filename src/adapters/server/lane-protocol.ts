@@ -24,8 +24,8 @@ export type ToWorker =
       readonly type: "review";
       readonly id: number;
       readonly version: number;
-      /** The request body as received. */
-      readonly body: Uint8Array;
+      /** The request body: its text, or its bytes (moved, not copied) when it was not decoded. */
+      readonly body: string | Uint8Array;
       readonly route: ReviewRoute;
       /** On the shared monotonic clock (sharedClockMs). */
       readonly deadline: number;
@@ -60,8 +60,8 @@ export type LaneAnswer =
       readonly allowed?: boolean;
     }
   /**
-   * The worker does not have the review's policy set (it was forgotten, or the lane is closing):
-   * the body comes back with the answer, for the main thread to review it.
+   * The worker does not have the review's policy set (it was forgotten): the main thread reviews
+   * it; bytes that moved to the worker come back with the answer.
    */
   | { readonly kind: "unavailable"; readonly body?: Uint8Array };
 

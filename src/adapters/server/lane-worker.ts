@@ -42,14 +42,18 @@ async function load(version: number, recipe: LaneRecipe): Promise<void> {
 
 function review(
   admitter: Admitter,
-  body: Uint8Array,
+  body: string | Uint8Array,
   route: ReviewRoute,
   deadline: number,
   debugging: boolean,
 ): LaneAnswer {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8"));
+    parsed = JSON.parse(
+      typeof body === "string"
+        ? body
+        : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8"),
+    );
   } catch {
     return { kind: "invalid", reason: "request body is not valid JSON" };
   }
@@ -94,13 +98,18 @@ port.on("message", (message: ToWorker) => {
     else {
       const admitter = admitters.get(message.version);
       if (admitter === undefined) {
-        // The body goes back, for the main thread to review it there.
-        const back: FromWorker = {
-          type: "answer",
-          id: message.id,
-          answer: { kind: "unavailable", body: message.body },
-        };
-        port.postMessage(back, [message.body.buffer as ArrayBuffer]);
+        // Bytes that moved here go back, for the main thread to review them.
+        if (typeof message.body === "string")
+          post({ type: "answer", id: message.id, answer: { kind: "unavailable" } });
+        else
+          port.postMessage(
+            {
+              type: "answer",
+              id: message.id,
+              answer: { kind: "unavailable", body: message.body },
+            } satisfies FromWorker,
+            [message.body.buffer as ArrayBuffer],
+          );
         return;
       }
       const answer = review(admitter, message.body, message.route, message.deadline, message.debugging);

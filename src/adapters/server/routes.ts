@@ -117,6 +117,7 @@ export function reviewHandler(route: ReviewRoute, c: ReviewContext) {
         c.metrics.recordOffload("large_body");
         const answer = await toLane(lane, version as number, request, route, deadline, c.debugging);
         if (answer.kind !== "unavailable") return answerFromLane(c, route, request, reply, answer);
+        // The bytes moved to the worker and came back.
         if (answer.body !== undefined)
           raw = Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength);
       }
@@ -170,7 +171,7 @@ function toLane(
   deadline: number,
   debugging: boolean,
 ): Promise<LaneAnswer> {
-  return lane.submit({ version, body: request.celgateBody as Buffer, route, deadline, debugging });
+  return lane.submit({ version, body: request.celgateBody ?? "", route, deadline, debugging });
 }
 
 /** How much longer the second slice of a review cut at its first is, when the lane is busy. */
@@ -179,9 +180,9 @@ const RETRY_SLICE_FACTOR = 4;
 const INVALID_JSON: unique symbol = Symbol("celgate.invalid-json");
 
 /** A body the parser left for the slow lane, parsed on the main thread when there is none. */
-function parseHere(raw: Buffer | null): unknown {
+function parseHere(raw: string | Buffer | null): unknown {
   try {
-    return JSON.parse((raw ?? Buffer.alloc(0)).toString("utf8"));
+    return JSON.parse(typeof raw === "string" ? raw : (raw ?? Buffer.alloc(0)).toString("utf8"));
   } catch {
     return INVALID_JSON;
   }

@@ -8,7 +8,7 @@
  * The worker builds the same policy set as the main thread from the same files (checked by the
  * fingerprint of the bytes read), and answers with the same code (review.ts), so a review gives the
  * same reply in either place. A review whose set the worker does not have is handed back
- * (`unavailable`, with its body) and evaluated on the main thread: slower, never different. A worker that dies
+ * (`unavailable`) and evaluated on the main thread: slower, never different. A worker that dies
  * (out of memory in a review, a bug) fails the reviews it held as the engine failing does (the
  * path's failurePolicy, or HTTP 500), and a new one is started.
  */
@@ -30,8 +30,11 @@ export interface SlowLaneOptions {
 
 export interface LaneJob {
   readonly version: number;
-  /** The request body; it moves to the worker (this Buffer is empty afterwards). */
-  readonly body: Buffer;
+  /**
+   * The request body: text is copied to the worker; bytes that fill a buffer of their own move
+   * there (this Buffer is empty afterwards), other bytes are copied.
+   */
+  readonly body: string | Buffer;
   readonly route: ReviewRoute;
   /** performance.now() of this thread. */
   readonly deadline: number;
@@ -62,6 +65,18 @@ function workerSource(nice: number): { readonly code: string } | { readonly file
       `.then((t) => { t.register(); return import(${JSON.stringify(entry)}); })`,
     ].join(""),
   };
+}
+
+/** A body as it crosses to the worker: bytes of a buffer of their own move, the rest is copied. */
+function movable(body: string | Buffer): { body: string | Uint8Array; transfer: ArrayBuffer[] } {
+  if (typeof body === "string") return { body, transfer: [] };
+  if (
+    body.byteOffset === 0 &&
+    body.byteLength === body.buffer.byteLength &&
+    body.buffer instanceof ArrayBuffer
+  )
+    return { body: new Uint8Array(body.buffer), transfer: [body.buffer] };
+  return { body: Uint8Array.from(body), transfer: [] };
 }
 
 export class SlowLane {
@@ -121,10 +136,7 @@ export class SlowLane {
     this.submitted++;
     return new Promise<LaneAnswer>((resolve) => {
       this.pending.set(id, { resolve });
-      // The bytes move to the worker without a copy when they fill a buffer of their own (a large
-      // body always does); a small one shares Node's pool and is copied out of it.
-      const own = job.body.byteOffset === 0 && job.body.byteLength === job.body.buffer.byteLength;
-      const body = own ? new Uint8Array(job.body.buffer) : Uint8Array.from(job.body);
+      const { body, transfer } = movable(job.body);
       const message: ToWorker = {
         type: "review",
         id,
@@ -134,7 +146,7 @@ export class SlowLane {
         deadline: toSharedClock(job.deadline),
         debugging: job.debugging,
       };
-      this.ensureWorker().postMessage(message, [body.buffer as ArrayBuffer]);
+      this.ensureWorker().postMessage(message, transfer);
     });
   }
 
@@ -203,7 +215,7 @@ export class SlowLane {
       );
   }
 
-  /** Stops the worker; reviews it still held fail (their bodies went with it). */
+  /** Stops the worker; reviews it still held fail. */
   async close(): Promise<void> {
     this.closed = true;
     const worker = this.worker;
