@@ -5,6 +5,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { Registry } from "prom-client";
+import { ok, type Result } from "../../result.ts";
 import type { CelExtras } from "../../cel/index.ts";
 import { type Admitter, serveAdmitter } from "./admitter.ts";
 import { type Diagnostic, formatDiagnostic } from "../../errors.ts";
@@ -16,10 +17,10 @@ import { createWebhookMetrics, type WebhookMetrics } from "./metrics.ts";
 import { reportReload } from "./reload-report.ts";
 import type { LogLevel, LogStream } from "./review-log.ts";
 import { type ServerLog, serverLog } from "./server-log.ts";
-import { buildMetricsServer } from "./metrics-server.ts";
+import { buildMetricsServer, type MetricsServer } from "./metrics-server.ts";
 import type { ServerTls } from "./http.ts";
-import type { TlsWatcher } from "./lifecycle.ts";
-import { buildServer, type ServerLimits, type WebhookServer } from "./server.ts";
+import type { ListenAddress, TlsWatcher } from "./lifecycle.ts";
+import { buildServer, type ServerDeps, type ServerLimits, type WebhookServer } from "./server.ts";
 import { SlowLane } from "./slow-lane.ts";
 import { certificateExpiry, generateSelfSignedCertificate, loadTlsMaterial } from "./tls.ts";
 
@@ -197,6 +198,64 @@ function watchCertificate(
     : undefined;
 }
 
+/** The slow lane serve runs with, unless the options turn it off. */
+function slowLaneFor(options: ServeOptions, onProblem: (message: string) => void): SlowLane | undefined {
+  if (options.slowLane === false) return undefined;
+  return new SlowLane({
+    ...options.slowLane,
+    compile: options.celExtras ? { extras: options.celExtras } : {},
+    onProblem,
+  });
+}
+
+/** The server's options that come straight from serve's. */
+function serverTuning(options: ServeOptions, lane: SlowLane | undefined): Partial<ServerDeps> {
+  return {
+    ...(options.drainMs !== undefined ? { drainMs: options.drainMs } : {}),
+    ...(options.closeTimeoutMs !== undefined ? { closeTimeoutMs: options.closeTimeoutMs } : {}),
+    ...(options.limits !== undefined ? { limits: options.limits } : {}),
+    ...(options.logValues !== undefined ? { logValues: options.logValues } : {}),
+    ...(lane !== undefined ? { slowLane: lane } : {}),
+    ...(options.sliceMs !== undefined ? { sliceMs: options.sliceMs } : {}),
+  };
+}
+
+/** Opens the admission port, then the metrics port; or says why one of them could not be opened. */
+async function openPorts(
+  server: WebhookServer,
+  metricsServer: MetricsServer,
+  options: ServeOptions,
+): Promise<Result<{ readonly address: ListenAddress; readonly metricsAddress: ListenAddress }, string>> {
+  const address = await server.start({ host: options.host, port: options.port });
+  if (!address.ok) return address;
+  const metricsAddress = await metricsServer.start({ host: options.host, port: options.metricsPort });
+  if (!metricsAddress.ok) return metricsAddress;
+  return ok({ address: address.value, metricsAddress: metricsAddress.value });
+}
+
+/** Why serve cannot start: the policies' errors, one per line. */
+function loadFailure(diagnostics: readonly Diagnostic[]): string {
+  return ["policies could not be loaded:", ...diagnostics.map((d) => formatDiagnostic(d))].join("\n");
+}
+
+/** Where the JSON log goes: the stream given, or stdout in batches; none when logging is off. */
+function requestLogging(options: ServeOptions): {
+  readonly sink: BatchedLogSink | undefined;
+  readonly logging: { readonly level: LogLevel; readonly stream: LogStream } | undefined;
+} {
+  const sink =
+    options.logLevel !== false && options.logStream === undefined ? new BatchedLogSink() : undefined;
+  const stream = options.logStream ?? sink;
+  const logging =
+    options.logLevel === false || stream === undefined ? undefined : { level: options.logLevel, stream };
+  return { sink, logging };
+}
+
+/**
+ * Starts serve in its order: TLS, the policy store and its first set, the server, both ports, and
+ * only then readiness, the slow lane's compile and the file watchers. Kept as one function (past
+ * the usual length) so that order reads top to bottom; each step's details live in the helpers above.
+ */
 export async function startWebhook(options: ServeOptions, log: (line: string) => void): Promise<StartResult> {
   const material = await tlsMaterial(options, log);
   if (!material.ok) return material;
@@ -206,14 +265,7 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
   metrics.setCertificateExpiry(certificateExpiry(tls.cert));
   // Set once the log exists; reloads are reported only after the store starts watching.
   let reloadLog: ServerLog = serverLog(false);
-  const lane =
-    options.slowLane === false
-      ? undefined
-      : new SlowLane({
-          ...options.slowLane,
-          compile: options.celExtras ? { extras: options.celExtras } : {},
-          onProblem: (message) => reloadLog.warn({ event: "slow-lane" }, message),
-        });
+  const lane = slowLaneFor(options, (message) => reloadLog.warn({ event: "slow-lane" }, message));
   const admitterFor = admitterSource(lane, options.policies);
   const opened = await PolicyStore.open(options.policies, {
     ...(options.celExtras ? { compile: { extras: options.celExtras } } : {}),
@@ -231,12 +283,7 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
   });
   if (!("store" in opened)) {
     await lane?.close();
-    return {
-      ok: false,
-      message: ["policies could not be loaded:", ...opened.diagnostics.map((d) => formatDiagnostic(d))].join(
-        "\n",
-      ),
-    };
+    return { ok: false, message: loadFailure(opened.diagnostics) };
   }
   const store = opened.store;
   const first = store.current();
@@ -244,50 +291,36 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
   metrics.recordReload("success", first.loadedAt);
   reportSnapshot(metrics, first);
   for (const line of describeSnapshot(first)) log(line);
-  const sink =
-    options.logLevel !== false && options.logStream === undefined ? new BatchedLogSink() : undefined;
-  const stream = options.logStream ?? sink;
-  const logging =
-    options.logLevel === false || stream === undefined ? undefined : { level: options.logLevel, stream };
+  const { sink, logging } = requestLogging(options);
   reloadLog = serverLog(logging ?? false);
   // Not ready until both ports are open: a clash on either must be an error before anything
   // reports ready.
   let listening = false;
   const server = await buildServer({
+    ...serverTuning(options, lane),
     admitter: () => admitter,
     tls,
     logger: logging ?? false,
     metrics,
     readiness: () => listening,
-    ...(options.drainMs !== undefined ? { drainMs: options.drainMs } : {}),
-    ...(options.closeTimeoutMs !== undefined ? { closeTimeoutMs: options.closeTimeoutMs } : {}),
-    ...(options.limits !== undefined ? { limits: options.limits } : {}),
-    ...(options.logValues !== undefined ? { logValues: options.logValues } : {}),
-    ...(lane !== undefined ? { slowLane: lane } : {}),
-    ...(options.sliceMs !== undefined ? { sliceMs: options.sliceMs } : {}),
   });
   const metricsServer = await buildMetricsServer(registry, { health: server.health });
-  const address = await server.start({ host: options.host, port: options.port });
-  const metricsAddress = address.ok
-    ? await metricsServer.start({ host: options.host, port: options.metricsPort })
-    : address;
-  if (!address.ok || !metricsAddress.ok) {
+  const ports = await openPorts(server, metricsServer, options);
+  if (!ports.ok) {
     server.abort();
     await Promise.all([server.close(), metricsServer.close(), lane?.close()]);
     store.close();
     sink?.close();
-    return {
-      ok: false,
-      message: address.ok ? (metricsAddress.ok ? "" : metricsAddress.error) : address.error,
-    };
+    return { ok: false, message: ports.error };
   }
+  const { address, metricsAddress } = ports.value;
   listening = true;
   // Started once the ports are open, so its compile does not delay them.
   lane?.start();
   store.watch();
   const certWatcher = watchCertificate(server, options, metrics, log);
   log(
-    `celgate serving ${first.set.policies.length} policies (${first.set.bindings.length} bindings) on ${address.value.url}; metrics on ${metricsAddress.value.url}/metrics (and the probes /healthz, /readyz)`,
+    `celgate serving ${first.set.policies.length} policies (${first.set.bindings.length} bindings) on ${address.url}; metrics on ${metricsAddress.url}/metrics (and the probes /healthz, /readyz)`,
   );
   const release = async () => {
     store.close();
@@ -295,20 +328,19 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
     await Promise.all([metricsServer.close(), lane?.close()]);
     sink?.close();
   };
-  const stop = async () => {
-    await server.drain();
-    await release();
-  };
   return {
     ok: true,
     webhook: {
-      url: address.value.url,
-      metricsUrl: metricsAddress.value.url,
+      url: address.url,
+      metricsUrl: metricsAddress.url,
       server,
       store,
       metrics,
       generatedCert,
-      stop,
+      stop: async () => {
+        await server.drain();
+        await release();
+      },
       release,
       slowLaneReady: () => admitter.laneVersion !== undefined && lane?.accepts(admitter.laneVersion) === true,
     },
