@@ -56,6 +56,10 @@ export const NOOP_METRICS: WebhookMetrics = {
   setCompileErrors: () => undefined,
   setPoliciesLoaded: () => undefined,
   setCertificateExpiry: () => undefined,
+  recordHandshakeFailure: () => undefined,
+  recordShed: () => undefined,
+  observeConnections: () => undefined,
+  recordOffload: () => undefined,
 };
 
 /** Requests in a row on one server before the next takes its turn (even: /validate and /mutate alike). */

@@ -13,7 +13,8 @@
  * from that deferral alone, which speeds the TLS and HTTP work of any server, engine or none.
  *
  * Target 5 is measured here too, in the served process: (e) the pod-security set once more, built
- * with the same `buildServer` and the same compiled programs, with metrics and the request log off.
+ * with the same `buildServer` and the same compiled programs, with metrics and the request log off
+ * (and a slow lane, as `serve` has, so both give each review its time slice).
  * (c) against (e) on /validate is what metrics and logging add to a served request's CPU, taken from
  * pairs of short runs of the two back to back (in alternating order) after the main rounds: the 5 s
  * runs of the rounds, a target apart, moved by more than the few microseconds they measure (2.5 to
@@ -41,7 +42,10 @@ import Fastify from "fastify";
 import { type RunningWebhook, startWebhook } from "../src/adapters/server/app.ts";
 import { isLogLevel, LOG_LEVELS, type LogLevel } from "../src/adapters/server/review-log.ts";
 import { generateSelfSignedCertificate } from "../src/adapters/server/tls.ts";
+import { serveAdmitter } from "../src/adapters/server/admitter.ts";
 import { buildServer } from "../src/adapters/server/server.ts";
+import { SlowLane } from "../src/adapters/server/slow-lane.ts";
+import { loadSnapshot } from "../src/sources/store.ts";
 import {
   configureAsServed,
   fmtInt,
@@ -58,7 +62,7 @@ import {
 } from "./common.ts";
 import type { Pod } from "./corpus.ts";
 import { NOOP_METRICS } from "./overhead.ts";
-import { loadSet, rulesPolicyYaml } from "./request.ts";
+import { rulesPolicyYaml } from "./request.ts";
 import { podReview } from "./review.ts";
 import { RULES } from "./rules.ts";
 
@@ -216,23 +220,33 @@ async function serveChild(own: boolean, logLevel: LogLevel | false): Promise<voi
   }
   // Target 5 where it counts, in the served process: the pod-security set once more, through
   // buildServer with the same compiled programs (the compile cache hands them over), metrics and the
-  // request log off. Its CPU per request against the set's own, run by run, is their share.
-  const quietSet = await loadSet("pod-security, quiet", policyPaths(own));
+  // request log off, and a slow lane as serve has one (so each review gets its slice, as there).
+  // Its CPU per request against the set's own, run by run, is their share.
+  const quietPaths = policyPaths(own);
+  const quietSnapshot = await loadSnapshot(quietPaths);
+  if (!quietSnapshot.ok) throw new Error("the pod-security set does not load");
+  const quietLane = new SlowLane({ compile: {} });
+  quietLane.load(1, { paths: quietPaths, fingerprint: quietSnapshot.snapshot.fingerprint });
+  quietLane.start();
+  const quietAdmitter = serveAdmitter(quietSnapshot.snapshot.set, 1);
+  for (let i = 0; i < 600 && !quietLane.accepts(1); i++) await new Promise((r) => setTimeout(r, 50));
   const quiet = await buildServer({
-    admitter: () => quietSet.admitter,
+    admitter: () => quietAdmitter,
     tls: pair,
     logger: false,
     metrics: NOOP_METRICS,
     readiness: () => true,
     drainMs: 0,
+    slowLane: quietLane,
   });
   const quietAddress = await quiet.start({ host: "127.0.0.1", port: 0 });
+  if (!quietAddress.ok) throw new Error(quietAddress.error);
   const ready: ChildReady = {
     bare: barePort,
     bareDeferred: (bareDeferred.server.address() as { port: number }).port,
     jsRules: (jsRules.server.address() as { port: number }).port,
     sets,
-    quiet: Number(new URL(quietAddress.url).port),
+    quiet: Number(new URL(quietAddress.value.url).port),
   };
   // stdout carries the request logs (to /dev/null); the parent reads the ready line on fd 3.
   writeSync(READY_FD, `${JSON.stringify(ready)}\n`);
@@ -254,6 +268,7 @@ async function serveChild(own: boolean, logLevel: LogLevel | false): Promise<voi
   await new Promise<void>((resolve) => process.stdin.on("close", resolve).on("end", resolve));
   for (const w of webhooks) await w.stop();
   await quiet.close();
+  await quietLane.close();
   await bare.close();
   await bareDeferred.close();
   await jsRules.close();

@@ -24,6 +24,25 @@ export interface ReviewOptions extends Omit<AdmitOptions, "phase" | "includeUnbo
 /** What the webhook asks of the engine. Implementations never throw for bad policies or requests. */
 export interface Admitter {
   review(request: AdmissionRequest, options: ReviewOptions): AdmissionDecision;
+  /**
+   * The slow lane's version of this admitter's policy set, when the lane can build the same one
+   * (slow-lane.ts): only then may a review move there.
+   */
+  readonly laneVersion?: number;
+}
+
+/**
+ * The admitter `serve` answers with. Without a cluster connection it sees Namespaces only through
+ * the policy files; a namespace it does not know is taken to have the one label the API server sets
+ * on every Namespace (`kubernetes.io/metadata.name`), which is what selectors such as "not
+ * kube-system" use. The slow lane's worker builds the same from the same set.
+ */
+export function serveAdmitter(
+  set: CompiledPolicySet,
+  laneVersion?: number,
+): Admitter & { readonly set: CompiledPolicySet } {
+  const admitter = createAdmitter(set, contextFromSet(set, { assumeNamespaces: true }));
+  return laneVersion === undefined ? admitter : { ...admitter, laneVersion };
 }
 
 /**
@@ -33,6 +52,8 @@ export interface Admitter {
  */
 export interface ReviewAdmitter {
   review(request: AdmissionRequest, options: ReviewOptions): AdmissionDecision | Promise<AdmissionDecision>;
+  /** As Admitter's: set only where the slow lane can build the same policy set. */
+  readonly laneVersion?: number;
 }
 
 export function createAdmitter(

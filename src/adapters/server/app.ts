@@ -6,11 +6,10 @@
  */
 import { readFile } from "node:fs/promises";
 import { Registry } from "prom-client";
+import { ok, type Result } from "../../result.ts";
 import type { CelExtras } from "../../cel/index.ts";
-import { type Admitter, createAdmitter, type ReviewAdmitter } from "./admitter.ts";
-import { contextFromSet } from "../../engine/context.ts";
+import { type Admitter, type ReviewAdmitter, serveAdmitter } from "./admitter.ts";
 import { type Diagnostic, formatDiagnostic } from "../../errors.ts";
-import type { CompiledPolicySet } from "../../compile/policy.ts";
 import { type ClusterLink, type ClusterLinkOptions, openClusterLink } from "../../cluster/link.ts";
 import type { ClusterLog } from "../../cluster/observe.ts";
 import type { LabelSelector } from "../../policy/types.ts";
@@ -22,10 +21,11 @@ import { createWebhookMetrics, type WebhookMetrics } from "./metrics.ts";
 import { reportReload } from "./reload-report.ts";
 import type { LogLevel, LogStream, ServerLogging } from "./review-log.ts";
 import { type ServerLog, serverLog } from "./server-log.ts";
-import { buildMetricsServer } from "./metrics-server.ts";
+import { buildMetricsServer, type MetricsServer } from "./metrics-server.ts";
 import type { ServerTls } from "./http.ts";
-import type { TlsWatcher } from "./lifecycle.ts";
-import { buildServer, type WebhookServer } from "./server.ts";
+import type { ListenAddress, TlsWatcher } from "./lifecycle.ts";
+import { buildServer, type ServerDeps, type ServerLimits, type WebhookServer } from "./server.ts";
+import { SlowLane } from "./slow-lane.ts";
 import { certificateExpiry, generateSelfSignedCertificate, loadTlsMaterial } from "./tls.ts";
 
 export interface ServeOptions {
@@ -38,9 +38,22 @@ export interface ServeOptions {
   readonly tlsKey?: string;
   readonly clientCa?: string;
   readonly drainMs?: number;
+  /** How long the close after the drain waits for requests in flight (server.ts). */
+  readonly closeTimeoutMs?: number;
+  /** Connection and memory limits (server.ts); the defaults fit the shipped Deployment. */
+  readonly limits?: Partial<ServerLimits>;
   readonly celExtras?: CelExtras;
   /** pino level, or false for no request logs (tests). */
   readonly logLevel: LogLevel | false;
+  /** At debug level, log the trace's values unredacted (Secrets and credential-named fields included). */
+  readonly logValues?: boolean;
+  /**
+   * false: no slow lane, every review runs on the main thread (the benchmarks' A/B); otherwise the
+   * lane's worker priority and heap (slow-lane.ts defaults).
+   */
+  readonly slowLane?: false | { readonly nice?: number; readonly maxHeapMb?: number };
+  /** How long a review may hold the main thread before it moves to the slow lane (server.ts SLICE_MS). */
+  readonly sliceMs?: number;
   /** Where the JSON log (reviews, reloads) goes; stdout, in batches, by default. */
   readonly logStream?: LogStream;
   readonly pollMs?: number;
@@ -76,6 +89,8 @@ export interface RunningWebhook {
   stop(): Promise<void>;
   /** Stops watching files and closes the metrics listener; for after the webhook has drained. */
   release(): Promise<void>;
+  /** Whether the slow lane has built the policy set that serves now (false without a lane). */
+  slowLaneReady(): boolean;
 }
 
 export type StartResult =
@@ -97,12 +112,21 @@ function reportSnapshot(metrics: WebhookMetrics, s: PolicySnapshot): void {
 }
 
 /**
- * serve without a cluster connection sees Namespaces only through the policy files. A
- * namespace it does not know is taken to have the one label the API server sets on every
- * Namespace (`kubernetes.io/metadata.name`), which is what selectors such as "not kube-system" use.
+ * The admitter of each policy set that serves without a cluster connection (admitter.ts's
+ * serveAdmitter), numbered, with the same set handed to the slow lane under the same number: a
+ * review moves there only with the number of the set it started on.
  */
-function admitterFor(set: CompiledPolicySet): Admitter {
-  return createAdmitter(set, contextFromSet(set, { assumeNamespaces: true }));
+function admitterSource(
+  lane: SlowLane | undefined,
+  paths: readonly string[],
+): (snapshot: PolicySnapshot) => Admitter {
+  let version = 0;
+  return (snapshot) => {
+    if (lane === undefined) return serveAdmitter(snapshot.set);
+    version++;
+    lane.load(version, { paths, fingerprint: snapshot.fingerprint });
+    return serveAdmitter(snapshot.set, version);
+  };
 }
 
 /** Selector keys celgate can know for any namespace without a cluster connection. */
@@ -228,6 +252,101 @@ async function openCluster(
   return { ok: true, link: linked.value };
 }
 
+/** The slow lane serve runs with, unless the options turn it off. */
+function slowLaneFor(options: ServeOptions, onProblem: (message: string) => void): SlowLane | undefined {
+  if (options.slowLane === false) return undefined;
+  return new SlowLane({
+    ...options.slowLane,
+    compile: options.celExtras ? { extras: options.celExtras } : {},
+    onProblem,
+  });
+}
+
+/** The server's options that come straight from serve's. */
+function serverTuning(options: ServeOptions, lane: SlowLane | undefined): Partial<ServerDeps> {
+  return {
+    ...(options.drainMs !== undefined ? { drainMs: options.drainMs } : {}),
+    ...(options.closeTimeoutMs !== undefined ? { closeTimeoutMs: options.closeTimeoutMs } : {}),
+    ...(options.limits !== undefined ? { limits: options.limits } : {}),
+    ...(options.logValues !== undefined ? { logValues: options.logValues } : {}),
+    ...(lane !== undefined ? { slowLane: lane } : {}),
+    ...(options.sliceMs !== undefined ? { sliceMs: options.sliceMs } : {}),
+  };
+}
+
+/** Opens the admission port, then the metrics port; or says why one of them could not be opened. */
+async function openPorts(
+  server: WebhookServer,
+  metricsServer: MetricsServer,
+  options: ServeOptions,
+): Promise<Result<{ readonly address: ListenAddress; readonly metricsAddress: ListenAddress }, string>> {
+  const address = await server.start({ host: options.host, port: options.port });
+  if (!address.ok) return address;
+  const metricsAddress = await metricsServer.start({ host: options.host, port: options.metricsPort });
+  if (!metricsAddress.ok) return metricsAddress;
+  return ok({ address: address.value, metricsAddress: metricsAddress.value });
+}
+
+/** Why serve cannot start: the policies' errors, one per line. */
+function loadFailure(diagnostics: readonly Diagnostic[]): string {
+  return ["policies could not be loaded:", ...diagnostics.map((d) => formatDiagnostic(d))].join("\n");
+}
+
+/** Where the JSON log goes: the stream given, or stdout in batches; none when logging is off. */
+function requestLogging(options: ServeOptions): {
+  readonly sink: BatchedLogSink | undefined;
+  readonly logging: { readonly level: LogLevel; readonly stream: LogStream } | undefined;
+} {
+  const sink =
+    options.logLevel !== false && options.logStream === undefined ? new BatchedLogSink() : undefined;
+  const stream = options.logStream ?? sink;
+  const logging =
+    options.logLevel === false || stream === undefined ? undefined : { level: options.logLevel, stream };
+  return { sink, logging };
+}
+
+/**
+ * The admitter serve answers with, as the policy files change: a cluster-connected one (whose
+ * decisions may wait for the cluster, and which the slow lane cannot build: it has no cluster), or
+ * the files-only one with its slow-lane twin. `refresh` rebuilds it when the cluster's policies
+ * change; `current` is for after the first `load`.
+ */
+interface AdmitterSwitch {
+  current(): ReviewAdmitter;
+  load(snapshot: PolicySnapshot): void;
+  refresh(): void;
+}
+
+function admitterSwitch(
+  link: ClusterLink | undefined,
+  lane: SlowLane | undefined,
+  paths: readonly string[],
+): AdmitterSwitch {
+  const laneAdmitter = admitterSource(lane, paths);
+  let snapshot: PolicySnapshot | undefined;
+  let admitter: ReviewAdmitter | undefined;
+  const load = (s: PolicySnapshot): void => {
+    snapshot = s;
+    admitter = link ? clusterAdmitterFor(link, s.set) : laneAdmitter(s);
+  };
+  return {
+    current() {
+      if (admitter === undefined) throw new Error("no policy set loaded yet");
+      return admitter;
+    },
+    load,
+    refresh() {
+      if (snapshot) load(snapshot);
+    },
+  };
+}
+
+/**
+ * Starts serve in its order: TLS, the log, the cluster link, the policy store and its first set,
+ * the server, both ports, and only then readiness, the slow lane's compile and the file watchers.
+ * Kept as one function (past the usual length) so that order reads top to bottom; each step's
+ * details live in the helpers above.
+ */
 export async function startWebhook(options: ServeOptions, log: (line: string) => void): Promise<StartResult> {
   const material = await tlsMaterial(options, log);
   if (!material.ok) return material;
@@ -236,28 +355,21 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
   const metrics = createWebhookMetrics(registry);
   metrics.setCertificateExpiry(certificateExpiry(tls.cert));
   // The log exists before the cluster link, which writes to it; a failed start closes its sink.
-  const sink =
-    options.logLevel !== false && options.logStream === undefined ? new BatchedLogSink() : undefined;
-  const stream = options.logStream ?? sink;
-  const logging =
-    options.logLevel === false || stream === undefined ? undefined : { level: options.logLevel, stream };
+  const { sink, logging } = requestLogging(options);
   // Reloads are reported only after the store starts watching.
   let reloadLog: ServerLog = serverLog(false);
-  // Set once the first policy set is loaded; the cluster link may ask for a new admitter before.
-  let filesSet: CompiledPolicySet | undefined;
-  const cluster = await openCluster(options, registry, logging, () => {
-    if (filesSet) admitter = serveAdmitter(filesSet);
-  });
+  // The cluster link may report changed policies before the first set is loaded: refresh waits for it.
+  const cluster = await openCluster(options, registry, logging, () => admitters.refresh());
   if (!cluster.ok) {
     sink?.close();
     return cluster;
   }
   const link = cluster.link;
   if (link) log(`connected to the cluster at ${link.server}; ready once its caches have synced`);
-  const serveAdmitter = (set: CompiledPolicySet): ReviewAdmitter => {
-    filesSet = set;
-    return link ? clusterAdmitterFor(link, set) : admitterFor(set);
-  };
+  const lane = link
+    ? undefined
+    : slowLaneFor(options, (message) => reloadLog.warn({ event: "slow-lane" }, message));
+  const admitters = admitterSwitch(link, lane, options.policies);
   const opened = await PolicyStore.open(options.policies, {
     ...(options.celExtras ? { compile: { extras: options.celExtras } } : {}),
     ...(options.pollMs ? { pollMs: options.pollMs } : {}),
@@ -265,7 +377,7 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
     // Reloads are reported as JSON lines in the log (reload-report.ts), not on stderr.
     onReload: (outcome) => {
       if (outcome.status === "applied") {
-        admitter = serveAdmitter(outcome.snapshot.set);
+        admitters.load(outcome.snapshot);
         reportSnapshot(metrics, outcome.snapshot);
       }
       const notes = outcome.status === "applied" ? snapshotNotes(outcome.snapshot, link !== undefined) : [];
@@ -275,46 +387,51 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
   if (!("store" in opened)) {
     link?.stop();
     sink?.close();
-    return {
-      ok: false,
-      message: ["policies could not be loaded:", ...opened.diagnostics.map((d) => formatDiagnostic(d))].join(
-        "\n",
-      ),
-    };
+    await lane?.close();
+    return { ok: false, message: loadFailure(opened.diagnostics) };
   }
   const store = opened.store;
   const first = store.current();
-  let admitter: ReviewAdmitter = serveAdmitter(first.set);
+  admitters.load(first);
   metrics.recordReload("success", first.loadedAt);
   reportSnapshot(metrics, first);
   for (const line of describeSnapshot(first, link !== undefined)) log(line);
   reloadLog = serverLog(logging ?? false);
+  // Not ready until both ports are open (a clash on either must be an error before anything reports
+  // ready) and, when connected, the cluster's caches have synced.
+  let listening = false;
   const server = await buildServer({
-    admitter: () => admitter,
+    ...serverTuning(options, lane),
+    admitter: admitters.current,
     tls,
     logger: logging ?? false,
     metrics,
-    readiness: () => link?.ready() ?? true,
-    ...(options.drainMs !== undefined ? { drainMs: options.drainMs } : {}),
+    readiness: () => listening && (link?.ready() ?? true),
   });
-  const address = await server.start({ host: options.host, port: options.port });
-  const metricsServer = await buildMetricsServer(registry);
-  const metricsAddress = await metricsServer.start({ host: options.host, port: options.metricsPort });
+  const metricsServer = await buildMetricsServer(registry, { health: server.health });
+  const ports = await openPorts(server, metricsServer, options);
+  if (!ports.ok) {
+    server.abort();
+    await Promise.all([server.close(), metricsServer.close(), lane?.close()]);
+    store.close();
+    sink?.close();
+    return { ok: false, message: ports.error };
+  }
+  const { address, metricsAddress } = ports.value;
+  listening = true;
+  // Started once the ports are open, so its compile does not delay them.
+  lane?.start();
   store.watch();
   const certWatcher = watchCertificate(server, options, metrics, log);
   log(
-    `celgate serving ${first.set.policies.length} policies (${first.set.bindings.length} bindings) on ${address.url}; metrics on ${metricsAddress.url}/metrics`,
+    `celgate serving ${first.set.policies.length} policies (${first.set.bindings.length} bindings) on ${address.url}; metrics on ${metricsAddress.url}/metrics (and the probes /healthz, /readyz)`,
   );
   const release = async () => {
     link?.stop();
     store.close();
     certWatcher?.close();
-    await metricsServer.close();
+    await Promise.all([metricsServer.close(), lane?.close()]);
     sink?.close();
-  };
-  const stop = async () => {
-    await server.drain();
-    await release();
   };
   return {
     ok: true,
@@ -326,8 +443,15 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
       metrics,
       cluster: link,
       generatedCert,
-      stop,
+      stop: async () => {
+        await server.drain();
+        await release();
+      },
       release,
+      slowLaneReady: () => {
+        const version = admitters.current().laneVersion;
+        return version !== undefined && lane?.accepts(version) === true;
+      },
     },
   };
 }

@@ -1,23 +1,41 @@
 /**
  * Liveness and readiness. `/healthz` answers while the process serves at all; `/readyz` only while
  * policies are loaded and the server is not draining, so a pod on its way out leaves the Service
- * while it still answers the requests that reach it.
+ * while it still answers the requests that reach it. Both are served on the admission port and on
+ * the metrics port: with `--client-ca` the admission port asks every client for a certificate,
+ * which the kubelet's probes do not have, so the Deployment probes the metrics port (plain HTTP).
  */
-import { type HttpsApp, problem } from "./http.ts";
+import type { FastifyInstance, RawServerBase } from "fastify";
+import { problem } from "./http.ts";
 
 export const HEALTH_PATHS = ["/healthz", "/readyz"] as const;
 
-export function registerHealthRoutes(app: HttpsApp, draining: () => boolean, readiness: () => boolean): void {
+/** What readiness depends on: the server's drain, and whatever the caller adds (policies loaded, ports bound). */
+export interface HealthState {
+  readonly draining: () => boolean;
+  readonly readiness: () => boolean;
+}
+
+/** Why the server is not ready, or undefined when it is. */
+export function notReadyBecause(state: HealthState): string | undefined {
+  if (state.draining()) return "draining";
+  let ready = false;
+  try {
+    ready = state.readiness();
+  } catch {
+    ready = false;
+  }
+  return ready ? undefined : "policies not loaded";
+}
+
+export function registerHealthRoutes<S extends RawServerBase>(
+  app: FastifyInstance<S>,
+  state: HealthState,
+): void {
   app.get("/healthz", async () => ({ status: "ok" }));
   app.get("/readyz", async (_request, reply) => {
-    if (draining()) return reply.code(503).send(problem(503, "draining"));
-    let ready = false;
-    try {
-      ready = readiness();
-    } catch {
-      ready = false;
-    }
-    if (!ready) return reply.code(503).send(problem(503, "policies not loaded"));
+    const problemText = notReadyBecause(state);
+    if (problemText !== undefined) return reply.code(503).send(problem(503, problemText));
     return { status: "ready" };
   });
 }

@@ -3,7 +3,9 @@
  * clock each request starts, and the answers to what is not a review (a body fastify cannot parse,
  * a wrong content type, a path or method no route serves).
  */
+import { constants as cryptoConstants } from "node:crypto";
 import type { Server as HttpsServer } from "node:https";
+import type { Socket } from "node:net";
 import { performance } from "node:perf_hooks";
 import Fastify, {
   type FastifyError,
@@ -11,6 +13,8 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
 } from "fastify";
+import { answerAndLinger, DISCARD_MS, discardBody } from "./connections.ts";
+import { INTERNAL_ERROR_MESSAGE } from "./review.ts";
 import type { ServerLog } from "./server-log.ts";
 
 declare module "fastify" {
@@ -41,7 +45,34 @@ export const REQUEST_TIMEOUT_MS = 40_000;
 /** An open socket with no traffic at all is closed after this (covers a stalled TLS peer too). */
 export const CONNECTION_TIMEOUT_MS = 120_000;
 
-export const INTERNAL_ERROR_MESSAGE = "celgate internal error";
+/** A TLS handshake must finish within this; the API server's takes milliseconds (Node's default is 120 s). */
+export const HANDSHAKE_TIMEOUT_MS = 10_000;
+
+/**
+ * What the webhook offers: TLS 1.3's suites, and for TLS 1.2 only ECDHE with an AEAD cipher (the
+ * suites Go's crypto/tls puts first, which the API server, a Go client, offers; defaults.go). Node's
+ * default list adds the CBC suites with SHA-1 MACs, which nothing that calls a webhook needs.
+ */
+export const TLS_CIPHERS = [
+  "TLS_AES_128_GCM_SHA256",
+  "TLS_AES_256_GCM_SHA384",
+  "TLS_CHACHA20_POLY1305_SHA256",
+  "ECDHE-ECDSA-AES128-GCM-SHA256",
+  "ECDHE-RSA-AES128-GCM-SHA256",
+  "ECDHE-ECDSA-AES256-GCM-SHA384",
+  "ECDHE-RSA-AES256-GCM-SHA384",
+  "ECDHE-ECDSA-CHACHA20-POLY1305",
+  "ECDHE-RSA-CHACHA20-POLY1305",
+].join(":");
+
+/**
+ * No renegotiation (TLS 1.2; 1.3 has none): a client that asks for one is refused. Go's server
+ * refuses it too (crypto/tls conn.go, handlePostHandshakeMessage), and Node otherwise allows three per ten minutes,
+ * each a full handshake's CPU for the server.
+ */
+export const TLS_SECURE_OPTIONS = cryptoConstants.SSL_OP_NO_RENEGOTIATION;
+
+export { INTERNAL_ERROR_MESSAGE };
 
 export type HttpsApp = FastifyInstance<HttpsServer>;
 
@@ -56,8 +87,11 @@ const STATUS_TEXT: Readonly<Record<number, string>> = {
   400: "Bad Request",
   404: "Not Found",
   405: "Method Not Allowed",
+  408: "Request Timeout",
   413: "Payload Too Large",
   415: "Unsupported Media Type",
+  429: "Too Many Requests",
+  431: "Request Header Fields Too Large",
   500: "Internal Server Error",
   503: "Service Unavailable",
 };
@@ -90,11 +124,17 @@ export function createHttpsApp(tls: ServerTls): HttpsApp {
       cert: tls.cert,
       key: tls.key,
       minVersion: "TLSv1.2",
+      ciphers: TLS_CIPHERS,
+      secureOptions: TLS_SECURE_OPTIONS,
+      handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
       // The API server speaks HTTP/1.1 to webhooks; offering only it keeps ALPN from choosing h2.
       ALPNProtocols: ["http/1.1"],
       ...(mutualTls ? { ca: tls.ca } : {}),
+      // With a CA, every client must present a certificate it signed. The check is ours
+      // (handshake-log.ts, before the HTTP layer sees the connection) rather than Node's, which
+      // drops an untrusted certificate without telling anyone: this way each refusal is logged.
       requestCert: mutualTls,
-      rejectUnauthorized: mutualTls,
+      rejectUnauthorized: false,
       headersTimeout: HEADERS_TIMEOUT_MS,
       // Node checks the header and request timeouts on this interval (default 30 s, too coarse).
       connectionsCheckingInterval: CONNECTIONS_CHECK_MS,
@@ -117,7 +157,30 @@ export function createHttpsApp(tls: ServerTls): HttpsApp {
     // setMember (cel/runtime/values.ts). The two scans are also a noticeable share of a review's CPU.
     onProtoPoisoning: "ignore",
     onConstructorPoisoning: "ignore",
+    clientErrorHandler: answerClientError,
   });
+}
+
+/**
+ * The answer to a request the HTTP parser refused before any route saw it: 431 for headers over
+ * Node's 16 KiB limit, 408 for a request that did not arrive in time, 400 for anything malformed.
+ * fastify's own handler writes the same status and then destroys the socket, which resets the
+ * connection while the client is still sending and can take the answer with it; this one reads the
+ * rest first (connections.ts).
+ */
+function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === "ECONNRESET" || socket.destroyed) return;
+  const [status, message] =
+    error.code === "HPE_HEADER_OVERFLOW"
+      ? [431, "request headers are larger than 16384 bytes"]
+      : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+        ? [408, "the request did not arrive in time"]
+        : [400, "malformed HTTP request"];
+  answerAndLinger(
+    socket,
+    `HTTP/1.1 ${status} ${STATUS_TEXT[status]}`,
+    JSON.stringify(problem(status, message)),
+  );
 }
 
 /** Counts a request on a review path that was not a review (the metrics' `invalid` outcome). */
@@ -132,13 +195,20 @@ export function answerProblems(
   allowedMethods: ReadonlyMap<string, string>,
   recordInvalid: RecordInvalid,
   log: ServerLog,
+  draining: () => boolean,
 ): void {
-  app.setErrorHandler((error: FastifyError, request, reply) => {
+  app.setErrorHandler(async (error: FastifyError, request, reply) => {
     let status: number;
     let message: string;
     if (error.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
       status = 413;
       message = `request body is larger than ${BODY_LIMIT} bytes`;
+      // Answered once the upload has been read and thrown away (up to four times the limit): a
+      // client still sending when the connection closes gets a reset, which can destroy the
+      // answer before it is read. Then the connection may carry the next request (fastify asks to
+      // close it after a parse error; here the body has been read, so there is no need).
+      await discardBody(request.raw, 4 * BODY_LIMIT, DISCARD_MS);
+      if (!draining()) reply.removeHeader("connection");
     } else if (error.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") {
       status = 415;
       message = `content-type must be application/json, got ${mediaType(request.headers["content-type"]) || "none"}`;
@@ -174,14 +244,17 @@ export function answerProblems(
 
 /**
  * The onRequest hook of the review routes: a review must be JSON, checked before the body is read
- * so a wrong type costs nothing. (A callback hook: an async one costs every request a promise and
- * a microtask turn.)
+ * so a wrong type costs nothing; then a large body must fit the bytes-in-flight budget (body.ts).
+ * (A callback hook: an async one costs every request a promise and a microtask turn.)
  */
-export function requireJson(recordInvalid: RecordInvalid) {
+export function requireJson(
+  recordInvalid: RecordInvalid,
+  admitBody: (request: FastifyRequest, reply: FastifyReply) => boolean,
+) {
   return (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
     const type = mediaType(request.headers["content-type"]);
     if (type === "application/json") {
-      done();
+      if (admitBody(request, reply)) done();
       return;
     }
     recordInvalid(request);

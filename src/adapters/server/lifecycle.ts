@@ -26,19 +26,37 @@ export interface ListenAddress {
   readonly url: string;
 }
 
-/** Starts listening and reports the bound address (useful with port 0). */
+/** Why a port could not be opened, in words an operator can act on. */
+function listenProblem(e: unknown, what: string, options: ListenOptions): string {
+  const code = (e as NodeJS.ErrnoException).code;
+  const where = `${options.host.includes(":") ? `[${options.host}]` : options.host}:${options.port}`;
+  if (code === "EADDRINUSE") return `${what} port ${where} is already in use`;
+  if (code === "EACCES") return `${what} port ${where}: permission denied`;
+  if (code === "EADDRNOTAVAIL") return `${what} address ${options.host} is not an address of this machine`;
+  return `${what} port ${where}: ${e instanceof Error ? e.message : String(e)}`;
+}
+
+/**
+ * Starts listening and reports the bound address (useful with port 0). A port that cannot be
+ * opened (in use, not permitted, an address not ours) is an expected failure, returned as a sentence.
+ */
 export async function listen(
   app: Pick<FastifyInstance, "listen" | "server">,
   scheme: "http" | "https",
   options: ListenOptions,
-): Promise<ListenAddress> {
-  await app.listen({ host: options.host, port: options.port });
+  what = scheme === "https" ? "admission" : "metrics",
+): Promise<Result<ListenAddress, string>> {
+  try {
+    await app.listen({ host: options.host, port: options.port });
+  } catch (e) {
+    return err(listenProblem(e, what, options));
+  }
   const address = app.server.address() as AddressInfo | string | null;
   if (address === null || typeof address === "string")
     throw new Error(`server is not listening on a TCP address: ${String(address)}`);
   const host = address.address;
   const shown = host.includes(":") ? `[${host}]` : host;
-  return { host, port: address.port, url: `${scheme}://${shown}:${address.port}` };
+  return ok({ host, port: address.port, url: `${scheme}://${shown}:${address.port}` });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -71,6 +89,8 @@ export function checkKeyPair(cert: string, key: string): Result<CertificateInfo,
 export interface SecureContextBase {
   readonly ca?: string;
   readonly minVersion: "TLSv1.2" | "TLSv1.3";
+  readonly ciphers: string;
+  readonly secureOptions: number;
 }
 
 /**
@@ -90,6 +110,8 @@ export function swapSecureContext(
       cert,
       key,
       minVersion: base.minVersion,
+      ciphers: base.ciphers,
+      secureOptions: base.secureOptions,
       ...(base.ca !== undefined ? { ca: base.ca } : {}),
     });
   } catch (e) {
@@ -223,6 +245,8 @@ export function watchTlsFiles(
 export interface DrainControl {
   /** Flips readiness off at once, keeps serving for drainMs, then closes; the same promise each call. */
   drain(): Promise<void>;
+  /** Ends the drain window now, if one is running: the close follows at once. */
+  cut(): void;
 }
 
 export function createDrain(options: {
@@ -231,14 +255,24 @@ export function createDrain(options: {
   readonly close: () => Promise<void>;
 }): DrainControl {
   let draining: Promise<void> | undefined;
+  let endWindow: (() => void) | undefined;
+  let timer: NodeJS.Timeout | undefined;
   return {
     drain() {
       draining ??= (async () => {
         options.beginDraining();
-        if (options.drainMs > 0) await new Promise((resolve) => setTimeout(resolve, options.drainMs));
+        if (options.drainMs > 0)
+          await new Promise<void>((resolve) => {
+            endWindow = resolve;
+            timer = setTimeout(resolve, options.drainMs);
+          });
         await options.close();
       })();
       return draining;
+    },
+    cut() {
+      if (timer !== undefined) clearTimeout(timer);
+      endWindow?.();
     },
   };
 }
@@ -254,12 +288,17 @@ export interface SignalOptions {
   readonly target?: SignalTarget;
   readonly exit?: (code: number) => void;
   readonly log?: (message: string) => void;
+  /**
+   * Called on a second signal before `exit(1)`: drops whatever the drain still waits for (its
+   * window, connections, requests), so nothing keeps the process from ending.
+   */
+  readonly abort?: () => void;
 }
 
 /**
- * On the first SIGTERM or SIGINT: drain, then exit 0 (1 if closing failed). A second signal exits
- * at once with 1, for an operator who does not want to wait. Returns a function that removes the
- * handlers again.
+ * On the first SIGTERM or SIGINT: drain, then exit 0 (1 if closing failed). A second signal aborts
+ * the drain and exits at once with 1, for an operator who does not want to wait. Returns a function
+ * that removes the handlers again.
  */
 export function installSignalHandlers(drain: () => Promise<void>, options: SignalOptions = {}): () => void {
   const signals = options.signals ?? ["SIGTERM", "SIGINT"];
@@ -280,6 +319,7 @@ export function installSignalHandlers(drain: () => Promise<void>, options: Signa
       if (received) {
         log(`received ${signal} again; exiting now`);
         uninstall();
+        options.abort?.();
         exit(1);
         return;
       }

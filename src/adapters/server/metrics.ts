@@ -8,11 +8,9 @@ import { collectDefaultMetrics, Counter, Gauge, type Registry } from "prom-clien
 import type { AdmissionDecision, PolicyResult } from "../../engine/types.ts";
 import { CountedDurations } from "./review-stats.ts";
 
-/**
- * What one review ended as, for `celgate_admission_requests_total`: a verdict, `error` when the
- * engine failed, `invalid` when the request itself was unusable (400, 413, 415).
- */
-export type ReviewOutcome = "allowed" | "denied" | "error" | "patched" | "invalid";
+import type { ReviewOutcome } from "./review.ts";
+
+export { outcomeOf, type ReviewOutcome } from "./review.ts";
 
 /**
  * How a policy reload ended: the new set serves (`success`), its files do not parse (`failure`), or
@@ -27,6 +25,13 @@ export interface PoliciesLoaded {
   readonly enforced: boolean;
   readonly count: number;
 }
+
+/**
+ * Work refused to stay within the server's limits: a connection refused at the connection cap, an
+ * idle connection closed to make room for a new one, a request answered 429 because too many bytes
+ * of requests were in flight.
+ */
+export type ShedReason = "connection_refused" | "connection_evicted" | "bytes_in_flight";
 
 export interface WebhookMetrics {
   readonly registry: Registry;
@@ -51,13 +56,13 @@ export interface WebhookMetrics {
   setCompileErrors(count: number): void;
   setPoliciesLoaded(entries: readonly PoliciesLoaded[]): void;
   setCertificateExpiry(notAfter: Date): void;
-}
-
-/** The outcome label for a decision: patched wins over allowed so mutation rates are visible. */
-export function outcomeOf(decision: AdmissionDecision, mutating: boolean): ReviewOutcome {
-  if (!decision.allowed) return "denied";
-  if (mutating && decision.patch !== undefined && decision.patch.length > 0) return "patched";
-  return "allowed";
+  /** A TLS handshake that failed, by a reason from a fixed set (handshake-log.ts). */
+  recordHandshakeFailure(reason: string): void;
+  recordShed(reason: ShedReason): void;
+  /** Where `celgate_connections_open` is read from when scraped. */
+  observeConnections(open: () => number): void;
+  /** A review handed to the slow lane: cut at its time slice, or a body too large to parse here. */
+  recordOffload(reason: "slice" | "large_body"): void;
 }
 
 /** Admission timeouts are at most 30 s; buckets resolve the sub-millisecond CEL range too. */
@@ -132,6 +137,33 @@ export function createWebhookMetrics(registry: Registry): WebhookMetrics {
     help: "When the serving certificate expires, in seconds since the epoch.",
     registers,
   });
+  const handshakeFailures = new Counter({
+    name: "celgate_tls_handshake_failures_total",
+    help: "TLS handshakes that failed, by reason (no_client_certificate, untrusted_client_certificate, protocol, timeout, reset, other).",
+    labelNames: ["reason"] as const,
+    registers,
+  });
+  const shed = new Counter({
+    name: "celgate_load_shed_total",
+    help: "Work refused to stay within the server's limits: connections refused at the cap (connection_refused), idle connections closed to make room (connection_evicted), requests answered 429 (bytes_in_flight).",
+    labelNames: ["reason"] as const,
+    registers,
+  });
+  const offloaded = new Counter({
+    name: "celgate_slow_lane_reviews_total",
+    help: "Reviews answered by the slow lane's worker thread, by why they went there: still running when their time slice on the main thread ended (slice), or a body too large to parse there (large_body).",
+    labelNames: ["reason"] as const,
+    registers,
+  });
+  let openConnections = (): number => 0;
+  new Gauge({
+    name: "celgate_connections_open",
+    help: "Connections open on the admission port, TLS handshakes included.",
+    registers,
+    collect() {
+      this.set(openConnections());
+    },
+  });
   collectDefaultMetrics({ register: registry });
 
   return {
@@ -163,6 +195,18 @@ export function createWebhookMetrics(registry: Registry): WebhookMetrics {
     },
     setCertificateExpiry(notAfter) {
       certificateExpiry.set(notAfter.getTime() / 1000);
+    },
+    recordHandshakeFailure(reason) {
+      handshakeFailures.inc({ reason });
+    },
+    recordShed(reason) {
+      shed.inc({ reason });
+    },
+    observeConnections(open) {
+      openConnections = open;
+    },
+    recordOffload(reason) {
+      offloaded.inc({ reason });
     },
   };
 }

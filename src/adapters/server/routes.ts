@@ -2,33 +2,37 @@
  * The review routes: `/validate` and `/mutate`, and the split paths that serve only the policies of
  * one failurePolicy. Each turns an AdmissionReview into a call on the engine (one phase, as the API
  * server calls a mutating and a validating webhook separately) and its decision into the reply.
+ *
+ * A review runs on the main thread, in its turn's batch (batch.ts), within a time slice when a slow
+ * lane can take it: one still running when its slice ends, or whose body is too large to parse
+ * here (body.ts), is answered by the slow lane's worker (slow-lane.ts) while the main thread goes
+ * on with the others.
  */
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { AdmissionDecision } from "../../engine/types.ts";
-import { decodeAdmissionReview, encodeAdmissionReview } from "../admission/codec.ts";
-import type { ReviewAdmitter, ReviewOptions } from "./admitter.ts";
-import type { ReviewBatcher } from "./batch.ts";
+import type { AdmissionDecision, PolicyResult } from "../../engine/types.ts";
+import { type DecodedReview, decodeAdmissionReview } from "../admission/codec.ts";
+import type { ReviewAdmitter } from "./admitter.ts";
+import { type ReviewBatcher, SLICED } from "./batch.ts";
+import { UNPARSED } from "./body.ts";
 import { deadlineFor, requestTimeoutMs } from "./deadline.ts";
-import { elapsedMs, INTERNAL_ERROR_MESSAGE, problem, type RecordInvalid } from "./http.ts";
-import { outcomeOf, type ReviewOutcome, type WebhookMetrics } from "./metrics.ts";
+import { elapsedMs, problem, type RecordInvalid } from "./http.ts";
+import type { LaneAnswer } from "./lane-protocol.ts";
+import type { WebhookMetrics } from "./metrics.ts";
+import { isSecretRequest, redactResults } from "./redact.ts";
+import {
+  failureReplyFor,
+  INTERNAL_ERROR_MESSAGE,
+  type ReviewIdentity,
+  type ReviewOutcome,
+  type ReviewRoute,
+  replyFor,
+  reviewOptions,
+} from "./review.ts";
 import type { ReviewLogWriter, ServerLogging } from "./review-log.ts";
 import type { ServerLog } from "./server-log.ts";
+import type { SlowLane } from "./slow-lane.ts";
 
-export interface ReviewRoute {
-  readonly path: string;
-  readonly phase: ReviewOptions["phase"];
-  readonly failurePolicy?: "Fail" | "Ignore";
-}
-
-export const REVIEW_ROUTES: readonly ReviewRoute[] = [
-  { path: "/validate", phase: "validate" },
-  { path: "/validate/fail", phase: "validate", failurePolicy: "Fail" },
-  { path: "/validate/ignore", phase: "validate", failurePolicy: "Ignore" },
-  { path: "/mutate", phase: "mutate" },
-  { path: "/mutate/fail", phase: "mutate", failurePolicy: "Fail" },
-  { path: "/mutate/ignore", phase: "mutate", failurePolicy: "Ignore" },
-];
-export const REVIEW_PATHS = new Set(REVIEW_ROUTES.map((r) => r.path));
+export { REVIEW_PATHS, REVIEW_ROUTES, type ReviewRoute } from "./review.ts";
 
 /** pino's levels at or below debug, when the explain trace is worth its cost. */
 export function isDebugging(logging: ServerLogging | false): boolean {
@@ -48,105 +52,232 @@ export interface ReviewContext {
   readonly defaultTimeoutMs: number;
   readonly batcher: ReviewBatcher;
   readonly recordInvalid: RecordInvalid;
+  /** Whether answers must ask the client to reconnect elsewhere (the server is draining or closing). */
+  readonly draining: () => boolean;
+  /** Log the debug trace's values as they are, credentials and Secrets included (redact.ts). */
+  readonly logValues: boolean;
+  /** Where slow reviews go; absent, every review runs here to its deadline. */
+  readonly lane: SlowLane | undefined;
+  /** How long a review may hold the main thread before it moves to the lane. */
+  readonly sliceMs: number;
 }
 
 /**
- * What to answer when the engine throws or returns something unusable: the path's failurePolicy,
- * as the API server would apply it had the call failed. Never allowed on a Fail path.
+ * Counts and logs a finished review. Positional, not an object of fields: this runs for every
+ * review. `secret` (the object is a Secret) matters only to the debug log's redaction.
  */
-function failureDecision(failurePolicy: "Fail" | "Ignore"): AdmissionDecision {
-  const base = { auditAnnotations: {}, results: [], cost: 0 };
-  if (failurePolicy === "Ignore") {
-    return {
-      ...base,
-      allowed: true,
-      warnings: [`${INTERNAL_ERROR_MESSAGE}; allowed because failurePolicy is Ignore`],
-    };
-  }
-  return {
-    ...base,
-    allowed: false,
-    status: { code: 500, reason: "InternalError", message: INTERNAL_ERROR_MESSAGE },
-    warnings: [],
-  };
+function record(
+  c: ReviewContext,
+  request: FastifyRequest,
+  route: ReviewRoute,
+  who: ReviewIdentity,
+  outcome: ReviewOutcome,
+  allowed: boolean,
+  results: readonly PolicyResult[] | undefined,
+  secret: boolean,
+): void {
+  const seconds = elapsedMs(request) / 1000;
+  c.metrics.recordReview(route.path, who.operation, outcome, seconds);
+  // Guarded because the results come from the engine and a metric must never fail a review.
+  if (Array.isArray(results)) c.metrics.recordPolicyResults(results);
+  c.logReview?.({
+    uid: who.uid,
+    path: route.path,
+    kind: who.kind.kind,
+    namespace: who.namespace,
+    name: who.name,
+    operation: who.operation,
+    allowed,
+    outcome,
+    durationMs: Math.round(seconds * 1e6) / 1e3,
+  });
+  // The explain trace holds expression values, which may come from the object: debug level only.
+  if (c.debugging && results !== undefined) logTrace(c, who.uid, results, secret);
 }
 
 /**
- * The handler of one review route: decode, review (in the turn's batch), encode, count and log.
- * Written out in one piece, as the order of its steps is the contract: the engine's decision is
- * encoded, counted and logged as it was made, and an engine that throws is answered by the path's
+ * The handler of one review route: decode, review (in the turn's batch, or in the slow lane),
+ * encode, count and log. The order of the steps is the contract: the engine's decision is encoded,
+ * counted and logged as it was made, and an engine that fails is answered by the path's
  * failurePolicy where the path has one, else by a 500 the API server's own failurePolicy decides.
  */
 export function reviewHandler(route: ReviewRoute, c: ReviewContext) {
-  const { metrics, log, logReview, debugging, defaultTimeoutMs, batcher, recordInvalid } = c;
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    const decoded = decodeAdmissionReview(request.body);
-    if (!decoded.ok) {
-      recordInvalid(request);
-      return reply.code(400).send(problem(400, decoded.error.reason));
-    }
-    const { apiVersion, request: admission } = decoded.value;
+    const admitter = c.admitter();
     const timeout = (request.query as Record<string, unknown> | undefined)?.timeout;
-    // Key by key, as the engine and codec build their per-review objects (no conditional spreads).
-    const options: { -readonly [K in keyof ReviewOptions]: ReviewOptions[K] } = {
-      phase: route.phase,
-      deadline: deadlineFor(request.celgateStart, requestTimeoutMs(timeout, defaultTimeoutMs)),
-    };
-    if (route.failurePolicy !== undefined) options.failurePolicy = route.failurePolicy;
-    // Only the debug log reads a trace; without it the engine records none.
-    if (debugging) options.explain = true;
-    else options.trace = false;
-    const mutating = route.phase === "mutate";
-    const encodeOptions = { mutating, operation: admission.operation };
+    const deadline = deadlineFor(request.celgateStart, requestTimeoutMs(timeout, c.defaultTimeoutMs));
+    const version = admitter.laneVersion;
+    const lane =
+      c.lane !== undefined && version !== undefined && c.lane.accepts(version) ? c.lane : undefined;
 
-    let outcome: ReviewOutcome;
-    let decision: AdmissionDecision | undefined;
-    let body: ReturnType<typeof encodeAdmissionReview>;
-    try {
-      decision = await batcher.review(c.admitter(), admission, options);
-      body = encodeAdmissionReview(apiVersion, admission.uid, decision, encodeOptions);
-      outcome = outcomeOf(decision, mutating);
-    } catch (e) {
-      log.error({ err: e, uid: admission.uid, path: route.path }, "admission review failed");
-      decision = undefined;
-      outcome = "error";
-      if (route.failurePolicy === undefined) {
-        // No policy of our own to apply: a failed call lets the API server apply the webhook's.
-        metrics.recordReview(route.path, admission.operation, outcome, elapsedMs(request) / 1000);
-        return reply.code(500).send(problem(500, INTERNAL_ERROR_MESSAGE));
+    let body = request.body;
+    if (body === UNPARSED) {
+      let raw = request.celgateBody;
+      if (lane !== undefined) {
+        c.metrics.recordOffload("large_body");
+        const answer = await toLane(lane, version as number, request, route, deadline, c.debugging);
+        if (answer.kind !== "unavailable") return answerFromLane(c, route, request, reply, answer);
+        // The bytes moved to the worker and came back.
+        if (answer.body !== undefined)
+          raw = Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength);
       }
-      body = encodeAdmissionReview(
-        apiVersion,
-        admission.uid,
-        failureDecision(route.failurePolicy),
-        encodeOptions,
-      );
+      // No lane for this policy set: parsed here after all.
+      body = parseHere(raw);
     }
-    const seconds = elapsedMs(request) / 1000;
-    metrics.recordReview(route.path, admission.operation, outcome, seconds, decision);
-    logReview?.({
-      uid: admission.uid,
-      path: route.path,
-      kind: admission.kind.kind,
-      namespace: admission.namespace,
-      name: admission.name,
-      operation: admission.operation,
-      allowed: body.response.allowed,
-      outcome,
-      durationMs: Math.round(seconds * 1e6) / 1e3,
-    });
-    // The explain trace holds expression values, which may come from the object: debug level only.
-    if (decision && debugging) logTrace(log, admission.uid, decision);
-    return reply.code(200).send(body);
+    const decoded = body === INVALID_JSON ? undefined : decodeAdmissionReview(body);
+    if (decoded === undefined || !decoded.ok) {
+      c.recordInvalid(request);
+      const reason = decoded === undefined ? "request body is not valid JSON" : decoded.error.reason;
+      return reply.code(400).send(problem(400, reason));
+    }
+    const review = decoded.value;
+    const options = reviewOptions(route, deadline, c.debugging);
+    let decision: AdmissionDecision | typeof SLICED;
+    try {
+      const slice = lane === undefined ? 0 : c.sliceMs;
+      decision = await c.batcher.review(admitter, review.request, options, slice);
+      // Cut at its slice. A review that is slow by nature goes to the lane. But a slice can also
+      // end for reasons of the moment (a garbage collection, the first compile of a policy's
+      // code, the process held off its CPU), and a review that is cheap after all must not wait
+      // behind a costly one in the lane: while the lane is busy, it gets one more, longer slice here.
+      if (decision === SLICED && lane !== undefined && !lane.idle())
+        decision = await c.batcher.review(admitter, review.request, options, slice * RETRY_SLICE_FACTOR);
+      if (decision === SLICED) {
+        c.metrics.recordOffload("slice");
+        const answer = await toLane(
+          lane as SlowLane,
+          version as number,
+          request,
+          route,
+          deadline,
+          c.debugging,
+        );
+        if (answer.kind !== "unavailable") return answerFromLane(c, route, request, reply, answer);
+        // The lane cannot take it after all: here, to its own deadline.
+        decision = await c.batcher.review(admitter, review.request, options);
+      }
+    } catch (e) {
+      return answerFailure(c, route, request, reply, review, e);
+    }
+    return answerDecision(c, route, request, reply, review, decision as AdmissionDecision);
   };
 }
 
-/** Each policy's trace of one review, at debug level. */
-function logTrace(log: ServerLog, uid: string, decision: AdmissionDecision): void {
-  log.debug(
+function toLane(
+  lane: SlowLane,
+  version: number,
+  request: FastifyRequest,
+  route: ReviewRoute,
+  deadline: number,
+  debugging: boolean,
+): Promise<LaneAnswer> {
+  return lane.submit({ version, body: request.celgateBody ?? "", route, deadline, debugging });
+}
+
+/** How much longer the second slice of a review cut at its first is, when the lane is busy. */
+const RETRY_SLICE_FACTOR = 4;
+
+const INVALID_JSON: unique symbol = Symbol("celgate.invalid-json");
+
+/** A body the parser left for the slow lane, parsed on the main thread when there is none. */
+function parseHere(raw: string | Buffer | null): unknown {
+  try {
+    return JSON.parse(typeof raw === "string" ? raw : (raw ?? Buffer.alloc(0)).toString("utf8"));
+  } catch {
+    return INVALID_JSON;
+  }
+}
+
+function send(c: ReviewContext, reply: FastifyReply, payload: unknown): FastifyReply {
+  // The drain may have begun while this review waited or ran.
+  if (c.draining()) reply.header("connection", "close");
+  return reply.code(200).send(payload);
+}
+
+function answerDecision(
+  c: ReviewContext,
+  route: ReviewRoute,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  review: DecodedReview,
+  decision: AdmissionDecision,
+): FastifyReply {
+  let answer: ReturnType<typeof replyFor>;
+  try {
+    answer = replyFor(route, review, decision);
+  } catch (e) {
+    // The engine returned something that is not a decision.
+    return answerFailure(c, route, request, reply, review, e);
+  }
+  const secret = c.debugging && isSecretRequest(review.request);
+  record(
+    c,
+    request,
+    route,
+    review.request,
+    answer.outcome,
+    answer.body.response.allowed,
+    decision.results,
+    secret,
+  );
+  return send(c, reply, answer.body);
+}
+
+function answerFailure(
+  c: ReviewContext,
+  route: ReviewRoute,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  review: DecodedReview,
+  error: unknown,
+): FastifyReply {
+  c.log.error({ err: error, uid: review.request.uid, path: route.path }, "admission review failed");
+  const failure = failureReplyFor(route, review);
+  record(c, request, route, review.request, "error", failure?.response.allowed ?? false, undefined, false);
+  // No policy of our own to apply: a failed call lets the API server apply the webhook's.
+  if (failure === undefined) return reply.code(500).send(problem(500, INTERNAL_ERROR_MESSAGE));
+  return send(c, reply, failure);
+}
+
+/** The slow lane's answer, counted, logged and sent as a review answered here would be. */
+function answerFromLane(
+  c: ReviewContext,
+  route: ReviewRoute,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  answer: Exclude<LaneAnswer, { kind: "unavailable" }>,
+): FastifyReply {
+  if (answer.kind === "invalid") {
+    c.recordInvalid(request);
+    return reply.code(400).send(problem(400, answer.reason));
+  }
+  const unknown: ReviewIdentity = {
+    uid: "",
+    kind: { kind: "" },
+    namespace: "",
+    name: "",
+    operation: "unknown",
+  };
+  if (answer.kind === "failed") {
+    c.log.error(
+      { err: answer.error, uid: answer.identity?.uid, path: route.path },
+      "admission review failed",
+    );
+    record(c, request, route, answer.identity ?? unknown, "error", answer.allowed ?? false, undefined, false);
+    if (answer.payload === undefined) return reply.code(500).send(problem(500, INTERNAL_ERROR_MESSAGE));
+    return send(c, reply.type("application/json; charset=utf-8"), answer.payload);
+  }
+  record(c, request, route, answer.identity, answer.outcome, answer.allowed, answer.results, answer.secret);
+  return send(c, reply.type("application/json; charset=utf-8"), answer.payload);
+}
+
+/** Each policy's trace of one review, at debug level; values redacted unless asked for (redact.ts). */
+function logTrace(c: ReviewContext, uid: string, results: readonly PolicyResult[], secret: boolean): void {
+  const shown = c.logValues ? results : redactResults(results, secret);
+  c.log.debug(
     {
       uid,
-      results: decision.results.map((r) => ({
+      results: shown.map((r) => ({
         policy: r.policy,
         binding: r.binding,
         param: r.param,

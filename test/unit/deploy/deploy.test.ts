@@ -15,6 +15,7 @@ import { help as serveHelp } from "../../../src/adapters/cli/commands/serve.ts";
 import type { CliIO } from "../../../src/adapters/cli/io.ts";
 import { createWebhookMetrics } from "../../../src/adapters/server/metrics.ts";
 import { createClusterMetrics } from "../../../src/cluster/metrics.ts";
+import { buildMetricsServer } from "../../../src/adapters/server/metrics-server.ts";
 import { buildServer, type WebhookServer } from "../../../src/adapters/server/server.ts";
 import { generateSelfSignedCertificate } from "../../../src/adapters/server/tls.ts";
 import type { AdmissionDecision } from "../../../src/engine/types.ts";
@@ -591,20 +592,26 @@ before(async () => {
 });
 after(() => server.close());
 
-void test("the probes' paths are served on the webhook port", async () => {
-  for (const [probe, expected] of [
-    [container.startupProbe, "/readyz"],
-    [container.readinessProbe, "/readyz"],
-    [container.livenessProbe, "/healthz"],
-  ] as const) {
-    assert.equal(probe.httpGet.path, expected);
-    assert.equal(probe.httpGet.scheme, "HTTPS");
-    assert.equal(containerPort(probe.httpGet.port), 8443);
-    const r = await server.app.inject({ method: "GET", url: probe.httpGet.path });
-    assert.equal(r.statusCode, 200, probe.httpGet.path);
+void test("the probes' paths are served on the metrics port, in plain HTTP (no client certificate needed)", async () => {
+  const metricsServer = await buildMetricsServer(new Registry(), { health: server.health });
+  try {
+    for (const [probe, expected] of [
+      [container.startupProbe, "/readyz"],
+      [container.readinessProbe, "/readyz"],
+      [container.livenessProbe, "/healthz"],
+    ] as const) {
+      assert.equal(probe.httpGet.path, expected);
+      assert.equal(probe.httpGet.scheme, "HTTP");
+      assert.equal(containerPort(probe.httpGet.port), 8080);
+      assert.equal(argValue("--metrics-port"), "8080");
+      const r = await metricsServer.app.inject({ method: "GET", url: probe.httpGet.path });
+      assert.equal(r.statusCode, 200, probe.httpGet.path);
+    }
+    const missing = await metricsServer.app.inject({ method: "GET", url: "/livez" });
+    assert.equal(missing.statusCode, 404, "the check can tell a missing route");
+  } finally {
+    await metricsServer.close();
   }
-  const missing = await server.app.inject({ method: "GET", url: "/livez" });
-  assert.equal(missing.statusCode, 404, "the check can tell a missing route");
 });
 
 void test("the split paths the webhooks call are review routes of the server", async () => {

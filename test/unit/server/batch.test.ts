@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { Agent } from "node:https";
 import { test } from "node:test";
-import { createReviewBatcher } from "../../../src/adapters/server/batch.ts";
+import { createReviewBatcher, type ReviewBatcher, SLICED } from "../../../src/adapters/server/batch.ts";
 import { type Admitter, createAdmitter, type ReviewOptions } from "../../../src/adapters/server/admitter.ts";
 import type { AdmissionDecision } from "../../../src/engine/types.ts";
 import type { AdmissionRequest } from "../../../src/request/types.ts";
@@ -14,6 +14,18 @@ import { json, send } from "../../helpers/https.ts";
 import { admissionReview, serverCert, startServer } from "./fakes.ts";
 
 const OPTIONS: ReviewOptions = { phase: "validate", deadline: FAR() };
+
+/** A review without a slice, which is never handed back as SLICED. */
+async function review(
+  batcher: ReviewBatcher,
+  admitter: Admitter,
+  request: AdmissionRequest,
+  options: ReviewOptions = OPTIONS,
+): Promise<AdmissionDecision> {
+  const d = await batcher.review(admitter, request, { ...options });
+  assert.notEqual(d, SLICED);
+  return d as AdmissionDecision;
+}
 
 /** The real engine, with one policy: names starting with "bad" are denied. */
 function realAdmitter(): Admitter {
@@ -56,13 +68,10 @@ void test("reviews queued in one turn run after it, back to back, in the order t
   const log: string[] = [];
   const admitter = logged(realAdmitter(), log);
   const batcher = createReviewBatcher();
-  const pending = [batcher.review(admitter, pod("good-1"), OPTIONS)];
+  const pending = [review(batcher, admitter, pod("good-1"))];
   // Scheduled between two reviews of the turn: it runs after both, not between them.
   setImmediate(() => log.push("between"));
-  pending.push(
-    batcher.review(admitter, pod("bad-2"), OPTIONS),
-    batcher.review(admitter, pod("good-3"), OPTIONS),
-  );
+  pending.push(review(batcher, admitter, pod("bad-2")), review(batcher, admitter, pod("good-3")));
   // Nothing runs while the turn that queued them is still going.
   assert.deepEqual(log, []);
   const decisions = await Promise.all(pending);
@@ -74,7 +83,7 @@ void test("reviews queued in one turn run after it, back to back, in the order t
   );
   assert.match(decisions[1]?.status?.message ?? "", /bad name/);
   // A later turn gets a batch of its own.
-  const later = await batcher.review(admitter, pod("bad-4"), OPTIONS);
+  const later = await review(batcher, admitter, pod("bad-4"));
   assert.equal(later.allowed, false);
   assert.deepEqual(log.slice(4), ["bad-4"]);
 });
@@ -84,7 +93,7 @@ void test("a review that throws rejects its own promise; the rest of the batch i
   const admitter = logged(realAdmitter(), log, "good-2");
   const batcher = createReviewBatcher();
   const settled = await Promise.allSettled(
-    ["good-1", "good-2", "bad-3"].map((n) => batcher.review(admitter, pod(n), OPTIONS)),
+    ["good-1", "good-2", "bad-3"].map((n) => review(batcher, admitter, pod(n))),
   );
   assert.deepEqual(log, ["good-1", "good-2", "bad-3"]);
   assert.deepEqual(
@@ -153,8 +162,8 @@ void test("a review whose deadline passes while it waits in a batch is decided b
     },
   };
   const batcher = createReviewBatcher();
-  const first = batcher.review(slow, pod("good-1"), OPTIONS);
-  const late = batcher.review(real, pod("good-2"), { phase: "validate", deadline: performance.now() + 10 });
+  const first = review(batcher, slow, pod("good-1"));
+  const late = review(batcher, real, pod("good-2"), { phase: "validate", deadline: performance.now() + 10 });
   assert.equal((await first).allowed, true);
   const d = await late;
   assert.deepEqual(log, ["good-1", "good-2"]);

@@ -96,7 +96,8 @@ export async function startServer(
   });
   t.after(() => server.close());
   const address = await server.start({ host: "127.0.0.1", port: 0 });
-  return { server, port: address.port, metrics, registry: metrics.registry };
+  if (!address.ok) throw new Error(address.error);
+  return { server, port: address.value.port, metrics, registry: metrics.registry };
 }
 
 /** A log stream for a server under test, and the lines written to it so far. */

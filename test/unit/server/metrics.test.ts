@@ -46,7 +46,9 @@ void test("the metrics endpoint reports reviews, policy evaluations and process 
   const { port, registry } = await startServer(t, { admitter: () => admitter });
   const metricsServer = await buildMetricsServer(registry);
   t.after(() => metricsServer.close());
-  const metricsAddress = await metricsServer.start({ host: "127.0.0.1", port: 0 });
+  const started = await metricsServer.start({ host: "127.0.0.1", port: 0 });
+  assert.ok(started.ok);
+  const metricsAddress = started.value;
 
   await send({ port, ca, path: "/validate", body: admissionReview({ name: "secret-name-1" }) });
   await send({ port, ca, path: "/validate", body: admissionReview({ operation: "UPDATE" }) });

@@ -1,9 +1,12 @@
 /** `celgate serve`: the policies as an HTTPS admission webhook, until SIGTERM or SIGINT. */
 import { startWebhook } from "../../server/app.ts";
+import { CLOSE_TIMEOUT_MS, DEFAULT_LIMITS } from "../../server/server.ts";
+import { loadTlsMaterial } from "../../server/tls.ts";
 import { isLogLevel, LOG_LEVELS } from "../../server/review-log.ts";
 import { HELP_OPTION, parseCommandArgs, usageError, userPath } from "../args.ts";
 import { parseExtras } from "../expression.ts";
 import { type CliIO, EXIT_OK, EXIT_USAGE } from "../io.ts";
+import * as check from "./check.ts";
 
 export const name = "serve";
 export const summary = "serve the policies as an HTTPS admission webhook";
@@ -22,9 +25,19 @@ Options:
   --tls-key FILE         private key (PEM); without --tls-cert/--tls-key a self-signed
                          certificate for localhost is generated, for development only
   --client-ca FILE       require client certificates signed by this CA (the API server's)
-  --drain-seconds N      on SIGTERM keep answering for N seconds before closing (default 10)
+  --drain-seconds N      on SIGTERM keep answering for N seconds before closing (default 10;
+                         0 closes at once); then requests in flight get up to ${CLOSE_TIMEOUT_MS / 1000} s more
+  --max-connections N    open connections at most (default ${DEFAULT_LIMITS.maxConnections}); at the cap the
+                         connection idle longest is closed to make room, or a new one is refused
+  --max-inflight-mib N   MiB of request bodies over 64 KiB held at once (default ${DEFAULT_LIMITS.maxBytesInFlight / 1048576});
+                         a request past it is answered 429 before its body is read
+  --dry-run              load and compile the policies, report every problem as \`celgate check\`
+                         does, and exit with its status (and check --tls-cert/--tls-key when
+                         given); serve nothing
   --log-level LEVEL      fatal, error, warn, info (default), debug, trace or silent; the
                          request log is JSON lines on stdout, written at least once a second
+  --log-values           at debug level, log the trace's values as they are; by default the
+                         values of Secrets and of fields named like credentials are redacted
   --cel-extras LIST      compile with non-Kubernetes CEL features: bind, math, base64 (or all)
   --kubeconfig FILE      connect to the cluster in FILE; in a pod (KUBERNETES_SERVICE_HOST and a
                          ServiceAccount token) serve connects by itself
@@ -44,15 +57,21 @@ ClusterRole this needs.
 Routes: POST /validate, /mutate and the split paths /validate/fail, /validate/ignore,
 /mutate/fail, /mutate/ignore that evaluate only the policies with that failurePolicy (a binding
 whose validationActions are only Warn and Audit is served on /validate/ignore, as
-\`celgate manifests\` routes it); GET /healthz, /readyz. Policies without a binding are loaded
-and checked, not enforced.
+\`celgate manifests\` routes it); GET /healthz, /readyz on both ports (probe the metrics port:
+with --client-ca the admission port asks every client for a certificate); GET /metrics on the
+metrics port. Policies without a binding are loaded and checked, not enforced.
 
 Policy reloads never fail open: a file that does not parse keeps the last good policies, and a
 reload that would remove a policy, binding or param (a file emptied, truncated or deleted) waits
 until the files read the same twice, 1 s apart. Each reload is one JSON line in the log
 ("event":"policy-reload"), a rejected one with every problem as \`celgate check\` prints it.
 
-Exit status: 0 after a clean shutdown, 2 bad options, unreadable certificates or policy files.
+On SIGTERM or SIGINT: readiness turns off, answers go on for --drain-seconds (each asking the
+client to reconnect elsewhere), then the server closes; a second signal exits at once.
+
+Exit status: 0 after a clean shutdown, 1 after a second signal or a failed shutdown, 2 bad
+options, unreadable certificates or policy files, or a port that cannot be opened. With
+--dry-run: \`celgate check\`'s status (0 no errors, 1 errors found, 2 bad options).
 `;
 
 const OPTIONS = {
@@ -71,6 +90,10 @@ const OPTIONS = {
     kubeconfig: { type: "string" },
     "no-cluster": { type: "boolean", default: false },
     "policies-from-cluster": { type: "boolean", default: false },
+    "max-connections": { type: "string", default: String(DEFAULT_LIMITS.maxConnections) },
+    "max-inflight-mib": { type: "string", default: String(DEFAULT_LIMITS.maxBytesInFlight / 1048576) },
+    "dry-run": { type: "boolean", default: false },
+    "log-values": { type: "boolean", default: false },
   },
   allowPositionals: false,
 } as const;
@@ -78,6 +101,41 @@ const OPTIONS = {
 function port(text: string): number | undefined {
   const n = Number(text);
   return Number.isInteger(n) && n >= 0 && n <= 65535 ? n : undefined;
+}
+
+/** What is wrong with the certificate flags of a dry run, or undefined. */
+function dryRunCertificate(cert: string | undefined, key: string | undefined, io: CliIO): string | undefined {
+  if (cert === undefined && key === undefined) return undefined;
+  if (cert === undefined || key === undefined) return "--tls-cert and --tls-key go together";
+  const loaded = loadTlsMaterial(userPath(io, cert), userPath(io, key));
+  return loaded.ok ? undefined : loaded.error.message;
+}
+
+/** A request to paste into a shell: a Pod the bundled policies deny, sent to a local URL of `url`'s port. */
+export function curlExample(url: string): string {
+  const u = new URL(url);
+  // A server listening on every address is reached on loopback.
+  const host = u.hostname === "0.0.0.0" ? "127.0.0.1" : u.hostname === "[::]" ? "[::1]" : u.hostname;
+  const review = {
+    apiVersion: "admission.k8s.io/v1",
+    kind: "AdmissionReview",
+    request: {
+      uid: "1",
+      operation: "CREATE",
+      namespace: "default",
+      name: "web",
+      kind: { group: "", version: "v1", kind: "Pod" },
+      resource: { group: "", version: "v1", resource: "pods" },
+      userInfo: { username: "alice" },
+      object: {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: "web" },
+        spec: { containers: [{ name: "app", image: "nginx", securityContext: { privileged: true } }] },
+      },
+    },
+  };
+  return `try it: curl -sk https://${host}:${u.port}/validate -H 'content-type: application/json' -d '${JSON.stringify(review)}'`;
 }
 
 export async function run(args: readonly string[], io: CliIO): Promise<number> {
@@ -105,6 +163,23 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   }
   if (values["no-cluster"] && (values.kubeconfig !== undefined || values["policies-from-cluster"]))
     return fail("--no-cluster cannot go with --kubeconfig or --policies-from-cluster");
+  const maxConnections = Number(values["max-connections"]);
+  if (!Number.isInteger(maxConnections) || maxConnections < 1)
+    return fail(`--max-connections must be a whole number above 0, got '${values["max-connections"]}'`);
+  const inflightMib = Number(values["max-inflight-mib"]);
+  if (!Number.isFinite(inflightMib) || inflightMib < 1)
+    return fail(
+      `--max-inflight-mib must be a number of MiB, at least 1, got '${values["max-inflight-mib"]}'`,
+    );
+  // The same loading, compiling and report as `celgate check`, so the two can never disagree.
+  if (values["dry-run"]) {
+    const certificate = dryRunCertificate(values["tls-cert"], values["tls-key"], io);
+    if (certificate !== undefined) return fail(certificate);
+    return check.run(
+      [...policies, ...(values["cel-extras"] !== undefined ? ["--cel-extras", values["cel-extras"]] : [])],
+      io,
+    );
+  }
   const log = (line: string) => io.stderr(`${line}\n`);
   const started = await startWebhook(
     {
@@ -116,6 +191,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
       ...(values["tls-key"] ? { tlsKey: userPath(io, values["tls-key"]) } : {}),
       ...(values["client-ca"] ? { clientCa: userPath(io, values["client-ca"]) } : {}),
       drainMs: drain * 1000,
+      limits: { maxConnections, maxBytesInFlight: Math.round(inflightMib * 1048576) },
       celExtras,
       logLevel,
       cluster: {
@@ -123,6 +199,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
         ...(values.kubeconfig !== undefined ? { kubeconfig: userPath(io, values.kubeconfig) } : {}),
         policiesFromCluster: values["policies-from-cluster"],
       },
+      logValues: values["log-values"],
     },
     log,
   );
@@ -131,11 +208,19 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     return EXIT_USAGE;
   }
   const { webhook } = started;
+  // A development server (no certificate given) says how to try it.
+  if (webhook.generatedCert !== undefined) log(curlExample(webhook.url));
   // Runs until a signal; the handler drains the webhook (readiness off, keep answering), then closes.
   const code = await new Promise<number>((resolve) => {
     webhook.server.installSignalHandlers({ exit: resolve });
   });
   await webhook.release();
-  log(code === 0 ? "celgate stopped" : "celgate stopped after a failed shutdown");
+  log(
+    code === 0
+      ? "celgate stopped"
+      : webhook.server.aborted
+        ? "celgate stopped at once on a second signal; requests in flight were dropped"
+        : "celgate stopped after a failed shutdown",
+  );
   return code === 0 ? EXIT_OK : code;
 }
