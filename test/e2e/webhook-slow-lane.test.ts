@@ -269,7 +269,9 @@ void test("a lane worker that dies fails the reviews it held by failurePolicy; t
   );
   assert.equal(ordinary.response.allowed, false);
   await laneReady(w);
-  const big = deployment("web", 9, { annotations: { pad: "x".repeat(600 * 1024) } });
+  // Just over the lane's body threshold: the new worker has the same small heap, so the margin
+  // between this body and that heap is kept as wide as the threshold allows.
+  const big = deployment("web", 9, { annotations: { pad: "x".repeat(513 * 1024) } });
   const again = await postReview(
     w.port,
     w.ca,
