@@ -78,6 +78,7 @@ export function createEnvironment(options: EnvOptions): CelEnvironment {
     functions.set(decl.name, list);
   };
   for (const lib of ALL_LIBRARIES) {
+    if (lib.availability === "none") continue;
     if (lib.availability === "extra") {
       const flag = LIBRARY_FOR_EXTRA[lib.name];
       if (!flag || !extras[flag]) continue;

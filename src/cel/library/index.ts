@@ -12,7 +12,7 @@ import { regexLibrary } from "./regex.ts";
 import { semverLibrary } from "./semver.ts";
 import { setsLibrary } from "./sets.ts";
 import { stdLibrary } from "./std.ts";
-import { stringsLibrary } from "./strings.ts";
+import { stringsLibrary, stringsV3Library } from "./strings.ts";
 import { timeLibrary } from "./time.ts";
 import { urlLibrary } from "./url.ts";
 import type { Library } from "./types.ts";
@@ -36,4 +36,5 @@ export const ALL_LIBRARIES: readonly Library[] = [
   authzLibrary,
   mathLibrary,
   encodersLibrary,
+  stringsV3Library,
 ];
