@@ -1,5 +1,5 @@
 /** Every function library, in the order their overloads are tried when names collide. */
-import { authzLibrary } from "./authz.ts";
+import { authzLibrary, authzSelectorsLibrary } from "./authz.ts";
 import { encodersLibrary } from "./encoders.ts";
 import { formatLibrary } from "./format.ts";
 import { ipLibrary } from "./ip.ts";
@@ -34,6 +34,7 @@ export const ALL_LIBRARIES: readonly Library[] = [
   semverLibrary,
   jsonpatchLibrary,
   authzLibrary,
+  authzSelectorsLibrary,
   mathLibrary,
   encodersLibrary,
   stringsV3Library,
