@@ -16,6 +16,7 @@ import {
   Timestamp,
   UInt,
 } from "../../src/cel/runtime/values.ts";
+import { LEGACY_FORMAT_DEPARTURES } from "./cel-spec-format.ts";
 
 const NS = 1_000_000_000n;
 
@@ -161,6 +162,7 @@ const STRINGS_V2_OFFSET =
   "cel-go ext/strings.go indexOfOffset/lastIndexOfOffset since v0.22 (Kubernetes 1.32+): an offset past the end finds nothing (-1); the suite expects the older error";
 
 export const KUBERNETES_DEPARTURES: ReadonlyMap<string, Departure> = new Map<string, Departure>([
+  ...LEGACY_FORMAT_DEPARTURES,
   [
     "string_ext/value_errors/indexof_out_of_range",
     { reason: STRINGS_V2_OFFSET, kubernetes: { value: true } },

@@ -97,11 +97,6 @@ export function formatTimestamp(t: Timestamp): string {
   return formatRFC3339(t.nanos, "fewest", t.offset);
 }
 
-/** RFC 3339 in UTC, as cel-go's debug and legacy format() forms print a timestamp (t.UTC()). */
-export function formatTimestampUTC(t: Timestamp): string {
-  return formatRFC3339(t.nanos, "fewest");
-}
-
 // ---------------------------------------------------------------------------------------------
 // Durations as text.
 
