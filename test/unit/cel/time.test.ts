@@ -10,7 +10,7 @@ import {
   timeLibrary,
 } from "../../../src/cel/library/time.ts";
 import { type CelValue, Duration, Timestamp } from "../../../src/cel/runtime/values.ts";
-import { overloadsById, throwsCel, valueInBothTiers } from "../../helpers/library.ts";
+import { evaluateBothTiers, overloadsById, throwsCel, valueInBothTiers } from "../../helpers/library.ts";
 
 // Conversions such as int64_to_timestamp live in the standard library.
 const { call } = overloadsById([timeLibrary, stdLibrary]);
@@ -326,4 +326,32 @@ test("string() and int() of timestamps and durations", () => {
   assert.equal(call("timestamp_to_int64", ts("2009-02-13T23:31:30Z")), 1234567890n);
   assert.equal(call("timestamp_to_int64", ts("1969-12-31T23:59:59.5Z")), -1n);
   assert.equal(call("duration_to_int64", parseDuration("1.5s")), 1_500_000_000n);
+});
+
+// apiserver/pkg/admission/plugin/cel/filter.go objectToResolveVal: namespaceObject is the Namespace
+// through runtime.DefaultUnstructuredConverter.ToUnstructured, so metav1.Time fields arrive as RFC 3339
+// strings, whatever the declared Namespace type says (timestamps). At run time they are strings in
+// the API server, and so here: string() gives the text back, a timestamp comparison has no overload.
+test("namespaceObject's creationTimestamp is the string the API server passes, not a timestamp", () => {
+  const namespaceObject = {
+    metadata: { name: "ns", creationTimestamp: "2024-01-02T03:04:05Z" },
+    status: { conditions: [{ type: "X", lastTransitionTime: "2024-01-02T03:04:05Z" }] },
+  };
+  assert.equal(
+    valueInBothTiers("string(namespaceObject.metadata.creationTimestamp)", { namespaceObject }),
+    "2024-01-02T03:04:05Z",
+  );
+  assert.equal(
+    valueInBothTiers("type(namespaceObject.status.conditions[0].lastTransitionTime) == string", {
+      namespaceObject,
+    }),
+    true,
+  );
+  const o = evaluateBothTiers(
+    "namespaceObject.metadata.creationTimestamp < timestamp('2025-01-01T00:00:00Z')",
+    {
+      namespaceObject,
+    },
+  );
+  assert.ok(!o.ok);
 });
