@@ -309,6 +309,7 @@ void test("format: numeric clauses", () => {
   });
   runTable([
     ["string_format", ["%.3f", [1.2345]], "1.234"],
+    // biome-ignore lint/suspicious/noApproximativeNumericConstant: cel-go's own test value
     ["string_format", ["%f", [2.71828]], "2.718280"],
     ["string_format", ["%.0f", [123.0]], "123"],
     ["string_format", ["%.0f", [3.5001]], "4"],
@@ -335,6 +336,7 @@ void test("format: numeric clauses", () => {
     ["string_format", ["%.3f + %.2f", [1n, new UInt(1n)]], fixedOnly("int")],
     ["string_format", ["%f", ["1.5"]], fixedOnly("string")],
     ["string_format", ["%.6e", [1052.032911275]], `1.052033${X10}\u2070\u00b3`],
+    // biome-ignore lint/suspicious/noApproximativeNumericConstant: cel-go's own test value
     ["string_format", ["%e", [2.71828]], `2.718280${X10}\u2070\u2070`],
     ["string_format", ["%e", [0]], `0.000000${X10}\u2070\u2070`],
     ["string_format", ["%e", [-0.00012]], `-1.200000${X10}\u207b\u2070\u2074`],
