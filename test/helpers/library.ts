@@ -3,9 +3,19 @@
  * evaluator would after dispatch, without going through the parser and compiler.
  */
 import assert from "node:assert/strict";
-import type { CallContext, Library, Overload } from "../../src/cel/library/types.ts";
+import { setCodegenMode } from "../../src/cel/configure.ts";
+import {
+  ADMISSION_VARIABLES,
+  compile,
+  createEnvironment,
+  EvalState,
+  run,
+  toCel,
+} from "../../src/cel/index.ts";
+import type { CallContext, Library, Overload, TypeTag } from "../../src/cel/library/types.ts";
 import { compileRegex } from "../../src/cel/regex/index.ts";
 import { CelError, type CelValue } from "../../src/cel/runtime/values.ts";
+import { canonOurs } from "./differential.ts";
 
 export { evaluate } from "../../src/cel/index.ts";
 
@@ -110,4 +120,62 @@ export function throwsCel(f: () => unknown, message: string | RegExp): void {
     else assert.match(e.message, message);
     return true;
   });
+}
+
+/** What one evaluation gave: its value as `canonOurs` prints it, or its error, and its cost. */
+export type TierOutcome =
+  | { readonly ok: true; readonly value: CelValue; readonly shown: string; readonly cost: number }
+  | { readonly ok: false; readonly error: string; readonly cost: number };
+
+let tierRuns = 0;
+
+/**
+ * Evaluates `source` once with the closures and once with generated code, asserts the two agree
+ * (value, error and cost), and returns the outcome. Each call compiles afresh (the source gets a
+ * run of spaces of its own, so the program cache cannot hand back a program of the other tier).
+ */
+export function evaluateBothTiers(
+  source: string,
+  bindings: Record<string, unknown> = {},
+  options: { readonly variables?: Readonly<Record<string, TypeTag>> } = {},
+): TierOutcome {
+  const env = createEnvironment({
+    variables: { ...ADMISSION_VARIABLES, ...(options.variables ?? {}) },
+    extras: { bind: true, math: true, base64: true },
+  });
+  const values: Record<string, CelValue> = {};
+  for (const [k, v] of Object.entries(bindings)) values[k] = toCel(v);
+  const outcomes = (["never", "always"] as const).map((mode): TierOutcome => {
+    const before = setCodegenMode(mode);
+    try {
+      tierRuns++;
+      const compiled = compile(`${source}${" ".repeat(tierRuns)}`, env);
+      if (!compiled.ok) assert.fail(`${source}: ${compiled.problems.map((p) => p.rendered).join("\n")}`);
+      const st = new EvalState(10_000_000, performance.now() + 10_000);
+      const r = run(compiled.program, { values }, st);
+      return r.ok
+        ? { ok: true, value: r.value, shown: canonOurs(r.value), cost: r.cost }
+        : { ok: false, error: r.error.message, cost: r.cost };
+    } finally {
+      setCodegenMode(before);
+    }
+  });
+  const [closures, generated] = outcomes as [TierOutcome, TierOutcome];
+  const strip = (o: TierOutcome) => (o.ok ? { shown: o.shown, cost: o.cost } : o);
+  assert.deepEqual(strip(generated), strip(closures), `${source}: generated code agrees with the closures`);
+  return closures;
+}
+
+/** The value `source` gives in both tiers; fails the test on an error. */
+export function valueInBothTiers(source: string, bindings: Record<string, unknown> = {}): CelValue {
+  const o = evaluateBothTiers(source, bindings);
+  if (!o.ok) assert.fail(`${source}: ${o.error}`);
+  return o.value;
+}
+
+/** The error `source` gives in both tiers; fails the test on a value. */
+export function errorInBothTiers(source: string, bindings: Record<string, unknown> = {}): string {
+  const o = evaluateBothTiers(source, bindings);
+  if (o.ok) assert.fail(`${source}: expected an error, got ${o.shown}`);
+  return o.error;
 }

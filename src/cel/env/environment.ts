@@ -51,6 +51,12 @@ export interface EnvOptions {
   /** Struct types allowed in literals: `Object` (ApplyConfiguration) and `JSONPatch`, for mutations. */
   readonly structTypes?: readonly string[];
   readonly extras?: CelExtras;
+  /**
+   * Kubernetes libraries this environment leaves out, by name (`kubernetes.authzSelectors`): the
+   * API server's environment depends on its version, and every library is in by default, as in the
+   * newest release.
+   */
+  readonly disabledLibraries?: readonly string[];
 }
 
 export interface CelEnvironment {
@@ -77,7 +83,9 @@ export function createEnvironment(options: EnvOptions): CelEnvironment {
     list.push(...decl.overloads);
     functions.set(decl.name, list);
   };
+  const disabled = new Set(options.disabledLibraries ?? []);
   for (const lib of ALL_LIBRARIES) {
+    if (lib.availability === "none" || disabled.has(lib.name)) continue;
     if (lib.availability === "extra") {
       const flag = LIBRARY_FOR_EXTRA[lib.name];
       if (!flag || !extras[flag]) continue;
@@ -92,6 +100,7 @@ export function createEnvironment(options: EnvOptions): CelEnvironment {
     [...(policyVariables ?? [])],
     [...structTypes].sort(),
     extras,
+    [...disabled].sort(),
   ]);
   return { variables, policyVariables, functions, structTypes, extras, key };
 }

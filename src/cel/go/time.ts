@@ -67,8 +67,19 @@ export function daysInMonth(year: number, month: number): number {
 const RFC3339 =
   /^(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])[Tt]([01]\d|2[0-3]):([0-5]\d):([0-5]\d|60)(?:\.(\d+))?(?:([Zz])|([+-])([01]\d|2[0-3]):([0-5]\d))$/;
 
+/** An instant and the offset east of UTC (in seconds) its text was written in. */
+export interface ParsedInstant {
+  readonly nanos: bigint;
+  readonly offset: number;
+}
+
 /** time.Parse(time.RFC3339, text) as nanoseconds since the epoch, or undefined where Go fails. */
 export function parseRFC3339(text: string): bigint | undefined {
+  return parseRFC3339WithOffset(text)?.nanos;
+}
+
+/** time.Parse(time.RFC3339, text): the instant and the offset it was written with ("Z" is 0). */
+export function parseRFC3339WithOffset(text: string): ParsedInstant | undefined {
   const m = RFC3339.exec(text);
   if (!m) return undefined;
   const year = Number(m[1]);
@@ -87,7 +98,7 @@ export function parseRFC3339(text: string): bigint | undefined {
     BigInt(Number(m[4]) * 3600 + Number(m[5]) * 60 + second - offsetSeconds);
   // Go reads at most nine fraction digits and ignores the rest.
   const frac = BigInt(((m[7] ?? "") + "000000000").slice(0, 9));
-  return secs * NANOS_PER_SECOND + frac;
+  return { nanos: secs * NANOS_PER_SECOND + frac, offset: offsetSeconds };
 }
 
 /**
@@ -109,16 +120,27 @@ function fractionText(nanos: number, digits: FractionDigits): string {
   return `.${nine}`;
 }
 
-/** An instant in UTC as RFC 3339 text (Time.UTC().Format(time.RFC3339Nano) for "fewest"). */
-export function formatRFC3339(instant: bigint, digits: FractionDigits): string {
-  const secs = floorDiv(instant, NANOS_PER_SECOND);
-  const nanos = Number(instant - secs * NANOS_PER_SECOND);
+/**
+ * An instant as RFC 3339 text, in UTC or at a fixed offset east of UTC (seconds):
+ * Time.Format(time.RFC3339Nano) for "fewest". Go writes a zero offset as "Z" and any other as
+ * ±hh:mm, the seconds of an odd offset dropped.
+ */
+export function formatRFC3339(instant: bigint, digits: FractionDigits, offset = 0): string {
+  const utcSecs = floorDiv(instant, NANOS_PER_SECOND);
+  const nanos = Number(instant - utcSecs * NANOS_PER_SECOND);
+  const secs = utcSecs + BigInt(offset);
   const days = Number(floorDiv(secs, SECONDS_PER_DAY));
   const inDay = Number(floorMod(secs, SECONDS_PER_DAY));
   const { year, month, day } = civilFromDays(days);
   const date = `${pad(year, 4)}-${pad(month, 2)}-${pad(day, 2)}`;
   const time = `${pad(Math.floor(inDay / 3600), 2)}:${pad(Math.floor(inDay / 60) % 60, 2)}:${pad(inDay % 60, 2)}`;
-  return `${date}T${time}${fractionText(nanos, digits)}Z`;
+  return `${date}T${time}${fractionText(nanos, digits)}${offsetText(offset)}`;
+}
+
+function offsetText(offset: number): string {
+  if (offset === 0) return "Z";
+  const minutes = Math.trunc(Math.abs(offset) / 60);
+  return `${offset < 0 ? "-" : "+"}${pad(Math.floor(minutes / 60), 2)}:${pad(minutes % 60, 2)}`;
 }
 
 // ---------------------------------------------------------------------------------------------

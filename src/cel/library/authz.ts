@@ -19,6 +19,12 @@ export interface AuthorizationAttributes {
   readonly subresource?: string;
   readonly namespace?: string;
   readonly name?: string;
+  /**
+   * The selectors of a resource check, as written (`fieldSelector()` / `labelSelector()`, the
+   * AuthzSelectors library); the API server parses them into requirements for its authorizers.
+   */
+  readonly fieldSelector?: string;
+  readonly labelSelector?: string;
   /** Non-resource (path) checks. */
   readonly path?: string;
 }
@@ -77,6 +83,23 @@ export class PathCheck extends CelObject {
   }
 }
 
+/** `authorizer.group(g)`: a check with only its API group so far; `resource()` makes it a ResourceCheck. */
+export class GroupCheck extends CelObject {
+  readonly celType = "kubernetes.authorization.GroupCheck";
+  constructor(
+    readonly authz: AuthorizerValue,
+    readonly group: string,
+  ) {
+    super();
+  }
+  equals(other: CelValue): boolean {
+    return other === this;
+  }
+  toJSON(): unknown {
+    return { group: this.group };
+  }
+}
+
 export class ResourceCheck extends CelObject {
   readonly celType = "kubernetes.authorization.ResourceCheck";
   constructor(
@@ -131,8 +154,26 @@ function ask(
   }
 }
 
+const BLANK = /^\p{White_Space}*$/u;
+
+/** Go's `strings.TrimSpace(s) == ""`: unicode.IsSpace is Unicode's White_Space property. */
+function isBlank(s: string): boolean {
+  return BLANK.test(s);
+}
+
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+function isDns1123Label(s: string): boolean {
+  return s.length <= 63 && DNS1123_LABEL.test(s);
+}
+
+function isDns1123Subdomain(s: string): boolean {
+  return s.length <= 253 && s.split(".").every((part) => DNS1123_LABEL.test(part));
+}
+
 const A = "kubernetes.authorization.Authorizer";
 const P = "kubernetes.authorization.PathCheck";
+const G = "kubernetes.authorization.GroupCheck";
 const R = "kubernetes.authorization.ResourceCheck";
 const D = "kubernetes.authorization.Decision";
 
@@ -142,16 +183,14 @@ export const authzLibrary: Library = {
   functions: [
     fn(
       "path",
-      memberFn("authorizer_path", [A, "string"], P, (a: AuthorizerValue, p: string) => new PathCheck(a, p)),
+      memberFn("authorizer_path", [A, "string"], P, (a: AuthorizerValue, p: string) => {
+        if (isBlank(p)) throw new CelError("path must not be empty");
+        return new PathCheck(a, p);
+      }),
     ),
     fn(
       "group",
-      memberFn(
-        "authorizer_group",
-        [A, "string"],
-        R,
-        (a: AuthorizerValue, g: string) => new ResourceCheck(a, { group: g }),
-      ),
+      memberFn("authorizer_group", [A, "string"], G, (a: AuthorizerValue, g: string) => new GroupCheck(a, g)),
     ),
     fn(
       "serviceAccount",
@@ -160,6 +199,10 @@ export const authzLibrary: Library = {
         [A, "string", "string"],
         A,
         (a: AuthorizerValue, ns: string, name: string) => {
+          // apimachinery's ValidateServiceAccountName (a DNS-1123 subdomain) and
+          // ValidateNamespaceName (a DNS-1123 label), with authz.go's messages.
+          if (!isDns1123Subdomain(name)) throw new CelError("Invalid service account name");
+          if (!isDns1123Label(ns)) throw new CelError("Invalid service account namespace");
           return new AuthorizerValue(a.backend, `system:serviceaccount:${ns}:${name}`, [
             "system:serviceaccounts",
             `system:serviceaccounts:${ns}`,
@@ -170,9 +213,10 @@ export const authzLibrary: Library = {
     ),
     fn(
       "resource",
-      memberFn("resourcecheck_resource", [R, "string"], R, (r: ResourceCheck, v: string) =>
-        r.with({ resource: v }),
-      ),
+      memberFn("groupcheck_resource", [G, "string"], R, (g: GroupCheck, resource: string) => {
+        if (isBlank(resource)) throw new CelError("resource must not be empty");
+        return new ResourceCheck(g.authz, { group: g.group, resource });
+      }),
     ),
     fn(
       "subresource",
@@ -214,6 +258,30 @@ export const authzLibrary: Library = {
     fn(
       "error",
       memberFn("decision_error", [D], "string", (d: AuthorizationDecision) => d.answer.error ?? ""),
+    ),
+  ],
+};
+
+/**
+ * Kubernetes' AuthzSelectors library (authz.go, Kubernetes 1.31+): selectors on a resource check.
+ * A selector that does not parse is the API server's to drop; it is passed on as written. Whether an
+ * environment has this library depends on the Kubernetes version it models (EnvOptions.disabledLibraries).
+ */
+export const authzSelectorsLibrary: Library = {
+  name: "kubernetes.authzSelectors",
+  availability: "kubernetes",
+  functions: [
+    fn(
+      "fieldSelector",
+      memberFn("authorizer_fieldselector", [R, "string"], R, (r: ResourceCheck, v: string) =>
+        r.with({ fieldSelector: v }),
+      ),
+    ),
+    fn(
+      "labelSelector",
+      memberFn("authorizer_labelselector", [R, "string"], R, (r: ResourceCheck, v: string) =>
+        r.with({ labelSelector: v }),
+      ),
     ),
   ],
 };

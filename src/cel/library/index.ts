@@ -1,5 +1,5 @@
 /** Every function library, in the order their overloads are tried when names collide. */
-import { authzLibrary } from "./authz.ts";
+import { authzLibrary, authzSelectorsLibrary } from "./authz.ts";
 import { encodersLibrary } from "./encoders.ts";
 import { formatLibrary } from "./format.ts";
 import { ipLibrary } from "./ip.ts";
@@ -12,7 +12,7 @@ import { regexLibrary } from "./regex.ts";
 import { semverLibrary } from "./semver.ts";
 import { setsLibrary } from "./sets.ts";
 import { stdLibrary } from "./std.ts";
-import { stringsLibrary } from "./strings.ts";
+import { stringsLibrary, stringsV3Library } from "./strings.ts";
 import { timeLibrary } from "./time.ts";
 import { urlLibrary } from "./url.ts";
 import type { Library } from "./types.ts";
@@ -34,6 +34,8 @@ export const ALL_LIBRARIES: readonly Library[] = [
   semverLibrary,
   jsonpatchLibrary,
   authzLibrary,
+  authzSelectorsLibrary,
   mathLibrary,
   encodersLibrary,
+  stringsV3Library,
 ];

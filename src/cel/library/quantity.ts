@@ -190,12 +190,16 @@ export class QuantityValue extends CelObject {
   /**
    * @param unscaled the digits; the value is `unscaled × 10^scale`
    * @param big whether Kubernetes holds it as a big decimal rather than an int64 and a scale
+   * @param pointer whether Kubernetes holds it behind a pointer: `add` and `sub` return
+   *   `&apiservercel.Quantity{…}` where `quantity()` returns the struct, and the struct's `Equal`
+   *   only recognises the struct, so a pointer on the right of `==` is never equal (see `equals`)
    */
   constructor(
     readonly unscaled: bigint,
     readonly scale: number,
     readonly format: QuantityFormat,
     readonly big: boolean,
+    readonly pointer = false,
   ) {
     super();
   }
@@ -295,29 +299,36 @@ export class QuantityValue extends CelObject {
     return compareScaled(this.unscaled, this.scale, other.unscaled, other.scale);
   }
 
+  /** Kubernetes' `add`: the sum, held behind a pointer as the library returns it. */
   add(y: QuantityValue): QuantityValue {
     let format = this.format;
     if (!this.big && !y.big) {
       if (this.unscaled === 0n) format = y.format;
       const small = addSmall(this.unscaled, this.scale, y.unscaled, y.scale);
-      if (small) return new QuantityValue(small[0], small[1], format, false);
+      if (small) return new QuantityValue(small[0], small[1], format, false, true);
     } else if (this.isZero()) {
       format = y.format;
     }
     return addBig(this.unscaled, this.scale, y.unscaled, y.scale, format);
   }
 
+  /** Kubernetes' `sub`: the difference, held behind a pointer as the library returns it. */
   sub(y: QuantityValue): QuantityValue {
     const format = this.isZero() ? y.format : this.format;
     if (!this.big && !y.big && y.unscaled !== INT64_MIN) {
       const small = addSmall(this.unscaled, this.scale, -y.unscaled, y.scale);
-      if (small) return new QuantityValue(small[0], small[1], format, false);
+      if (small) return new QuantityValue(small[0], small[1], format, false, true);
     }
     return addBig(this.unscaled, this.scale, -y.unscaled, y.scale, format);
   }
 
+  /**
+   * `this == other` as cel-go asks it, `this.Equal(other)`: apiservercel.Quantity's Equal type-asserts
+   * `other.(Quantity)`, which a `*Quantity` (what `add` and `sub` return) fails, so a result of
+   * arithmetic on the right is unequal to everything, itself included, whatever the amounts.
+   */
   equals(other: CelValue): boolean {
-    return other instanceof QuantityValue && this.compareTo(other) === 0;
+    return other instanceof QuantityValue && !other.pointer && this.compareTo(other) === 0;
   }
 
   /** The canonical form, as Kubernetes serializes a quantity. */
@@ -409,7 +420,7 @@ function addSmall(a: bigint, as: number, b: bigint, bs: number): [bigint, number
 /** inf.Dec addition: the result keeps the finer of the two scales. */
 function addBig(a: bigint, as: number, b: bigint, bs: number, format: QuantityFormat): QuantityValue {
   const scale = Math.min(as, bs);
-  return new QuantityValue(alignTo(a, as, scale) + alignTo(b, bs, scale), scale, format, true);
+  return new QuantityValue(alignTo(a, as, scale) + alignTo(b, bs, scale), scale, format, true, true);
 }
 
 function parseQuantity(s: string): QuantityValue {
@@ -447,9 +458,10 @@ export const quantityLibrary: Library = {
   functions: [
     fn("quantity", globalFn("string_to_quantity", ["string"], Q, parseQuantity, parseCost)),
     fn("isQuantity", globalFn("is_quantity_string", ["string"], "bool", isQuantity, parseCost)),
+    // A global function, `sign(q)`, as Kubernetes declares it (cel.Overload, not cel.MemberOverload).
     fn(
       "sign",
-      memberFn("quantity_sign", [Q], "int", (q: QuantityValue) => BigInt(q.sign())),
+      globalFn("quantity_sign", [Q], "int", (q: QuantityValue) => BigInt(q.sign())),
     ),
     fn(
       "isGreaterThan",

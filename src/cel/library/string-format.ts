@@ -1,9 +1,14 @@
 /**
- * `string.format` of the CEL strings extension (cel-go ext/formatting.go), as the cel-spec
- * conformance suite "string_ext" pins it: `%s` renders any value the way cel-go's second formatter
- * does (a list is `[abc, 3.14]`, a map's keys are sorted), `%d` accepts NaN and the infinities, and
- * the error texts are the first formatter's ("decimal clause can only be used on integers, was
- * given ..."). Numbers are laid out by Go's strconv (../go/strconv.ts).
+ * `string.format` as Kubernetes runs it: the strings extension pinned to version 2, whose format is
+ * cel-go's first ("legacy") formatter (ext/formatting.go `stringFormatter`, v0.26), printing for
+ * locale en_US. Inside lists and maps a value is written as a CEL literal would be (strings quoted
+ * as Go's %q, bytes as b"...", doubles as %.6f with the infinities and NaN quoted, timestamps and
+ * durations as `timestamp("...")` / `duration("...")`, maps as `{key:value, ...}` sorted by the
+ * quoted key); a top-level `%s` of a double is Go's %g (`+Inf`, `2e-09`); `%d` takes integers
+ * only; `%f` and `%e` take a double or the strings "NaN", "Infinity" and "-Infinity" and print
+ * through x/text/message (../go/message.ts: `1,234.500000`, `2.718280 × 10⁰⁰`, `∞`).
+ * The cel-spec suite pins the newer formatter (strings v4); test/helpers/cel-spec-format.ts lists
+ * where Kubernetes departs from it.
  */
 import {
   CelError,
@@ -17,26 +22,10 @@ import {
   typeName,
   UInt,
 } from "../runtime/values.ts";
+import { printFixed, printScientific } from "../go/message.ts";
+import { quote } from "../go/quote.ts";
 import { formatFloat, numError, parseInt64 } from "../go/strconv.ts";
 import { formatDuration, formatTimestamp } from "./time.ts";
-
-// ---------------------------------------------------------------------------------------------
-// Numbers: Go's strconv layouts, but cel-go's format names the special doubles itself.
-
-function nonFinite(x: number): string | undefined {
-  if (Number.isNaN(x)) return "NaN";
-  if (x === Number.POSITIVE_INFINITY) return "Infinity";
-  if (x === Number.NEGATIVE_INFINITY) return "-Infinity";
-  return undefined;
-}
-
-/** Go's strconv.FormatFloat(x, fmt, prec, 64) with cel-go's names for NaN and the infinities. */
-function formatNumber(x: number, fmt: "e" | "f", prec: number): string {
-  return nonFinite(x) ?? formatFloat(x, fmt, prec);
-}
-
-// ---------------------------------------------------------------------------------------------
-// string.format
 
 class FormatError extends Error {}
 
@@ -58,9 +47,24 @@ function compareCodePoints(a: string, b: string): number {
 }
 
 const utf8Encoder = new TextEncoder();
-const utf8Decoder = new TextDecoder();
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
-/** The `%s` rendering of any value. */
+/** cel-go's bytes → string conversion, which refuses invalid UTF-8 (common/types/bytes.go). */
+function bytesText(b: Uint8Array): string {
+  try {
+    return strictUtf8.decode(b);
+  } catch {
+    // FormatString's "could not convert argument %q to string", %q of the conversion's error.
+    throw new FormatError(
+      `could not convert argument ${quote("invalid UTF-8 in bytes, cannot convert to string")} to string`,
+    );
+  }
+}
+
+/**
+ * The top-level `%s` rendering (ext/formatting.go FormatString): scalars as `string(v)` gives them,
+ * except a double, which is Go's %g; lists and maps as CEL literals.
+ */
 export function formatString(v: CelValue): string {
   switch (typeof v) {
     case "string":
@@ -70,41 +74,85 @@ export function formatString(v: CelValue): string {
     case "bigint":
       return v.toString();
     case "number":
-      return formatNumber(v, "f", -1);
+      // Double.ConvertToType(StringType) is fmt.Sprintf("%g", d).
+      return formatFloat(v, "g", -1);
     default:
       break;
   }
   if (v === null) return "null";
   if (v instanceof UInt) return v.value.toString();
-  if (v instanceof Uint8Array) return utf8Decoder.decode(v);
+  if (v instanceof Uint8Array) return bytesText(v);
   if (v instanceof Duration) return formatDuration(v);
   if (v instanceof Timestamp) return formatTimestamp(v);
   if (v instanceof CelType) return v.name;
-  if (Array.isArray(v)) return `[${(v as CelList).map(formatString).join(", ")}]`;
-  if (isMap(v)) {
-    const entries: [string, string][] = [];
-    for (const [k, val] of mapEntries(v)) entries.push([formatString(k), formatString(val)]);
-    entries.sort((a, b) => compareCodePoints(a[0], b[0]));
-    return `{${entries.map(([k, val]) => `${k}: ${val}`).join(", ")}}`;
-  }
+  if (Array.isArray(v)) return formatList(v as CelList);
+  if (isMap(v)) return formatMap(v);
   throw clauseError(
     "string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, and timestamps",
     v,
   );
 }
 
+/** An element of a list or a map's value (clauseForType, then quoteForCEL). */
+function formatMember(v: CelValue): string {
+  switch (typeof v) {
+    case "string":
+      return quote(v);
+    case "boolean":
+      return v ? "true" : "false";
+    case "bigint":
+      return v.toString();
+    case "number": {
+      // fmt.Sprintf("%.6f"); the infinities and NaN are quoted to stay valid CEL.
+      const text = formatFloat(v, "f", 6);
+      return Number.isFinite(v) ? text : quote(text);
+    }
+    default:
+      break;
+  }
+  if (v === null) return "null";
+  if (v instanceof UInt) return v.value.toString();
+  if (v instanceof Uint8Array) return `b${quote(bytesText(v))}`;
+  if (v instanceof CelType) return v.name;
+  if (v instanceof Timestamp) return `timestamp(${quote(formatTimestamp(v))})`;
+  if (v instanceof Duration) return `duration(${quote(formatDuration(v))})`;
+  if (Array.isArray(v)) return formatList(v as CelList);
+  if (isMap(v)) return formatMap(v);
+  throw new FormatError(`no formatting function for ${typeName(v)}`);
+}
+
+function formatList(list: CelList): string {
+  return `[${list.map(formatMember).join(", ")}]`;
+}
+
+function formatMapKey(k: CelValue): string {
+  if (typeof k === "string") return quote(k);
+  if (typeof k === "boolean") return k ? "true" : "false";
+  if (typeof k === "bigint") return k.toString();
+  if (k instanceof UInt) return k.value.toString();
+  throw new FormatError(`no formatting function for map key of type ${typeName(k)}`);
+}
+
+function formatMap(m: Parameters<typeof mapEntries>[0]): string {
+  const pairs: [string, string][] = [];
+  for (const [k, v] of mapEntries(m)) pairs.push([formatMapKey(k), formatMember(v)]);
+  // sort.SliceStable on the quoted keys.
+  pairs.sort((a, b) => compareCodePoints(a[0], b[0]));
+  return `{${pairs.map(([k, v]) => `${k}:${v}`).join(", ")}}`;
+}
+
 function formatDecimal(v: CelValue): string {
   if (typeof v === "bigint") return v.toString();
   if (v instanceof UInt) return v.value.toString();
-  if (typeof v === "number") return formatNumber(v, "f", -1);
   throw clauseError("decimal clause can only be used on integers", v);
 }
 
-/** %f and %e take doubles, and ints and uints converted to double. */
+/** What %f and %e accept: a double, or one of the strings strconv.ParseFloat reads as special. */
 function asDouble(v: CelValue, clause: string): number {
   if (typeof v === "number") return v;
-  if (typeof v === "bigint") return Number(v);
-  if (v instanceof UInt) return Number(v.value);
+  if (v === "NaN") return Number.NaN;
+  if (v === "Infinity") return Number.POSITIVE_INFINITY;
+  if (v === "-Infinity") return Number.NEGATIVE_INFINITY;
   throw clauseError(`${clause} clause can only be used on doubles`, v);
 }
 
@@ -179,9 +227,9 @@ function applyClause(verb: string, precision: number, arg: CelValue): string {
     case "d":
       return formatDecimal(arg);
     case "f":
-      return formatNumber(asDouble(arg, "fixed-point"), "f", precision);
+      return printFixed(asDouble(arg, "fixed-point"), precision);
     case "e":
-      return formatNumber(asDouble(arg, "scientific"), "e", precision);
+      return printScientific(asDouble(arg, "scientific"), precision);
     case "b":
       return formatBinary(arg);
     case "o":
@@ -220,9 +268,13 @@ export function format(f: string, args: CelList): string {
     try {
       const parsed = parsePrecision(f, i + 1);
       precision = parsed.precision;
-      verb = String.fromCodePoint(f.codePointAt(parsed.next) as number);
-      if (!"sdfebxXo".includes(verb)) throw new FormatError(`unrecognized formatting clause "${verb}"`);
-      i = parsed.next + verb.length;
+      verb = f[parsed.next] as string;
+      if (!"sdfebxXo".includes(verb)) {
+        // Go reads the clause as one byte (rune(formatStr[i])): the first byte of a UTF-8 sequence.
+        const first = utf8Encoder.encode(String.fromCodePoint(f.codePointAt(parsed.next) as number))[0];
+        throw new FormatError(`unrecognized formatting clause "${String.fromCharCode(first as number)}"`);
+      }
+      i = parsed.next + 1;
     } catch (e) {
       if (e instanceof FormatError) throw new CelError(`could not parse formatting clause: ${e.message}`);
       throw e;

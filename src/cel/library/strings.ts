@@ -1,13 +1,16 @@
 /**
  * The CEL strings extension (cel-go ext/strings.go) as the Kubernetes admission environment has it:
- * charAt, indexOf, lastIndexOf, lowerAscii, upperAscii, replace, split, substring, trim, reverse,
- * join, format and strings.quote.
+ * charAt, indexOf, lastIndexOf, lowerAscii, upperAscii, replace, split, substring, trim, join,
+ * format and strings.quote: version 2, which Kubernetes pins from 1.29 (environment/base.go
+ * `ext.StringsVersion(2)`), as cel-go v0.26 implements it. `reverse` is version 3: Kubernetes does
+ * not have it, and {@link stringsV3Library} is enabled by no environment.
  *
  * Indices count code points (Go runes), never UTF-16 units, so `'😀a'.charAt(1)` is `'a'`.
  *
- * Where cel-go versions disagree, the cel-spec conformance suite "string_ext" decides: the offset
- * forms of indexOf/lastIndexOf reject an offset outside the string; the one-argument forms never
- * fail (`''.lastIndexOf('@@')` is -1). `format` lives in string-format.ts.
+ * The offset forms of indexOf/lastIndexOf return -1 for an offset at or past the end of the string
+ * and fail only on a negative one (cel-go v0.22 and later, in Kubernetes from 1.32; the cel-spec
+ * suite still expects the older error); the one-argument forms never fail (`''.lastIndexOf('@@')`
+ * is -1). `format` lives in string-format.ts.
  */
 import { CelError, type CelList, type CelValue, isMap, mapEntries, typeName } from "../runtime/values.ts";
 import { quoteWith } from "../go/quote.ts";
@@ -73,10 +76,12 @@ function indexOf(s: string, sub: string): bigint {
   return at < 0 ? -1n : BigInt(codePointIndex(s, at));
 }
 
+/** cel-go ext/strings.go indexOfOffset: an empty `sub` is found at any offset, even a negative one. */
 function indexOfFrom(s: string, sub: string, offset: bigint): bigint {
   if (sub === "") return offset;
   const n = runeCount(s);
-  if (offset < 0n || offset >= BigInt(n)) throw outOfRange(offset);
+  if (offset < 0n) throw outOfRange(offset);
+  if (offset >= BigInt(n)) return -1n;
   const at = s.indexOf(sub, utf16Offset(s, Number(offset)));
   return at < 0 ? -1n : BigInt(codePointIndex(s, at));
 }
@@ -88,10 +93,12 @@ function lastIndexOf(s: string, sub: string): bigint {
   return lastIndexOfFrom(s, sub, BigInt(n - 1));
 }
 
+/** cel-go ext/strings.go lastIndexOfOffset, with indexOfFrom's rules for the offset. */
 function lastIndexOfFrom(s: string, sub: string, offset: bigint): bigint {
   if (sub === "") return offset;
   const n = runeCount(s);
-  if (offset < 0n || offset >= BigInt(n)) throw outOfRange(offset);
+  if (offset < 0n) throw outOfRange(offset);
+  if (offset >= BigInt(n)) return -1n;
   // A match must start at or before the offset and also fit inside the string.
   const last = Math.min(Number(offset), n - runeCount(sub));
   if (last < 0) return -1n;
@@ -352,7 +359,6 @@ export const stringsLibrary: Library = {
       memberFn("string_substring_int_int", ["string", "int", "int"], "string", substringRange, receiverCost),
     ),
     fn("trim", memberFn("string_trim", ["string"], "string", trim, receiverCost)),
-    fn("reverse", memberFn("string_reverse", ["string"], "string", reverse, receiverCost)),
     fn(
       "join",
       memberFn(
@@ -373,4 +379,15 @@ export const stringsLibrary: Library = {
     fn("format", memberFn("string_format", ["string", "list"], "string", format, formatCost)),
     fn("strings.quote", globalFn("strings_quote", ["string"], "string", quote, receiverCost)),
   ],
+};
+
+/**
+ * Version 3 of the strings extension adds `reverse`, which no Kubernetes release has: kept as a
+ * library of its own, as check/decls/strings.ts keeps its declaration, that no environment
+ * enables, so `'abc'.reverse()` does not compile.
+ */
+export const stringsV3Library: Library = {
+  name: "cel.lib.ext.strings.v3",
+  availability: "none",
+  functions: [fn("reverse", memberFn("string_reverse", ["string"], "string", reverse, receiverCost))],
 };

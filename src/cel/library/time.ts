@@ -18,7 +18,7 @@ import {
   formatRFC3339,
   NANOS_PER_SECOND,
   parseDuration as goParseDuration,
-  parseRFC3339,
+  parseRFC3339WithOffset,
 } from "../go/time.ts";
 import { fn, globalFn, type Library, memberFn } from "./types.ts";
 
@@ -36,11 +36,14 @@ function conversionError(to: string): CelError {
 // ---------------------------------------------------------------------------------------------
 // Range checks and arithmetic.
 
-/** Builds a timestamp, failing as cel-go does when it falls outside years 0001-9999. */
-export function checkTimestamp(nanos: bigint): Timestamp {
+/**
+ * Builds a timestamp, failing as cel-go does when its instant falls outside years 0001-9999 (UTC),
+ * in the zone `offset` (seconds east of UTC) it keeps.
+ */
+export function checkTimestamp(nanos: bigint, offset = 0): Timestamp {
   const secs = floorDiv(nanos, NANOS_PER_SECOND);
   if (secs < MIN_TIMESTAMP_SECONDS || secs > MAX_TIMESTAMP_SECONDS) throw new CelError("timestamp overflow");
-  return new Timestamp(nanos);
+  return new Timestamp(nanos, offset);
 }
 
 /** Builds a duration; like Go's time.Duration it must fit in int64 nanoseconds. */
@@ -49,14 +52,15 @@ export function checkDuration(nanos: bigint): Duration {
   return new Duration(nanos);
 }
 
+/** `t + d`; Go's Time.Add keeps t's zone. */
 export function addTimestampDuration(t: Timestamp, d: Duration): Timestamp {
-  return checkTimestamp(t.nanos + d.nanos);
+  return checkTimestamp(t.nanos + d.nanos, t.offset);
 }
 
 export function subtractTimestampDuration(t: Timestamp, d: Duration): Timestamp {
   // cel-go negates the duration first, so negating the most negative duration overflows.
   checkDuration(-d.nanos);
-  return checkTimestamp(t.nanos - d.nanos);
+  return checkTimestamp(t.nanos - d.nanos, t.offset);
 }
 
 export function subtractTimestamps(a: Timestamp, b: Timestamp): Duration {
@@ -75,16 +79,22 @@ export function timestampFromSeconds(seconds: bigint): Timestamp {
 // ---------------------------------------------------------------------------------------------
 // Timestamps as text.
 
-/** Parses an RFC 3339 timestamp, as `timestamp("2024-01-02T03:04:05.5+01:00")` does. */
+/**
+ * Parses an RFC 3339 timestamp, as `timestamp("2024-01-02T03:04:05.5+01:00")` does, keeping the
+ * offset it was written with (cel-go's string_to_timestamp is time.Parse, whose result keeps it).
+ */
 export function parseTimestamp(text: string): Timestamp {
-  const nanos = parseRFC3339(text);
-  if (nanos === undefined) throw conversionError(TS);
-  return checkTimestamp(nanos);
+  const parsed = parseRFC3339WithOffset(text);
+  if (parsed === undefined) throw conversionError(TS);
+  return checkTimestamp(parsed.nanos, parsed.offset);
 }
 
-/** RFC 3339 in UTC with the fraction's trailing zeros dropped (Go's RFC3339Nano layout). */
+/**
+ * RFC 3339 in the timestamp's own zone with the fraction's trailing zeros dropped: cel-go's
+ * `string(t)` is t.Format(time.RFC3339Nano) (common/types/timestamp.go ConvertToType).
+ */
 export function formatTimestamp(t: Timestamp): string {
-  return formatRFC3339(t.nanos, "fewest");
+  return formatRFC3339(t.nanos, "fewest", t.offset);
 }
 
 // ---------------------------------------------------------------------------------------------

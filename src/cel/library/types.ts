@@ -64,8 +64,12 @@ export interface FunctionDecl {
 /** A named set of functions, on by default in the Kubernetes environment or only when asked for. */
 export interface Library {
   readonly name: string;
-  /** `kubernetes`: part of the API server's admission environment; `extra`: opt-in (cel.bind is a macro and handled elsewhere). */
-  readonly availability: "kubernetes" | "extra";
+  /**
+   * `kubernetes`: part of the API server's admission environment; `extra`: opt-in (cel.bind is a
+   * macro and handled elsewhere); `none`: in no environment, a version of a cel-go library newer
+   * than any Kubernetes release pins, kept beside its typed declaration (check/decls).
+   */
+  readonly availability: "kubernetes" | "extra" | "none";
   readonly functions: readonly FunctionDecl[];
 }
 

@@ -26,7 +26,11 @@ const TYPE_CONSTANTS: Readonly<Record<string, string>> = {
   optional_type: "optional_type",
 };
 
-/** Dotted type names usable as values, as in `type(ip('1.2.3.4')) == net.IP`. */
+/**
+ * Dotted type names usable as values, as in `type(ip('1.2.3.4')) == net.IP`: the types Kubernetes'
+ * libraries register (their Types(), with the names apiserver/pkg/cel declares: quantity.go, url.go,
+ * semver.go, format.go, ip.go, cidr.go, library/authz.go).
+ */
 const QUALIFIED_TYPES: ReadonlySet<string> = new Set([
   "google.protobuf.Duration",
   "google.protobuf.Timestamp",
@@ -36,6 +40,12 @@ const QUALIFIED_TYPES: ReadonlySet<string> = new Set([
   "kubernetes.URL",
   "kubernetes.Semver",
   "kubernetes.NamedFormat",
+  // apiserver/pkg/cel/library/authz.go's Types().
+  "kubernetes.authorization.Authorizer",
+  "kubernetes.authorization.PathCheck",
+  "kubernetes.authorization.GroupCheck",
+  "kubernetes.authorization.ResourceCheck",
+  "kubernetes.authorization.Decision",
 ]);
 
 // --- check -----------------------------------------------------------------------------------

@@ -43,7 +43,9 @@ function compareNumeric(a: bigint | number, b: bigint | number): number {
 }
 
 export function celEquals(a: CelValue, b: CelValue): boolean {
-  if (a === b) return typeof a !== "number" || !Number.isNaN(a);
+  // An object type's own Equal decides even against itself (Kubernetes' quantity arithmetic results
+  // equal nothing, library/quantity.ts).
+  if (a === b) return typeof a === "number" ? !Number.isNaN(a) : !(a instanceof CelObject) || a.equals(b);
   const ta = typeof a;
   const tb = typeof b;
   if (ta === "string" || tb === "string" || ta === "boolean" || tb === "boolean") return false;

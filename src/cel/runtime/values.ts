@@ -39,7 +39,16 @@ export class Duration {
 
 /** An instant in nanoseconds since the Unix epoch, between years 0001 and 9999. */
 export class Timestamp {
-  constructor(readonly nanos: bigint) {}
+  /**
+   * @param nanos the instant, nanoseconds since the Unix epoch
+   * @param offset the zone it was parsed in, seconds east of UTC: Go's time.Time keeps the
+   *   location time.Parse gave it, so `string()` prints it and arithmetic carries it; equality,
+   *   ordering and the accessors without a zone argument look at the instant (UTC) only
+   */
+  constructor(
+    readonly nanos: bigint,
+    readonly offset = 0,
+  ) {}
 }
 
 export class CelType {

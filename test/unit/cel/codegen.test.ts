@@ -212,6 +212,10 @@ const EXPRESSIONS = [
   "object.spec.containers.exists(c, c.ports.size() > 0) || object.spec.containers.exists(c, c.ports.size() > 0)",
   "object.metadata.labels.all(k, object.metadata.labels[k] == 'web' && object.metadata.labels[k].size() == 3)",
   "{'a': 1, 'b': {'c': 2}}.all(k, k == 'a' || {'a': 1, 'b': {'c': 2}}[k].c == 2)",
+  // Kubernetes' quantity library: sign is global, an add/sub result on the right of == equals nothing.
+  // The legacy string.format (strings v2) and a timestamp keeping its offset.
+  "'%s %f %e %d'.format([[1.5, 'a', {'k': timestamp('2011-08-18T19:03:37+01:00')}], 1234.5, -0.00012, 7])",
+  "[sign(quantity('-1m')), quantity('1').add(1) == quantity('2'), quantity('2') == quantity('1').add(1), quantity('2') in [quantity('2')]]",
 ];
 
 type Outcome =

@@ -3,7 +3,13 @@ import { test } from "node:test";
 import { celCompare, celEquals } from "../../../src/cel/runtime/equality.ts";
 import { QuantityValue, quantityLibrary } from "../../../src/cel/library/quantity.ts";
 import type { CelValue } from "../../../src/cel/runtime/values.ts";
-import { errorOf, evaluate, libraryHarness } from "../../helpers/library.ts";
+import {
+  errorInBothTiers,
+  errorOf,
+  evaluate,
+  libraryHarness,
+  valueInBothTiers,
+} from "../../helpers/library.ts";
 
 const { call, cost } = libraryHarness(quantityLibrary);
 
@@ -73,8 +79,13 @@ const canonical: readonly [input: string, printed: string][] = [
   ["9999999999999999999999999999999999999G", "9999999999999999999999999999999999999G"],
   ["+1k", "1k"],
   ["-000", "0"],
-  // The scanner accepts a lone suffix or sign as zero, whatever the library docs say.
+  // The scanner accepts a lone suffix or sign as zero, whatever the library docs say: apimachinery's
+  // parseQuantityString (resource/quantity.go) turns an empty numerator into "0" ("if we stripped all
+  // numerator positions, always return 0") and ParseQuantity then parses "0" with the suffix. The
+  // comment in apiserver's library/quantity.go claims `isQuantity('Mi')` is false; the code says true.
   ["Mi", "0"],
+  ["-Ki", "0"],
+  ["k", "0"],
   ["+", "0"],
 ];
 
@@ -127,6 +138,9 @@ test("isQuantity() is true exactly when quantity() succeeds", () => {
   for (const s of ["20Mo", "10Mm", "1,3G", "200K", "Three", ""]) assert.equal(isQ(s), false, s);
   for (const [input] of canonical) assert.equal(isQ(input), true, input);
   for (const [input] of invalid) assert.equal(isQ(input), false, input);
+  // apimachinery's scanner reads a lone suffix as zero (see "Mi" above), so it is a quantity.
+  assert.equal(valueInBothTiers(`isQuantity('Mi')`), true);
+  assert.equal(errorInBothTiers(`quantity('Three')`), FORMAT_WRONG);
 });
 
 // --- equality and ordering ---------------------------------------------------------------------------
@@ -278,6 +292,42 @@ test("sign is -1, 0 or 1", () => {
   ] as const) {
     assert.equal(call("sign", "quantity_sign", q(input)), want, input);
   }
+});
+
+// apiserver/pkg/cel/library/quantity.go declares sign with cel.Overload, not cel.MemberOverload.
+test("sign is a global function, sign(q), as Kubernetes declares it, not a method", () => {
+  assert.equal(valueInBothTiers(`sign(quantity("-1m"))`), -1n);
+  assert.equal(valueInBothTiers(`sign(quantity("5").sub(5))`), 0n);
+  assert.equal(valueInBothTiers(`[quantity("2Gi")].map(x, sign(x))`)?.toString(), "1");
+  const member = evaluate(`quantity("5").sign()`);
+  assert.ok(!member.ok, "the member form is not declared");
+});
+
+// apiserver/pkg/cel/quantity.go: Quantity.Equal asserts `other.(Quantity)`; library/quantity.go's add
+// and sub return `&apiservercel.Quantity{…}` (a pointer) where quantity() returns the struct. cel-go
+// asks `lhs.Equal(rhs)` (common/types/compare.go Equal), so an arithmetic result on the right of `==`
+// is never equal, whatever the amounts, while on the left it compares normally. Upstream is odd
+// here; celgate matches it, since a policy that passes on one must pass on the other.
+test("the quantity equality quirk: an add/sub result equals nothing when it is on the right", () => {
+  const cases: [string, boolean][] = [
+    [`quantity("50k").add(quantity("20")) == quantity("50.02k")`, true],
+    [`quantity("50k").sub(20) == quantity("49980")`, true],
+    [`quantity("50.02k") == quantity("50k").add(quantity("20"))`, false],
+    [`quantity("49980") == quantity("50k").sub(20)`, false],
+    [`quantity("1") == quantity("1").add(0)`, false],
+    [`quantity("1").add(0) == quantity("1").add(0)`, false],
+    [`quantity("1") != quantity("1").sub(0)`, true],
+    [`quantity("1").sub(0) != quantity("1")`, false],
+    // The same result on both sides is still a pointer on the right.
+    [`cel.bind(x, quantity("1").add(1), x == x)`, false],
+    [`cel.bind(x, quantity("2"), x == x)`, true],
+    // Lists compare element by element, left to right (common/types/list.go Equal).
+    [`[quantity("2")] == [quantity("1").add(1)]`, false],
+    [`[quantity("1").add(1)] == [quantity("2")]`, true],
+    // Comparisons and compareTo are not equality: they see the amounts.
+    [`quantity("2").compareTo(quantity("1").add(1)) == 0`, true],
+  ];
+  for (const [expr, want] of cases) assert.equal(valueInBothTiers(expr), want, expr);
 });
 
 test("parsing costs one traversal of the string", () => {

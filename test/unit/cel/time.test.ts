@@ -10,7 +10,7 @@ import {
   timeLibrary,
 } from "../../../src/cel/library/time.ts";
 import { type CelValue, Duration, Timestamp } from "../../../src/cel/runtime/values.ts";
-import { overloadsById, throwsCel } from "../../helpers/library.ts";
+import { evaluateBothTiers, overloadsById, throwsCel, valueInBothTiers } from "../../helpers/library.ts";
 
 // Conversions such as int64_to_timestamp live in the standard library.
 const { call } = overloadsById([timeLibrary, stdLibrary]);
@@ -117,15 +117,46 @@ test("malformed timestamps are conversion errors, out-of-range ones overflow", (
   );
 });
 
-test("timestamps print in UTC with the fraction trimmed", () => {
+// cel-go common/types/timestamp.go: string(t) is t.Format(time.RFC3339Nano), in the location
+// time.Parse gave t; Go writes a zero offset as "Z".
+test("timestamps print in the zone they were parsed in, with the fraction trimmed", () => {
   const cases: [string, string][] = [
     ["2009-02-13T23:31:30Z", "2009-02-13T23:31:30Z"],
-    ["2009-02-14T00:31:30.120+01:00", "2009-02-13T23:31:30.12Z"],
+    ["2009-02-14T00:31:30.120+01:00", "2009-02-14T00:31:30.12+01:00"],
+    ["2009-02-13T23:31:30-00:00", "2009-02-13T23:31:30Z"],
+    ["2009-02-13T23:31:30+00:00", "2009-02-13T23:31:30Z"],
+    ["2009-02-13T18:01:30-05:30", "2009-02-13T18:01:30-05:30"],
     ["9999-12-31T23:59:59.999999999Z", "9999-12-31T23:59:59.999999999Z"],
     ["0001-01-01T00:00:00.000000001Z", "0001-01-01T00:00:00.000000001Z"],
     ["1969-12-31T23:59:59.5Z", "1969-12-31T23:59:59.5Z"],
   ];
   for (const [input, out] of cases) assert.equal(formatTimestamp(ts(input)), out);
+});
+
+// cel-go common/types/timestamp.go: a Timestamp is a time.Time; Add and Subtract keep its location
+// (Time.Add), string() formats in it, and the accessors without a zone argument ask in UTC
+// (common/stdlib/standard.go passes utcTZ). Equality and ordering compare instants.
+test("a timestamp keeps its parsed offset through arithmetic; accessors without a zone use UTC", () => {
+  const cases: [string, CelValue][] = [
+    [`string(timestamp('2011-08-18T19:03:37.01+01:00'))`, "2011-08-18T19:03:37.01+01:00"],
+    [`string(timestamp('2011-08-18T19:03:37+01:00') + duration('1h'))`, "2011-08-18T20:03:37+01:00"],
+    [`string(duration('30m') + timestamp('2011-08-18T19:03:37-07:00'))`, "2011-08-18T19:33:37-07:00"],
+    [`string(timestamp('2011-08-18T00:30:00+01:00') - duration('1h'))`, "2011-08-17T23:30:00+01:00"],
+    [`string(timestamp(timestamp('2011-08-18T19:03:37+05:45')))`, "2011-08-18T19:03:37+05:45"],
+    // An int is seconds since the epoch, in UTC.
+    [`string(timestamp(0))`, "1970-01-01T00:00:00Z"],
+    [`timestamp('2011-08-18T19:03:37+01:00').getHours()`, 18n],
+    [`timestamp('2011-08-18T00:30:00+01:00').getDate()`, 17n],
+    [`timestamp('2011-08-18T00:30:00+01:00').getDate('+01:00')`, 18n],
+    [`timestamp('2011-08-18T19:03:37+01:00') == timestamp('2011-08-18T18:03:37Z')`, true],
+    [`timestamp('2011-08-18T19:03:37+01:00') - timestamp('2011-08-18T18:03:37Z')`, new Duration(0n)],
+    [`timestamp('2011-08-18T19:03:37+01:00') < timestamp('2011-08-18T18:30:00Z')`, true],
+  ];
+  for (const [expr, want] of cases) {
+    const got = valueInBothTiers(expr);
+    if (want instanceof Duration) assert.ok(got instanceof Duration && got.nanos === want.nanos, expr);
+    else assert.equal(got, want, expr);
+  }
 });
 
 test("civil calendar conversions round-trip", () => {
@@ -295,4 +326,32 @@ test("string() and int() of timestamps and durations", () => {
   assert.equal(call("timestamp_to_int64", ts("2009-02-13T23:31:30Z")), 1234567890n);
   assert.equal(call("timestamp_to_int64", ts("1969-12-31T23:59:59.5Z")), -1n);
   assert.equal(call("duration_to_int64", parseDuration("1.5s")), 1_500_000_000n);
+});
+
+// apiserver/pkg/admission/plugin/cel/filter.go objectToResolveVal: namespaceObject is the Namespace
+// through runtime.DefaultUnstructuredConverter.ToUnstructured, so metav1.Time fields arrive as RFC 3339
+// strings, whatever the declared Namespace type says (timestamps). At run time they are strings in
+// the API server, and so here: string() gives the text back, a timestamp comparison has no overload.
+test("namespaceObject's creationTimestamp is the string the API server passes, not a timestamp", () => {
+  const namespaceObject = {
+    metadata: { name: "ns", creationTimestamp: "2024-01-02T03:04:05Z" },
+    status: { conditions: [{ type: "X", lastTransitionTime: "2024-01-02T03:04:05Z" }] },
+  };
+  assert.equal(
+    valueInBothTiers("string(namespaceObject.metadata.creationTimestamp)", { namespaceObject }),
+    "2024-01-02T03:04:05Z",
+  );
+  assert.equal(
+    valueInBothTiers("type(namespaceObject.status.conditions[0].lastTransitionTime) == string", {
+      namespaceObject,
+    }),
+    true,
+  );
+  const o = evaluateBothTiers(
+    "namespaceObject.metadata.creationTimestamp < timestamp('2025-01-01T00:00:00Z')",
+    {
+      namespaceObject,
+    },
+  );
+  assert.ok(!o.ok);
 });

@@ -8,6 +8,7 @@ import { comprehensionsDecls } from "./comprehensions.ts";
 import { encodersDecls, mathDecls } from "./extras.ts";
 import {
   authzDecls,
+  authzSelectorsDecls,
   cidrDecls,
   formatDecls,
   ipDecls,
@@ -34,6 +35,7 @@ export const ALL_DECLS: readonly LibraryDecl[] = [
   regexDecls,
   kubernetesListsDecls,
   authzDecls,
+  authzSelectorsDecls,
   optionalDecls,
   quantityDecls,
   stringsDecls,
@@ -101,9 +103,6 @@ export const RUNTIME_ALIASES: Readonly<Record<string, readonly string[]>> = (() 
     list_max: comparable.map((t) => `list_${t}_max_${t}`),
     list_sort: sortable.map((t) => `list_${t}_sort`),
     list_sortByAssociatedKeys: sortable.map((t) => `list_${t}_sortByAssociatedKeys`),
-    // Kubernetes' group() returns a GroupCheck whose resource() makes the ResourceCheck; the
-    // runtime returns a ResourceCheck from group() and gives it resource().
-    resourcecheck_resource: ["groupcheck_resource"],
     ...extremes("max"),
     ...extremes("min"),
   };

@@ -67,6 +67,22 @@ export const authzDecls: LibraryDecl = {
   ],
 };
 
+/** authz.go's AuthzSelectors (Kubernetes 1.31+): selectors on a resource check. */
+export const authzSelectorsDecls: LibraryDecl = {
+  name: "kubernetes.authzSelectors",
+  kubernetes: "1.31",
+  functions: [
+    fn(
+      "fieldSelector",
+      member("authorizer_fieldselector", `${AUTHZ}.ResourceCheck.(string) -> ${AUTHZ}.ResourceCheck`),
+    ),
+    fn(
+      "labelSelector",
+      member("authorizer_labelselector", `${AUTHZ}.ResourceCheck.(string) -> ${AUTHZ}.ResourceCheck`),
+    ),
+  ],
+};
+
 const Q = "kubernetes.Quantity";
 
 export const quantityDecls: LibraryDecl = {

@@ -31,11 +31,10 @@ for (const lib of ALL_LIBRARIES)
     for (const o of f.overloads) runtime.set(o.id, { fn: f.name, member: o.member, arity: o.args.length });
 
 /**
- * Same overload id, different call style: Kubernetes declares `sign` as a global overload
- * (library/quantity.go: cel.Overload("quantity_sign", ...)), so `q.sign()` does not type-check in
- * the API server although its documentation shows it; the runtime has it as a member.
+ * Same overload id, different call style, with the upstream file that has it so. None now: the
+ * runtime's `sign` became global as library/quantity.go declares it (cel.Overload("quantity_sign")).
  */
-const STYLE_DIFFERENCES: ReadonlyMap<string, string> = new Map([["quantity_sign", "library/quantity.go"]]);
+const STYLE_DIFFERENCES: ReadonlyMap<string, string> = new Map<string, string>();
 
 /** Same overload, another function name: cel-go's internal names for what syntax/parse.ts expands. */
 const NAME_DIFFERENCES: ReadonlyMap<string, [string, string]> = new Map([
