@@ -45,8 +45,25 @@ interface SarSpec {
   readonly groups: readonly string[];
   readonly uid?: string;
   readonly extra?: Readonly<Record<string, readonly string[]>>;
-  readonly resourceAttributes?: Readonly<Record<string, string>>;
+  readonly resourceAttributes?: ResourceAttributes;
   readonly nonResourceAttributes?: Readonly<Record<string, string>>;
+}
+
+/**
+ * A SAR's resourceAttributes. Selectors go as written (`rawSelector`): the API server parses them
+ * into requirements for its authorizers as authz.go does for its own checks (fields.ParseSelector,
+ * labels.ParseToRequirements), a selector that does not parse included.
+ */
+interface ResourceAttributes {
+  readonly verb: string;
+  readonly version: "*";
+  readonly group?: string;
+  readonly resource?: string;
+  readonly subresource?: string;
+  readonly namespace?: string;
+  readonly name?: string;
+  readonly fieldSelector?: { readonly rawSelector: string };
+  readonly labelSelector?: { readonly rawSelector: string };
 }
 
 /** Why a check is being asked about: the answer the first, provisional evaluation sees. */
@@ -73,12 +90,17 @@ function specOf(a: AuthorizationAttributes, user: UserInfo | undefined): SarSpec
     ...(extra ? { extra } : {}),
   };
   if (a.path !== undefined) return { ...base, nonResourceAttributes: { path: a.path, verb: a.verb } };
-  const resourceAttributes: Record<string, string> = { verb: a.verb, version: "*" };
-  if (a.group) resourceAttributes.group = a.group;
-  if (a.resource) resourceAttributes.resource = a.resource;
-  if (a.subresource) resourceAttributes.subresource = a.subresource;
-  if (a.namespace) resourceAttributes.namespace = a.namespace;
-  if (a.name) resourceAttributes.name = a.name;
+  const resourceAttributes: ResourceAttributes = {
+    verb: a.verb,
+    version: "*",
+    ...(a.group ? { group: a.group } : {}),
+    ...(a.resource ? { resource: a.resource } : {}),
+    ...(a.subresource ? { subresource: a.subresource } : {}),
+    ...(a.namespace ? { namespace: a.namespace } : {}),
+    ...(a.name ? { name: a.name } : {}),
+    ...(a.fieldSelector ? { fieldSelector: { rawSelector: a.fieldSelector } } : {}),
+    ...(a.labelSelector ? { labelSelector: { rawSelector: a.labelSelector } } : {}),
+  };
   return { ...base, resourceAttributes };
 }
 

@@ -25,8 +25,21 @@ export interface SarAttributes {
   readonly groups: readonly string[];
   readonly uid?: string;
   readonly extra?: Record<string, readonly string[]>;
-  readonly resourceAttributes?: Record<string, string>;
+  readonly resourceAttributes?: SarResourceAttributes;
   readonly nonResourceAttributes?: Record<string, string>;
+}
+
+/** authorization/v1 ResourceAttributes: strings, and the selectors (v1.31+) as objects. */
+export interface SarResourceAttributes {
+  readonly verb?: string;
+  readonly version?: string;
+  readonly group?: string;
+  readonly resource?: string;
+  readonly subresource?: string;
+  readonly namespace?: string;
+  readonly name?: string;
+  readonly fieldSelector?: { readonly rawSelector?: string; readonly requirements?: unknown[] };
+  readonly labelSelector?: { readonly rawSelector?: string; readonly requirements?: unknown[] };
 }
 
 export interface SarStatus {

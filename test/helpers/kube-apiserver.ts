@@ -26,6 +26,7 @@ import {
   type KubeObject,
   type ResourceType,
   type SarAttributes,
+  type SarResourceAttributes,
   type SarStatus,
   status,
 } from "./kube-apiserver-types.ts";
@@ -521,7 +522,7 @@ export class KubeApiServer {
       ...(typeof spec.uid === "string" ? { uid: spec.uid } : {}),
       ...(spec.extra ? { extra: spec.extra as Record<string, string[]> } : {}),
       ...(spec.resourceAttributes
-        ? { resourceAttributes: spec.resourceAttributes as Record<string, string> }
+        ? { resourceAttributes: spec.resourceAttributes as SarResourceAttributes }
         : {}),
       ...(spec.nonResourceAttributes
         ? { nonResourceAttributes: spec.nonResourceAttributes as Record<string, string> }

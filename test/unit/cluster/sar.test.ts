@@ -120,3 +120,39 @@ void test("a review's budget: checks past it answer with an error and send nothi
   assert.equal(api.sarCalls, 2);
   assert.match(s.authorize(check("get", "c")).error ?? "", /already sent 2 SubjectAccessReviews/);
 });
+
+// authz.go (AuthzSelectors, Kubernetes 1.31+): a resource check's fieldSelector()/labelSelector()
+// reach the authorizer as selector requirements; a SAR carries them as authorization/v1
+// FieldSelectorAttributes/LabelSelectorAttributes, which the API server parses the same way.
+void test("a check's selectors go in the SAR as rawSelector, and checks that differ only in them are asked apart", async (t) => {
+  const api = await startKubeApiServer(t);
+  const seen: unknown[] = [];
+  api.authorize = (a) => {
+    seen.push(a.resourceAttributes);
+    return { allowed: a.resourceAttributes?.labelSelector?.rawSelector === "team=a" };
+  };
+  const reviewer = new SubjectAccessReviewer(await clientFor(t, api));
+  const s = reviewer.session(alice);
+  const selected = { ...check("list"), fieldSelector: "spec.nodeName=n1", labelSelector: "team=a" };
+  s.authorize(selected);
+  s.authorize(check("list"));
+  await s.resolve(far());
+  assert.equal(api.sarCalls, 2);
+  assert.equal(s.authorize(selected).decision, "allow");
+  assert.equal(s.authorize(check("list")).decision, "no-opinion");
+  assert.ok(
+    seen.some(
+      (r) =>
+        JSON.stringify(r) ===
+        JSON.stringify({
+          verb: "list",
+          version: "*",
+          resource: "pods",
+          namespace: "ns",
+          fieldSelector: { rawSelector: "spec.nodeName=n1" },
+          labelSelector: { rawSelector: "team=a" },
+        }),
+    ),
+    JSON.stringify(seen),
+  );
+});
