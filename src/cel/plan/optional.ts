@@ -1,11 +1,12 @@
 /**
  * Optional chains: `a.?b.?c`, `a.?b.c` (selecting through an optional keeps the chain optional),
- * and `chain.orValue(d)` / `chain.hasValue()` on one. A chain is evaluated raw, its value or ABSENT
+ * `chain.hasValue()` on one, and `x.orValue(d)` / `x.or(y)`, short-circuiting, on any receiver. A chain is evaluated raw, its value or ABSENT
  * for none (Compiled.raw), and wrapped in an Optional only where its value is used as one, so a
  * chain allocates no Optional per step. `m[?k]` is an optional chain too (plan/indexing.ts).
  */
 import { ABSENT, selectField } from "../runtime/access.ts";
 import { type CelValue, Optional } from "../runtime/values.ts";
+import type { Overload } from "../library/types.ts";
 import type { CallNode, SelectNode } from "../syntax/ast.ts";
 import { charge, pathTo } from "./emit.ts";
 import type { Emit, PlanGen } from "./helpers.ts";
@@ -127,12 +128,12 @@ function emitChain(g: PlanGen, chain: Chain, keepArray: boolean): string {
   return v;
 }
 
-// --- orValue and hasValue on a chain -------------------------------------------------------------
+// --- hasValue on a chain; or and orValue --------------------------------------------------------
 
 /**
- * `chain.orValue(d)` and `chain.hasValue()` on an optional chain read its raw value. Same order of
- * evaluation and the same cost as the library call: receiver, argument, then one unit for the call.
- * Undefined for any other call, or one the environment resolves otherwise.
+ * `chain.hasValue()` on an optional chain reads its raw value. Same order of evaluation and the
+ * same cost as the library call: receiver, then one unit for the call. Undefined for any other
+ * call, or one the environment resolves otherwise.
  */
 export function planOptionalAccessor(
   p: PlanContext,
@@ -143,39 +144,9 @@ export function planOptionalAccessor(
   const raw = target?.raw;
   if (!target || !raw) return undefined;
   const overloads = p.env.functions.get(e.fn);
-  if (e.fn === "orValue" && args.length === 2 && overloads?.some((o) => o.id === "optional_orValue_value"))
-    return planOrValue(e, target, raw, args[1] as Compiled);
   if (e.fn === "hasValue" && args.length === 1 && overloads?.some((o) => o.id === "optional_hasValue"))
     return planHasValue(target, raw);
   return undefined;
-}
-
-function planOrValue(e: CallNode, target: Compiled, raw: RawEval, dC: Compiled): Compiled {
-  const d = dC.ev;
-  const chain = target.chain;
-  const dE = e.args[0];
-  const emptyList = dE?.kind === "list" && dE.elements.length === 0;
-  const orDefault = (g: PlanGen, v: string): string => {
-    const dv = emitValue(g, dC);
-    g.line(`${charge(1)} if (${v} === ${g.h.ABSENT}) ${v} = ${dv};`);
-    return v;
-  };
-  return {
-    ev: (f) => {
-      const v = raw(f);
-      const dv = d(f);
-      f.st.addCost(1);
-      return v === ABSENT ? dv : v;
-    },
-    emit: (g) => orDefault(g, emitRawValue(g, target, raw)),
-    // Only over a default of `[]`, whose elements (none) the comprehension cannot convert by mistake.
-    ...(chain?.plain &&
-      emptyList && {
-        emitList: (g: PlanGen) => orDefault(g, emitChain(g, chain, true)),
-      }),
-    type: "dyn",
-    plain: chain?.plain === true && dC.plain === true,
-  };
 }
 
 function planHasValue(target: Compiled, raw: RawEval): Compiled {
@@ -192,5 +163,99 @@ function planHasValue(target: Compiled, raw: RawEval): Compiled {
       return t;
     },
     type: "bool",
+  };
+}
+
+/**
+ * `x.orValue(d)` and `x.or(y)` once the call's check has resolved them to the optional library's
+ * overloads, evaluated as cel-go v0.26 evaluates them (cel/library.go evalOptionalOrValue,
+ * evalOptionalOr, which decorateOptionalOr puts in place of the call): the receiver first; the
+ * argument only when the receiver is optional.none(); a receiver that is not an optional at all (a
+ * `dyn` value holding a map or a list) is the result unchanged. The decorated node is no call, so
+ * cel-go's cost tracker charges nothing for it: only its operands cost. Kubernetes keeps this
+ * behaviour up to 1.36 (cel-go v0.28 makes a non-optional receiver `no such overload`; Kyverno's
+ * OrValueCompatEnvOptions keeps the old one on purpose). Undefined for any other call.
+ */
+export function planOptionalOr(
+  e: CallNode | undefined,
+  args: readonly Compiled[],
+  candidates: readonly Overload[],
+): Compiled | undefined {
+  const only = candidates.length === 1 ? candidates[0]?.id : undefined;
+  const [target, other] = args;
+  if (target === undefined || other === undefined || args.length !== 2) return undefined;
+  if (only === "optional_orValue_value") {
+    const dE = e?.args[0];
+    return planOrValue(target, other, dE?.kind === "list" && dE.elements.length === 0);
+  }
+  if (only === "optional_or_optional") return planOr(target, other);
+  return undefined;
+}
+
+function planOrValue(target: Compiled, dC: Compiled, emptyListDefault: boolean): Compiled {
+  const d = dC.ev;
+  const raw = target.raw;
+  const chain = target.chain;
+  if (raw !== undefined) {
+    // On an optional chain: its raw value, ABSENT for none.
+    const orDefault = (g: PlanGen, v: string): string => {
+      g.line(`if (${v} === ${g.h.ABSENT}) {`);
+      const dv = emitValue(g, dC);
+      g.line(`${v} = ${dv}; }`);
+      return v;
+    };
+    return {
+      ev: (f) => {
+        const v = raw(f);
+        return v === ABSENT ? d(f) : v;
+      },
+      emit: (g) => orDefault(g, emitRawValue(g, target, raw)),
+      // Only over a default of `[]`, whose elements (none) the comprehension cannot convert by mistake.
+      ...(chain?.plain &&
+        emptyListDefault && {
+          emitList: (g: PlanGen) => orDefault(g, emitChain(g, chain, true)),
+        }),
+      type: "dyn",
+      plain: chain?.plain === true && dC.plain === true,
+    };
+  }
+  const x = target.ev;
+  return {
+    ev: (f) => {
+      const v = x(f);
+      if (!(v instanceof Optional)) return v;
+      return v.hasValue() ? v.value() : d(f);
+    },
+    emit: (g) => {
+      const v = emitValue(g, target);
+      const t = g.temp();
+      g.line(`if (${v} instanceof ${g.h.Optional}) { if (${v}.hasValue()) ${t} = ${v}.value(); else {`);
+      const dv = emitValue(g, dC);
+      g.line(`${t} = ${dv}; } } else ${t} = ${v};`);
+      return t;
+    },
+    type: "dyn",
+    // A plain receiver is never an Optional: it is the result, and the default is not evaluated.
+    plain: target.plain === true,
+  };
+}
+
+function planOr(target: Compiled, other: Compiled): Compiled {
+  const x = target.ev;
+  const y = other.ev;
+  return {
+    ev: (f) => {
+      const v = x(f);
+      return v instanceof Optional && !v.hasValue() ? y(f) : v;
+    },
+    emit: (g) => {
+      const v = emitValue(g, target);
+      const t = g.temp();
+      g.line(`if (${v} instanceof ${g.h.Optional} && !${v}.hasValue()) {`);
+      const o = emitValue(g, other);
+      g.line(`${t} = ${o}; } else ${t} = ${v};`);
+      return t;
+    },
+    type: "optional_type",
   };
 }
