@@ -222,7 +222,7 @@ function join(list: CelList, sep = ""): string {
 }
 
 /** A value as Go's %v would print it in an error message, as near as we can tell. */
-function describe(v: CelValue): string {
+export function describe(v: CelValue): string {
   try {
     return formatString(v);
   } catch {

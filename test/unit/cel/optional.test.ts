@@ -67,3 +67,35 @@ test("orValue and or cost nothing themselves, only their operands (cel-go interp
   assert.equal(inBothTiers("object.?spec.?nothing.orValue(size('ab'))", { object }).cost, chain + 1);
   assert.equal(inBothTiers("object.spec.replicas.orValue(size('ab'))", { object }).cost, chain);
 });
+
+// cel-go cel/library.go, optionalLib.CompileOptions `if lib.version >= 2` (cel-go v0.23, so
+// Kubernetes 1.33 and later, which enable cel.OptionalTypes() without a version).
+test("first and last give an optional of the list's end element, none for an empty list (cel-go cel/library.go list_first/list_last)", () => {
+  assert.equal(canonOurs(valueInBothTiers("[1, 2, 3].first()")), canonOurs(Optional.of(1n)));
+  assert.equal(canonOurs(valueInBothTiers("[1, 2, 3].last()")), canonOurs(Optional.of(3n)));
+  assert.equal(canonOurs(valueInBothTiers("[].first()")), canonOurs(Optional.none));
+  assert.equal(canonOurs(valueInBothTiers("[].last()")), canonOurs(Optional.none));
+  assert.equal(valueInBothTiers("object.spec.containers.last().?name.orValue('')", { object }), "b");
+  assert.equal(valueInBothTiers("object.spec.containers.first().hasValue()", { object }), true);
+  // A call with no cost of its own in Kubernetes' library/cost.go: the base 1.
+  assert.equal(inBothTiers("[1].first()").cost, 1 + inBothTiers("[1]").cost);
+});
+
+test("optional.unwrap and unwrapOpt keep the present values of a list of optionals (cel-go cel/library.go optUnwrap)", () => {
+  assert.equal(
+    canonOurs(valueInBothTiers("optional.unwrap([optional.of(1), optional.none(), optional.of(3)])")),
+    canonOurs(toCel([1, 3])),
+  );
+  assert.equal(
+    canonOurs(valueInBothTiers("[optional.none(), optional.of('a')].unwrapOpt()")),
+    canonOurs(toCel(["a"])),
+  );
+  assert.equal(canonOurs(valueInBothTiers("[optional.none()].unwrapOpt()")), canonOurs(toCel([])));
+  assert.equal(
+    valueInBothTiers("object.spec.containers.map(c, c.?volumeMounts).unwrapOpt().size()", { object }),
+    1n,
+  );
+  // optUnwrap: `value %v is not optional` for an element of a dyn list that is no optional.
+  assert.equal(errorInBothTiers("dyn([optional.of(1), 2]).unwrapOpt()"), "value 2 is not optional");
+  assert.equal(errorInBothTiers("optional.unwrap(dyn(['a']))"), "value a is not optional");
+});

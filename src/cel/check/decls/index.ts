@@ -19,7 +19,7 @@ import {
 } from "./kubernetes.ts";
 import { celListsDecls, kubernetesListsDecls } from "./lists.ts";
 import type { LibraryDecl, OverloadDecl } from "./model.ts";
-import { optionalDecls } from "./optional.ts";
+import { optionalDecls, optionalV2Decls } from "./optional.ts";
 import { setsDecls } from "./sets.ts";
 import { stdDecls } from "./std.ts";
 import { stringsDecls, stringsV2Decls, stringsV3Decls } from "./strings.ts";
@@ -35,6 +35,7 @@ export const ALL_DECLS: readonly LibraryDecl[] = [
   kubernetesListsDecls,
   authzDecls,
   optionalDecls,
+  optionalV2Decls,
   quantityDecls,
   stringsDecls,
   stringsV2Decls,
