@@ -20,6 +20,7 @@ import {
   isPlainMap,
   type JsonMap,
   mapEntries,
+  noSuchOverload,
   Optional,
   Timestamp,
   UInt,
@@ -152,7 +153,7 @@ export const internalLibrary: Library = {
           }
           if (c instanceof CelMap) return c.has(x);
           if (isPlainMap(c)) return typeof x === "string" && Object.hasOwn(c, x);
-          throw new CelError(`found no matching overload for '@in' applied to '(dyn, dyn)'`);
+          throw noSuchOverload("@in", [x, c]);
         },
         // cel-go charges a list membership test one unit per element (beyond the call's base cost).
         (_x: CelValue, c: CelValue) => (Array.isArray(c) ? Math.max(0, c.length - 1) : 0),

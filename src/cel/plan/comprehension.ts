@@ -231,7 +231,7 @@ function emitAllExists(
   g.line(`} catch (err) { ${rethrowLimits(g)} if (${held} === undefined) ${held} = err; continue ${loop}; }`);
   g.line(`if (${p} === ${decisive}) ${res} = ${decisive};`);
   g.line(
-    `else if (typeof ${p} !== "boolean" && ${held} === undefined) ${held} = ${g.h.errorAt}(${g.h.noSuchOverload}("${decisive ? "_||_" : "_&&_"}", [${!decisive}, ${p}]), ${l.node.loopStep.id});`,
+    `else if (typeof ${p} !== "boolean" && ${held} === undefined) ${held} = ${g.h.errorAt}(${g.h.noSuchOverloadBare}(), ${l.node.loopStep.id});`,
   );
   g.line("}");
   g.line(`if (${res} !== ${decisive} && ${held} !== undefined) throw ${held};`);
