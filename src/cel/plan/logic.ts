@@ -87,15 +87,16 @@ export function planAndOr(p: PlanContext, e: CallNode, args: readonly Compiled[]
 }
 
 /** `!_`. */
-export function planNot(_p: PlanContext, _e: CallNode, args: readonly Compiled[]): Compiled {
+export function planNot(_p: PlanContext, e: CallNode, args: readonly Compiled[]): Compiled {
   const operand = args[0] as Compiled;
   const x = operand.ev;
+  const id = e.id;
   return {
-    ev: (f) => !asBool(x(f), "!_"),
+    ev: (f) => !asBool(x(f), "!_", id),
     emit: (g) => {
       const v = emitValue(g, operand);
       const t = g.temp();
-      g.line(`${t} = !${g.h.asBool}(${v}, "!_");`);
+      g.line(`${t} = !${g.h.asBool}(${v}, "!_", ${id});`);
       return t;
     },
     type: "bool",

@@ -128,7 +128,7 @@ function goValue(key: CelValue): string {
 }
 
 /** The operand of `!_` (and other operators that take only a bool): a bool, or no matching overload. */
-export function asBool(v: CelValue, fn: string): boolean {
-  if (typeof v !== "boolean") throw noSuchOverload(fn, [v]);
+export function asBool(v: CelValue, fn: string, id: number): boolean {
+  if (typeof v !== "boolean") withPosition(noSuchOverload(fn, [v]), id);
   return v;
 }
