@@ -2,7 +2,7 @@
  * Optional values (cel-go's OptionalTypes, which Kubernetes enables): constructors and accessors.
  * The `a.?b`, `m[?k]`, `[?x]` and `{?k: v}` syntax and the `optMap`/`optFlatMap` macros are
  * handled by syntax/parse.ts and the planner; these are the functions they and users call. `or`
- * and `orValue` are declared here but evaluated by the planner (plan/optional.ts planOptionalOr),
+ * and `orValue` are declared here but evaluated by the planner (plan/optional.ts planOptionalAccessor),
  * as cel-go evaluates them: short-circuiting, and passing a non-optional receiver through.
  *
  * Kubernetes enables the library without a version (`cel.OptionalTypes()`), so it gets the newest

@@ -1,7 +1,7 @@
 /**
  * Calls: which planner a call goes to (an operator with its own rules, membership in a constant
- * list, a namespaced function, hasValue on an optional chain, `matches` with a constant pattern,
- * `or`/`orValue`, or overload dispatch), and the flat check of an ordinary call: the overloads its name,
+ * list, a namespaced function, orValue/hasValue on an optional chain, `matches` with a constant
+ * pattern, or overload dispatch), and the flat check of an ordinary call: the overloads its name,
  * form (global or member), arity and argument types admit, and its result type.
  */
 import type { CelEnvironment } from "../env/environment.ts";
@@ -18,7 +18,7 @@ import { planAndOr, planNot, planNotStrictlyFalse } from "./logic.ts";
 import { planConstantMatches } from "./matches.ts";
 import { planMembership } from "./membership.ts";
 import { type Compiled, compatible, failingNode, type PlanContext } from "./node.ts";
-import { planOptionalAccessor, planOptionalOr } from "./optional.ts";
+import { planOptionalAccessor } from "./optional.ts";
 
 /** Plans an operator call whose arguments are planned already. */
 type OperatorPlanner = (p: PlanContext, e: CallNode, args: readonly Compiled[]) => Compiled;
@@ -101,7 +101,7 @@ export function planCall(p: PlanContext, e: CallNode): Compiled {
   return (
     planOptionalAccessor(p, e, args) ??
     planConstantMatches(p, e, args) ??
-    planFunction(p, e.fn, e.id, args, e.target !== undefined, e)
+    planFunction(p, e.fn, e.id, args, e.target !== undefined)
   );
 }
 
@@ -126,17 +126,13 @@ function planNamespaced(p: PlanContext, e: CallNode): Compiled | undefined {
   );
 }
 
-/**
- * An ordinary call: checked against the environment's overloads, then dispatched among them, or
- * evaluated as cel-go's decorator evaluates `or`/`orValue` (plan/optional.ts planOptionalOr).
- */
+/** An ordinary call: checked against the environment's overloads, then dispatched among them. */
 function planFunction(
   p: PlanContext,
   name: string,
   id: number,
   args: readonly Compiled[],
   member: boolean,
-  e?: CallNode,
 ): Compiled {
   const r = resolveCall(
     p.env,
@@ -148,5 +144,5 @@ function planFunction(
     p.problem("PE_CEL_UNKNOWN_FUNCTION", r.problem, id);
     return failingNode(r.error);
   }
-  return planOptionalOr(e, args, r.candidates) ?? planDispatch(name, id, args, r.candidates, r.type);
+  return planDispatch(name, id, args, r.candidates, r.type);
 }

@@ -1,12 +1,12 @@
 /**
  * Optional chains: `a.?b.?c`, `a.?b.c` (selecting through an optional keeps the chain optional),
- * `chain.hasValue()` on one, and `x.orValue(d)` / `x.or(y)`, short-circuiting, on any receiver. A chain is evaluated raw, its value or ABSENT
- * for none (Compiled.raw), and wrapped in an Optional only where its value is used as one, so a
- * chain allocates no Optional per step. `m[?k]` is an optional chain too (plan/indexing.ts).
+ * `chain.hasValue()` on one, and `x.orValue(d)` / `x.or(y)`, short-circuiting, on any receiver. A
+ * chain is evaluated raw, its value or ABSENT for none (Compiled.raw), and wrapped in an Optional
+ * only where its value is used as one, so a chain allocates no Optional per step. `m[?k]` is an
+ * optional chain too (plan/indexing.ts).
  */
 import { ABSENT, selectField } from "../runtime/access.ts";
 import { type CelValue, Optional } from "../runtime/values.ts";
-import type { Overload } from "../library/types.ts";
 import type { CallNode, SelectNode } from "../syntax/ast.ts";
 import { charge, pathTo } from "./emit.ts";
 import type { Emit, PlanGen } from "./helpers.ts";
@@ -14,6 +14,7 @@ import { emitFieldRead, emitPlainRead } from "./json-read.ts";
 import {
   type Chain,
   type Compiled,
+  compatible,
   type Eval,
   emitRawValue,
   emitValue,
@@ -131,9 +132,10 @@ function emitChain(g: PlanGen, chain: Chain, keepArray: boolean): string {
 // --- hasValue on a chain; or and orValue --------------------------------------------------------
 
 /**
- * `chain.hasValue()` on an optional chain reads its raw value. Same order of evaluation and the
- * same cost as the library call: receiver, then one unit for the call. Undefined for any other
- * call, or one the environment resolves otherwise.
+ * `chain.hasValue()` on an optional chain reads its raw value, with the same order of evaluation and
+ * the same cost as the library call: receiver, then one unit for the call. `x.orValue(d)` and
+ * `x.or(y)` on any receiver the optional library's overloads admit are planned as cel-go evaluates
+ * them (planOrValue, planOr). Undefined for any other call, or one the environment resolves otherwise.
  */
 export function planOptionalAccessor(
   p: PlanContext,
@@ -141,10 +143,20 @@ export function planOptionalAccessor(
   args: readonly Compiled[],
 ): Compiled | undefined {
   const target = e.target ? args[0] : undefined;
-  const raw = target?.raw;
-  if (!target || !raw) return undefined;
+  if (!target) return undefined;
   const overloads = p.env.functions.get(e.fn);
-  if (e.fn === "hasValue" && args.length === 1 && overloads?.some((o) => o.id === "optional_hasValue"))
+  const declares = (id: string) => overloads?.some((o) => o.id === id) === true;
+  const other = args[1];
+  if (args.length === 2 && other !== undefined && compatible(target.type, "optional_type")) {
+    if (e.fn === "orValue" && declares("optional_orValue_value")) {
+      const d = e.args[0];
+      return planOrValue(target, other, d?.kind === "list" && d.elements.length === 0);
+    }
+    if (e.fn === "or" && declares("optional_or_optional") && compatible(other.type, "optional_type"))
+      return planOr(target, other);
+  }
+  const raw = target.raw;
+  if (raw && e.fn === "hasValue" && args.length === 1 && declares("optional_hasValue"))
     return planHasValue(target, raw);
   return undefined;
 }
@@ -167,31 +179,15 @@ function planHasValue(target: Compiled, raw: RawEval): Compiled {
 }
 
 /**
- * `x.orValue(d)` and `x.or(y)` once the call's check has resolved them to the optional library's
- * overloads, evaluated as cel-go v0.26 evaluates them (cel/library.go evalOptionalOrValue,
- * evalOptionalOr, which decorateOptionalOr puts in place of the call): the receiver first; the
- * argument only when the receiver is optional.none(); a receiver that is not an optional at all (a
- * `dyn` value holding a map or a list) is the result unchanged. The decorated node is no call, so
- * cel-go's cost tracker charges nothing for it: only its operands cost. Kubernetes keeps this
- * behaviour up to 1.36 (cel-go v0.28 makes a non-optional receiver `no such overload`; Kyverno's
- * OrValueCompatEnvOptions keeps the old one on purpose). Undefined for any other call.
+ * `x.orValue(d)` and `x.or(y)`, evaluated as cel-go v0.26 evaluates them (cel/library.go
+ * evalOptionalOrValue, evalOptionalOr, which decorateOptionalOr puts in place of a call the checker
+ * resolved to optional_orValue_value / optional_or_optional): the receiver first; the argument only
+ * when the receiver is optional.none(); a receiver that is not an optional at all (a `dyn` value
+ * holding a map or a list) is the result unchanged. The decorated node is no call, so cel-go's cost
+ * tracker charges nothing for it: only its operands cost. Kubernetes keeps this behaviour up to 1.36
+ * (cel-go v0.28 makes a non-optional receiver `no such overload`; Kyverno's OrValueCompatEnvOptions
+ * keeps the old one on purpose).
  */
-export function planOptionalOr(
-  e: CallNode | undefined,
-  args: readonly Compiled[],
-  candidates: readonly Overload[],
-): Compiled | undefined {
-  const only = candidates.length === 1 ? candidates[0]?.id : undefined;
-  const [target, other] = args;
-  if (target === undefined || other === undefined || args.length !== 2) return undefined;
-  if (only === "optional_orValue_value") {
-    const dE = e?.args[0];
-    return planOrValue(target, other, dE?.kind === "list" && dE.elements.length === 0);
-  }
-  if (only === "optional_or_optional") return planOr(target, other);
-  return undefined;
-}
-
 function planOrValue(target: Compiled, dC: Compiled, emptyListDefault: boolean): Compiled {
   const d = dC.ev;
   const raw = target.raw;

@@ -528,17 +528,12 @@ class Converter {
 const BINARY_OPERATOR = /^_[^_]+_$/;
 
 /**
- * @bufbuild/cel places a binary operator's node at the end of its left operand, and a unary `!` or
- * `-` where its expression starts, often a space; cel-go (and so kubectl) puts the caret on the
- * operator itself (parser/parser.go, the operator's token). Moves those offsets forward.
+ * @bufbuild/cel places a binary operator's node at the end of its left operand, often a space;
+ * cel-go (and so kubectl) puts the caret on the operator itself. Moves those offsets forward.
  */
 function pointAtOperators(e: Expr, text: string, offsets: Map<number, number>): void {
   const walk = (x: Expr): void => {
-    if (
-      x.kind === "call" &&
-      !x.target &&
-      ((BINARY_OPERATOR.test(x.fn) && x.fn !== "_[_]" && x.fn !== "_[?_]") || x.fn === "!_" || x.fn === "-_")
-    ) {
+    if (x.kind === "call" && !x.target && BINARY_OPERATOR.test(x.fn) && x.fn !== "_[_]" && x.fn !== "_[?_]") {
       let at = offsets.get(x.id);
       if (at !== undefined) {
         while (at < text.length && /\s/.test(text[at] as string)) at++;
