@@ -1,21 +1,31 @@
 /**
  * Optional values (cel-go's OptionalTypes, which Kubernetes enables): constructors and accessors.
  * The `a.?b`, `m[?k]`, `[?x]` and `{?k: v}` syntax and the `optMap`/`optFlatMap` macros are
- * handled by syntax/parse.ts and the planner; these are the functions they and users call.
+ * handled by syntax/parse.ts and the planner; these are the functions they and users call. `or`
+ * and `orValue` are declared here but evaluated by the planner (plan/optional.ts planOptionalAccessor),
+ * as cel-go evaluates them: short-circuiting, and passing a non-optional receiver through.
+ *
+ * Kubernetes enables the library without a version (`cel.OptionalTypes()`), so it gets the newest
+ * of the cel-go it ships: version 2 since cel-go v0.23 (Kubernetes 1.33), which adds `first`,
+ * `last`, `optional.unwrap` and `unwrapOpt` on lists. None has a cost of its own in Kubernetes'
+ * library/cost.go or cel-go's runtimecost.go, so each costs the base 1 of a call.
  */
 import { celEquals } from "../runtime/equality.ts";
 import {
   CelError,
   CelMap,
+  type CelList,
   type CelValue,
   Duration,
   isPlainMap,
   type JsonMap,
   mapEntries,
+  noSuchOverload,
   Optional,
   Timestamp,
   UInt,
 } from "../runtime/values.ts";
+import { describe } from "./strings.ts";
 import { fn, globalFn, type Library, memberFn } from "./types.ts";
 
 /** Whether a value is its type's zero value, for `optional.ofNonZeroValue`. */
@@ -27,6 +37,19 @@ function isZero(v: CelValue): boolean {
   if (isPlainMap(v)) return Object.keys(v).length === 0;
   if (v instanceof Duration || v instanceof Timestamp) return v.nanos === 0n;
   return false;
+}
+
+/**
+ * The present values of a list of optionals (cel-go cel/library.go optUnwrap); an element that is
+ * not an optional at all (a `dyn` list) is an error with Go's %v of the element.
+ */
+function unwrap(list: CelList): CelList {
+  const out: CelValue[] = [];
+  for (const e of list) {
+    if (!(e instanceof Optional)) throw new CelError(`value ${describe(e)} is not optional`);
+    if (e.hasValue()) out.push(e.value());
+  }
+  return out;
 }
 
 export const optionalLibrary: Library = {
@@ -70,6 +93,21 @@ export const optionalLibrary: Library = {
         (o: Optional, other: Optional) => (o.hasValue() ? o : other),
       ),
     ),
+    // Version 2 (cel-go v0.23, Kubernetes 1.33).
+    fn(
+      "first",
+      memberFn("list_first", ["list"], "optional_type", (l: CelList) =>
+        l.length === 0 ? Optional.none : Optional.of(l[0] as CelValue),
+      ),
+    ),
+    fn(
+      "last",
+      memberFn("list_last", ["list"], "optional_type", (l: CelList) =>
+        l.length === 0 ? Optional.none : Optional.of(l[l.length - 1] as CelValue),
+      ),
+    ),
+    fn("optional.unwrap", globalFn("optional_unwrap", ["list"], "list", unwrap)),
+    fn("unwrapOpt", memberFn("optional_unwrapOpt", ["list"], "list", unwrap)),
   ],
 };
 
@@ -115,7 +153,7 @@ export const internalLibrary: Library = {
           }
           if (c instanceof CelMap) return c.has(x);
           if (isPlainMap(c)) return typeof x === "string" && Object.hasOwn(c, x);
-          throw new CelError(`found no matching overload for '@in' applied to '(dyn, dyn)'`);
+          throw noSuchOverload("@in", [x, c]);
         },
         // cel-go charges a list membership test one unit per element (beyond the call's base cost).
         (_x: CelValue, c: CelValue) => (Array.isArray(c) ? Math.max(0, c.length - 1) : 0),

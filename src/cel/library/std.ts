@@ -24,6 +24,7 @@ import {
   typeName,
   UInt,
 } from "../runtime/values.ts";
+import { checkBuiltSize } from "../runtime/built-size.ts";
 import { codePointLength } from "../runtime/code-points.ts";
 import { celCompare } from "../runtime/equality.ts";
 import { formatFloat, parseBool, parseFloat64, parseInt64, parseUint64 } from "../go/strconv.ts";
@@ -66,6 +67,7 @@ function costSize(v: string | Uint8Array): number {
  * slower for short lists (every Pod policy's "all containers" list is such a sum).
  */
 function concatLists(a: readonly CelValue[], b: readonly CelValue[]): CelValue[] {
+  checkBuiltSize(a.length + b.length, "list");
   const out = new Array<CelValue>(a.length + b.length);
   for (let i = 0; i < a.length; i++) out[i] = a[i] as CelValue;
   for (let i = 0; i < b.length; i++) out[a.length + i] = b[i] as CelValue;
@@ -195,6 +197,7 @@ function bytesToString(b: Uint8Array): string {
 }
 
 function concatBytes(a: Uint8Array, b: Uint8Array): Uint8Array {
+  checkBuiltSize(a.length + b.length, "bytes");
   const out = new Uint8Array(a.length + b.length);
   out.set(a, 0);
   out.set(b, a.length);
@@ -278,7 +281,10 @@ export const stdLibrary: Library = {
         "add_string",
         ["string", "string"],
         "string",
-        (a: string, b: string) => a + b,
+        (a: string, b: string) => {
+          checkBuiltSize(a.length + b.length, "string");
+          return a + b;
+        },
         (a: string, b: string) => stringConcatCost(codePointLength(a) + codePointLength(b)),
       ),
       globalFn(

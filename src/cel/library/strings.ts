@@ -12,6 +12,8 @@
  * suite still expects the older error); the one-argument forms never fail (`''.lastIndexOf('@@')`
  * is -1). `format` lives in string-format.ts.
  */
+import { checkBuiltSize } from "../runtime/built-size.ts";
+import { codePointLength } from "../runtime/code-points.ts";
 import { CelError, type CelList, type CelValue, isMap, mapEntries, typeName } from "../runtime/values.ts";
 import { quoteWith } from "../go/quote.ts";
 import { format, formatString } from "./string-format.ts";
@@ -124,6 +126,7 @@ function limitOf(n: bigint | undefined): number {
 function replace(s: string, old: string, repl: string, n?: bigint): string {
   let left = limitOf(n);
   if (left === 0 || old === repl) return s;
+  if (repl.length > old.length) checkBuiltSize(replacedSize(s, old, repl, left), "string");
   let out = "";
   if (old === "") {
     for (const ch of s) {
@@ -144,6 +147,17 @@ function replace(s: string, old: string, repl: string, n?: bigint): string {
     left--;
   }
   return out + s.slice(from);
+}
+
+/**
+ * The length of `replace(s, old, repl)` with at most `limit` replacements, counted before it is
+ * built: Kubernetes charges replace by its input alone, whatever the replacement makes of it.
+ */
+function replacedSize(s: string, old: string, repl: string, limit: number): number {
+  let count = 0;
+  if (old === "") count = Math.min(limit, codePointLength(s) + 1);
+  else for (let at = s.indexOf(old); at >= 0 && count < limit; at = s.indexOf(old, at + old.length)) count++;
+  return s.length + count * (repl.length - old.length);
 }
 
 /** Go's strings.SplitN: an empty separator splits into code points; n limits the parts. */
@@ -213,6 +227,9 @@ function reverse(s: string): string {
 }
 
 function join(list: CelList, sep = ""): string {
+  let size = list.length > 0 ? (list.length - 1) * sep.length : 0;
+  for (const elem of list) if (typeof elem === "string") size += elem.length;
+  checkBuiltSize(size, "string");
   let out = "";
   list.forEach((elem, i) => {
     if (typeof elem !== "string") throw new CelError(`join: invalid input: ${describe(elem)}`);
@@ -222,7 +239,7 @@ function join(list: CelList, sep = ""): string {
 }
 
 /** A value as Go's %v would print it in an error message, as near as we can tell. */
-function describe(v: CelValue): string {
+export function describe(v: CelValue): string {
   try {
     return formatString(v);
   } catch {
@@ -376,10 +393,21 @@ export const stringsLibrary: Library = {
         joinCost,
       ),
     ),
-    fn("format", memberFn("string_format", ["string", "list"], "string", format, formatCost)),
+    fn("format", memberFn("string_format", ["string", "list"], "string", checkedFormat, formatCost)),
     fn("strings.quote", globalFn("strings_quote", ["string"], "string", quote, receiverCost)),
   ],
 };
+
+/**
+ * `format` with celgate's size limit (runtime/built-size.ts) on its result. Checked once the result
+ * is made, unlike the other builders: what each argument prints as is known only then. The result
+ * is at most the sum of the arguments' renderings, and each argument is within the limit already.
+ */
+function checkedFormat(f: string, args: CelList): string {
+  const out = format(f, args);
+  checkBuiltSize(out.length, "string");
+  return out;
+}
 
 /**
  * Version 3 of the strings extension adds `reverse`, which no Kubernetes release has: kept as a

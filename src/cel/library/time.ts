@@ -263,7 +263,10 @@ export const timeLibrary: Library = {
     fn(
       "duration",
       globalFn("duration_to_duration", [DUR], DUR, (d: Duration) => d),
-      globalFn("int64_to_duration", ["int"], DUR, (n: bigint) => new Duration(n)),
+      // Declared, but cel-go's Int.ConvertToType has no case for a duration (common/types/int.go).
+      globalFn("int64_to_duration", ["int"], DUR, (): never => {
+        throw new CelError(`type conversion error from 'int' to '${DUR}'`);
+      }),
       globalFn("string_to_duration", ["string"], DUR, (s: string) => parseDuration(s)),
     ),
     fn(

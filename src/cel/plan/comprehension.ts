@@ -164,7 +164,7 @@ function loopClosure(l: Loop): Eval {
         }
       }
     } else {
-      return withPosition(rangeError(r), id);
+      return withPosition(rangeError(r, two), id);
     }
     return result(f);
   };
@@ -195,7 +195,7 @@ function emitLoop(g: PlanGen, l: Loop): string {
       : `${slot} = ${r}[${i}];`;
   g.line(`${keys} = undefined;`);
   g.line(
-    `if (!Array.isArray(${r})) { if (${r} instanceof ${g.h.CelMap} || ${g.h.isPlainMap}(${r})) ${keys} = [...${g.h.mapKeys}(${r})]; else ${g.h.withPosition}(${g.h.rangeError}(${r}), ${l.node.id}); }`,
+    `if (!Array.isArray(${r})) { if (${r} instanceof ${g.h.CelMap} || ${g.h.isPlainMap}(${r})) ${keys} = [...${g.h.mapKeys}(${r})]; else ${g.h.withPosition}(${g.h.rangeError}(${r}, ${two}), ${l.node.id}); }`,
   );
   g.line(`${loop}: for (${i} = 0; ${i} < (${keys} === undefined ? ${r}.length : ${keys}.length); ${i}++) {`);
   g.line(`st.tick(); ${charge(1)}`);
@@ -231,7 +231,7 @@ function emitAllExists(
   g.line(`} catch (err) { ${rethrowLimits(g)} if (${held} === undefined) ${held} = err; continue ${loop}; }`);
   g.line(`if (${p} === ${decisive}) ${res} = ${decisive};`);
   g.line(
-    `else if (typeof ${p} !== "boolean" && ${held} === undefined) ${held} = ${g.h.errorAt}(${g.h.noSuchOverload}("${decisive ? "_||_" : "_&&_"}", [${!decisive}, ${p}]), ${l.node.loopStep.id});`,
+    `else if (typeof ${p} !== "boolean" && ${held} === undefined) ${held} = ${g.h.errorAt}(${g.h.noSuchOverloadBare}(), ${l.node.loopStep.id});`,
   );
   g.line("}");
   g.line(`if (${res} !== ${decisive} && ${held} !== undefined) throw ${held};`);

@@ -1,7 +1,7 @@
 /** The conditional operator `c ? a : b`: a condition that is not a bool is an error at its position. */
 import { withPosition } from "../runtime/errors.ts";
 import type { TypeTag } from "../runtime/tags.ts";
-import { noSuchOverload } from "../runtime/values.ts";
+import { noSuchOverloadBare } from "../runtime/values.ts";
 import type { CallNode } from "../syntax/ast.ts";
 import { type Compiled, emitValue, type PlanContext } from "./node.ts";
 
@@ -25,7 +25,7 @@ export function planConditional(_p: PlanContext, e: CallNode, args: readonly Com
       const cv = c(f);
       if (cv === true) return t(f);
       if (cv === false) return el(f);
-      return withPosition(noSuchOverload("_?_:_", [cv]), id);
+      return withPosition(noSuchOverloadBare(), id);
     },
     emit: (g) => {
       const res = g.temp();
@@ -34,7 +34,7 @@ export function planConditional(_p: PlanContext, e: CallNode, args: readonly Com
       g.line(`${res} = ${emitValue(g, whenTrue)};`);
       g.line(`} else if (${cv} === false) {`);
       g.line(`${res} = ${emitValue(g, whenFalse)};`);
-      g.line(`} else ${g.h.withPosition}(${g.h.noSuchOverload}("_?_:_", [${cv}]), ${id});`);
+      g.line(`} else ${g.h.withPosition}(${g.h.noSuchOverloadBare}(), ${id});`);
       return res;
     },
     type: conditionalType(whenTrue.type, whenFalse.type),

@@ -25,6 +25,7 @@ import {
   mapKeys,
   newBuiltMap,
   noSuchOverload,
+  noSuchOverloadBare,
   Optional,
   UInt,
 } from "../runtime/values.ts";
@@ -52,6 +53,7 @@ export const HELPERS = {
   mapKeys,
   newBuiltMap,
   noSuchOverload,
+  noSuchOverloadBare,
   Optional,
   // The Object constructor, under a name no generated code shadows: emitIsJsonMap tests it.
   PlainObject: Object,

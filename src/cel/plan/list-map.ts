@@ -2,6 +2,7 @@
  * List and map literals (`[a, ?b]`, `{k: v, ?k2: v2}`). Nothing is checked statically: a map key's
  * type and a repeated key are errors when the literal is evaluated, as in cel-go.
  */
+import { describe } from "../library/strings.ts";
 import { withPosition } from "../runtime/errors.ts";
 import {
   CelError,
@@ -9,7 +10,6 @@ import {
   type CelValue,
   type MapKey,
   newBuiltMap,
-  noSuchOverload,
   Optional,
   typeName,
   UInt,
@@ -68,7 +68,11 @@ export function planList(
       for (let i = 0; i < ev.length; i++) {
         const v = (ev[i] as Eval)(f);
         if (optional.has(i)) {
-          if (!(v instanceof Optional)) return withPosition(noSuchOverload("optional element", [v]), id);
+          if (!(v instanceof Optional))
+            return withPosition(
+              new CelError(`cannot initialize optional list element from non-optional value ${describe(v)}`),
+              id,
+            );
           if (v.hasValue()) out.push(v.value());
         } else out.push(v);
       }
@@ -136,7 +140,13 @@ export function planMap(p: PlanContext, e: MapNode, mutable = false): Compiled {
         }
         let v = en.compiledValue.ev(f);
         if (en.optional) {
-          if (!(v instanceof Optional)) return withPosition(noSuchOverload("optional entry", [v]), en.id);
+          if (!(v instanceof Optional))
+            return withPosition(
+              new CelError(
+                `cannot initialize optional entry '${describe(k)}' from non-optional value ${describe(v)}`,
+              ),
+              en.id,
+            );
           if (!v.hasValue()) continue;
           v = v.value();
         }

@@ -6,7 +6,7 @@
  */
 import { asBool } from "../runtime/access.ts";
 import { isLimitError, withPosition } from "../runtime/errors.ts";
-import { type CelValue, noSuchOverload } from "../runtime/values.ts";
+import { type CelValue, noSuchOverloadBare } from "../runtime/values.ts";
 import type { CallNode } from "../syntax/ast.ts";
 import { rethrowLimits } from "./emit.ts";
 import { type Compiled, compatible, emitValue, type PlanContext } from "./node.ts";
@@ -56,8 +56,7 @@ export function planAndOr(p: PlanContext, e: CallNode, args: readonly Compiled[]
       }
       if (rv === decisive) return decisive;
       if (lerr !== undefined) throw lerr;
-      if (typeof lv !== "boolean" || typeof rv !== "boolean")
-        return withPosition(noSuchOverload(e.fn, [lv, rv]), id);
+      if (typeof lv !== "boolean" || typeof rv !== "boolean") return withPosition(noSuchOverloadBare(), id);
       return !decisive;
     },
     emit: (g) => {
@@ -77,7 +76,7 @@ export function planAndOr(p: PlanContext, e: CallNode, args: readonly Compiled[]
       g.line(`if (${rv} === ${decisive}) { ${res} = ${decisive}; break ${block}; }`);
       g.line(`if (${lerr} !== undefined) throw ${lerr};`);
       g.line(
-        `if (typeof ${lv} !== "boolean" || typeof ${rv} !== "boolean") ${g.h.withPosition}(${g.h.noSuchOverload}(${JSON.stringify(e.fn)}, [${lv}, ${rv}]), ${id});`,
+        `if (typeof ${lv} !== "boolean" || typeof ${rv} !== "boolean") ${g.h.withPosition}(${g.h.noSuchOverloadBare}(), ${id});`,
       );
       g.line(`${res} = ${!decisive}; }`);
       return res;
@@ -88,15 +87,16 @@ export function planAndOr(p: PlanContext, e: CallNode, args: readonly Compiled[]
 }
 
 /** `!_`. */
-export function planNot(_p: PlanContext, _e: CallNode, args: readonly Compiled[]): Compiled {
+export function planNot(_p: PlanContext, e: CallNode, args: readonly Compiled[]): Compiled {
   const operand = args[0] as Compiled;
   const x = operand.ev;
+  const id = e.id;
   return {
-    ev: (f) => !asBool(x(f), "!_"),
+    ev: (f) => !asBool(x(f), "!_", id),
     emit: (g) => {
       const v = emitValue(g, operand);
       const t = g.temp();
-      g.line(`${t} = !${g.h.asBool}(${v}, "!_");`);
+      g.line(`${t} = !${g.h.asBool}(${v}, "!_", ${id});`);
       return t;
     },
     type: "bool",

@@ -1,8 +1,9 @@
 /**
  * Optional chains: `a.?b.?c`, `a.?b.c` (selecting through an optional keeps the chain optional),
- * and `chain.orValue(d)` / `chain.hasValue()` on one. A chain is evaluated raw, its value or ABSENT
- * for none (Compiled.raw), and wrapped in an Optional only where its value is used as one, so a
- * chain allocates no Optional per step. `m[?k]` is an optional chain too (plan/indexing.ts).
+ * `chain.hasValue()` on one, and `x.orValue(d)` / `x.or(y)`, short-circuiting, on any receiver. A
+ * chain is evaluated raw, its value or ABSENT for none (Compiled.raw), and wrapped in an Optional
+ * only where its value is used as one, so a chain allocates no Optional per step. `m[?k]` is an
+ * optional chain too (plan/indexing.ts).
  */
 import { ABSENT, selectField } from "../runtime/access.ts";
 import { type CelValue, Optional } from "../runtime/values.ts";
@@ -13,6 +14,7 @@ import { emitFieldRead, emitPlainRead } from "./json-read.ts";
 import {
   type Chain,
   type Compiled,
+  compatible,
   type Eval,
   emitRawValue,
   emitValue,
@@ -127,12 +129,13 @@ function emitChain(g: PlanGen, chain: Chain, keepArray: boolean): string {
   return v;
 }
 
-// --- orValue and hasValue on a chain -------------------------------------------------------------
+// --- hasValue on a chain; or and orValue --------------------------------------------------------
 
 /**
- * `chain.orValue(d)` and `chain.hasValue()` on an optional chain read its raw value. Same order of
- * evaluation and the same cost as the library call: receiver, argument, then one unit for the call.
- * Undefined for any other call, or one the environment resolves otherwise.
+ * `chain.hasValue()` on an optional chain reads its raw value, with the same order of evaluation and
+ * the same cost as the library call: receiver, then one unit for the call. `x.orValue(d)` and
+ * `x.or(y)` on any receiver the optional library's overloads admit are planned as cel-go evaluates
+ * them (planOrValue, planOr). Undefined for any other call, or one the environment resolves otherwise.
  */
 export function planOptionalAccessor(
   p: PlanContext,
@@ -140,42 +143,22 @@ export function planOptionalAccessor(
   args: readonly Compiled[],
 ): Compiled | undefined {
   const target = e.target ? args[0] : undefined;
-  const raw = target?.raw;
-  if (!target || !raw) return undefined;
+  if (!target) return undefined;
   const overloads = p.env.functions.get(e.fn);
-  if (e.fn === "orValue" && args.length === 2 && overloads?.some((o) => o.id === "optional_orValue_value"))
-    return planOrValue(e, target, raw, args[1] as Compiled);
-  if (e.fn === "hasValue" && args.length === 1 && overloads?.some((o) => o.id === "optional_hasValue"))
+  const declares = (id: string) => overloads?.some((o) => o.id === id) === true;
+  const other = args[1];
+  if (args.length === 2 && other !== undefined && compatible(target.type, "optional_type")) {
+    if (e.fn === "orValue" && declares("optional_orValue_value")) {
+      const d = e.args[0];
+      return planOrValue(target, other, d?.kind === "list" && d.elements.length === 0);
+    }
+    if (e.fn === "or" && declares("optional_or_optional") && compatible(other.type, "optional_type"))
+      return planOr(target, other);
+  }
+  const raw = target.raw;
+  if (raw && e.fn === "hasValue" && args.length === 1 && declares("optional_hasValue"))
     return planHasValue(target, raw);
   return undefined;
-}
-
-function planOrValue(e: CallNode, target: Compiled, raw: RawEval, dC: Compiled): Compiled {
-  const d = dC.ev;
-  const chain = target.chain;
-  const dE = e.args[0];
-  const emptyList = dE?.kind === "list" && dE.elements.length === 0;
-  const orDefault = (g: PlanGen, v: string): string => {
-    const dv = emitValue(g, dC);
-    g.line(`${charge(1)} if (${v} === ${g.h.ABSENT}) ${v} = ${dv};`);
-    return v;
-  };
-  return {
-    ev: (f) => {
-      const v = raw(f);
-      const dv = d(f);
-      f.st.addCost(1);
-      return v === ABSENT ? dv : v;
-    },
-    emit: (g) => orDefault(g, emitRawValue(g, target, raw)),
-    // Only over a default of `[]`, whose elements (none) the comprehension cannot convert by mistake.
-    ...(chain?.plain &&
-      emptyList && {
-        emitList: (g: PlanGen) => orDefault(g, emitChain(g, chain, true)),
-      }),
-    type: "dyn",
-    plain: chain?.plain === true && dC.plain === true,
-  };
 }
 
 function planHasValue(target: Compiled, raw: RawEval): Compiled {
@@ -192,5 +175,83 @@ function planHasValue(target: Compiled, raw: RawEval): Compiled {
       return t;
     },
     type: "bool",
+  };
+}
+
+/**
+ * `x.orValue(d)` and `x.or(y)`, evaluated as cel-go v0.26 evaluates them (cel/library.go
+ * evalOptionalOrValue, evalOptionalOr, which decorateOptionalOr puts in place of a call the checker
+ * resolved to optional_orValue_value / optional_or_optional): the receiver first; the argument only
+ * when the receiver is optional.none(); a receiver that is not an optional at all (a `dyn` value
+ * holding a map or a list) is the result unchanged. The decorated node is no call, so cel-go's cost
+ * tracker charges nothing for it: only its operands cost. Kubernetes keeps this behaviour up to 1.36
+ * (cel-go v0.28 makes a non-optional receiver `no such overload`; Kyverno's OrValueCompatEnvOptions
+ * keeps the old one on purpose).
+ */
+function planOrValue(target: Compiled, dC: Compiled, emptyListDefault: boolean): Compiled {
+  const d = dC.ev;
+  const raw = target.raw;
+  const chain = target.chain;
+  if (raw !== undefined) {
+    // On an optional chain: its raw value, ABSENT for none.
+    const orDefault = (g: PlanGen, v: string): string => {
+      g.line(`if (${v} === ${g.h.ABSENT}) {`);
+      const dv = emitValue(g, dC);
+      g.line(`${v} = ${dv}; }`);
+      return v;
+    };
+    return {
+      ev: (f) => {
+        const v = raw(f);
+        return v === ABSENT ? d(f) : v;
+      },
+      emit: (g) => orDefault(g, emitRawValue(g, target, raw)),
+      // Only over a default of `[]`, whose elements (none) the comprehension cannot convert by mistake.
+      ...(chain?.plain &&
+        emptyListDefault && {
+          emitList: (g: PlanGen) => orDefault(g, emitChain(g, chain, true)),
+        }),
+      type: "dyn",
+      plain: chain?.plain === true && dC.plain === true,
+    };
+  }
+  const x = target.ev;
+  return {
+    ev: (f) => {
+      const v = x(f);
+      if (!(v instanceof Optional)) return v;
+      return v.hasValue() ? v.value() : d(f);
+    },
+    emit: (g) => {
+      const v = emitValue(g, target);
+      const t = g.temp();
+      g.line(`if (${v} instanceof ${g.h.Optional}) { if (${v}.hasValue()) ${t} = ${v}.value(); else {`);
+      const dv = emitValue(g, dC);
+      g.line(`${t} = ${dv}; } } else ${t} = ${v};`);
+      return t;
+    },
+    type: "dyn",
+    // A plain receiver is never an Optional: it is the result, and the default is not evaluated.
+    plain: target.plain === true,
+  };
+}
+
+function planOr(target: Compiled, other: Compiled): Compiled {
+  const x = target.ev;
+  const y = other.ev;
+  return {
+    ev: (f) => {
+      const v = x(f);
+      return v instanceof Optional && !v.hasValue() ? y(f) : v;
+    },
+    emit: (g) => {
+      const v = emitValue(g, target);
+      const t = g.temp();
+      g.line(`if (${v} instanceof ${g.h.Optional} && !${v}.hasValue()) {`);
+      const o = emitValue(g, other);
+      g.line(`${t} = ${o}; } else ${t} = ${v};`);
+      return t;
+    },
+    type: "optional_type",
   };
 }

@@ -36,9 +36,34 @@ export function withPosition(e: unknown, id: number): never {
   throw errorAt(e, id);
 }
 
-/** What a comprehension over something other than a list or a map fails with. */
-export function rangeError(r: CelValue): CelError {
+/**
+ * What a comprehension over something other than a list or a map fails with at run time, in
+ * cel-go's words (interpreter/interpretable.go evalFold): `got '%T', expected iterable type` with
+ * one variable, `unsupported comprehension range type: %T` with two; %T is the Go type of the
+ * value.
+ */
+export function rangeError(r: CelValue, twoVariables: boolean): CelError {
+  const t = goTypeOf(r);
   return new CelError(
-    `expression of type '${typeName(r)}' cannot be range of a comprehension (must be list, map, or dynamic)`,
+    twoVariables ? `unsupported comprehension range type: ${t}` : `got '${t}', expected iterable type`,
   );
+}
+
+/** Go's %T of cel-go's value for `v` (common/types), for the values that are neither list nor map. */
+function goTypeOf(v: CelValue): string {
+  const name = typeName(v);
+  const GO: Readonly<Record<string, string>> = {
+    bool: "types.Bool",
+    bytes: "types.Bytes",
+    double: "types.Double",
+    "google.protobuf.Duration": "types.Duration",
+    "google.protobuf.Timestamp": "types.Timestamp",
+    int: "types.Int",
+    null_type: "types.Null",
+    optional_type: "*types.Optional",
+    string: "types.String",
+    type: "*types.Type",
+    uint: "types.Uint",
+  };
+  return GO[name] ?? name;
 }

@@ -312,11 +312,22 @@ export function typeName(v: CelValue): string {
   }
 }
 
-/** The error CEL gives when no overload of a function accepts the argument types. */
+/**
+ * The run-time error when no overload of a function accepts the arguments' types: cel-go's
+ * MaybeNoSuchOverload (common/decls/decls.go), the receiver first for a member function. The
+ * checker's "found no matching overload for ..." is a compile-time text, never a run-time one.
+ */
 export function noSuchOverload(fn: string, args: readonly CelValue[]): CelError {
-  return new CelError(
-    `found no matching overload for '${fn}' applied to '(${args.map(typeName).join(", ")})'`,
-  );
+  return new CelError(`no such overload: ${fn}(${args.map(typeName).join(", ")})`);
+}
+
+/**
+ * cel-go's bare `no such overload` (types.MaybeNoSuchOverloadErr), which `&&`, `||` and the
+ * conditional give when an operand that decides is not a bool (interpreter/interpretable.go evalAnd,
+ * evalOr; attributes.go conditionalAttribute).
+ */
+export function noSuchOverloadBare(): CelError {
+  return new CelError("no such overload");
 }
 
 export function isMap(v: CelValue): v is CelMap | JsonMap {

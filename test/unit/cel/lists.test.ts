@@ -48,9 +48,9 @@ for (const [list, expected] of isSortedCases) {
 void test("isSorted of lists or maps has no overload", () => {
   throwsCel(
     () => k8s("isSorted", "list_is_sorted_bool", [[1n], [2n]]),
-    /no matching overload for 'isSorted'/,
+    /^no such overload: isSorted\(list\)$/,
   );
-  throwsCel(() => k8s("isSorted", "list_is_sorted_bool", [new CelMap()]), /no matching overload/);
+  throwsCel(() => k8s("isSorted", "list_is_sorted_bool", [new CelMap()]), /^no such overload: isSorted/);
 });
 
 const sumCases: ReadonlyArray<readonly [CelValue[], CelValue]> = [
@@ -73,11 +73,8 @@ void test("sum errors", () => {
     () => k8s("sum", "list_sum", [new UInt(2n ** 64n - 1n), new UInt(1n)]),
     "unsigned integer overflow",
   );
-  throwsCel(
-    () => k8s("sum", "list_sum", [1n, 1.5]),
-    /no matching overload for '_\+_' applied to '\(int, double\)'/,
-  );
-  throwsCel(() => k8s("sum", "list_sum", ["a"]), /no matching overload for 'sum'/);
+  throwsCel(() => k8s("sum", "list_sum", [1n, 1.5]), "no such overload: _+_(int, double)");
+  throwsCel(() => k8s("sum", "list_sum", ["a"]), /^no such overload: sum/);
 });
 
 const minMaxCases: ReadonlyArray<readonly [CelValue[], CelValue, CelValue]> = [
@@ -101,7 +98,7 @@ for (const [list, min, max] of minMaxCases) {
 void test("min and max of an empty list fail", () => {
   throwsCel(() => k8s("min", "list_min", []), "min called on empty list");
   throwsCel(() => k8s("max", "list_max", []), "max called on empty list");
-  throwsCel(() => k8s("max", "list_max", [[1n]]), /no matching overload for 'max'/);
+  throwsCel(() => k8s("max", "list_max", [[1n]]), /^no such overload: max/);
 });
 
 const indexCases: ReadonlyArray<readonly [CelValue[], CelValue, bigint, bigint]> = [

@@ -75,15 +75,9 @@ for (const [args, greatest, least] of extremes) {
 void test("greatest and least errors", () => {
   throwsCel(() => call("math.greatest", []), "math.@max(list) argument must not be empty");
   throwsCel(() => call("math.least", []), "math.@min(list) argument must not be empty");
-  throwsCel(
-    () => call("math.greatest", "a"),
-    /no matching overload for 'math.greatest' applied to '\(string\)'/,
-  );
-  throwsCel(
-    () => call("math.least", 1n, "a"),
-    /no matching overload for 'math.least' applied to '\(int, string\)'/,
-  );
-  throwsCel(() => call("math.greatest", [1n, true]), /no matching overload for 'math.greatest'/);
+  throwsCel(() => call("math.greatest", "a"), "no such overload: math.greatest(string)");
+  throwsCel(() => call("math.least", 1n, "a"), "no such overload: math.least(int, string)");
+  throwsCel(() => call("math.greatest", [1n, true]), /^no such overload: math.greatest/);
   throwsCel(() => call("math.greatest", 1.0, Number.NaN), "NaN values cannot be ordered");
   throwsCel(() => call("math.least", [Number.NaN, 1n, 2n]), "NaN values cannot be ordered");
 });

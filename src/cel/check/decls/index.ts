@@ -20,7 +20,7 @@ import {
 } from "./kubernetes.ts";
 import { celListsDecls, kubernetesListsDecls } from "./lists.ts";
 import type { LibraryDecl, OverloadDecl } from "./model.ts";
-import { optionalDecls } from "./optional.ts";
+import { optionalDecls, optionalV2Decls } from "./optional.ts";
 import { setsDecls } from "./sets.ts";
 import { stdDecls } from "./std.ts";
 import { stringsDecls, stringsV2Decls, stringsV3Decls } from "./strings.ts";
@@ -37,6 +37,7 @@ export const ALL_DECLS: readonly LibraryDecl[] = [
   authzDecls,
   authzSelectorsDecls,
   optionalDecls,
+  optionalV2Decls,
   quantityDecls,
   stringsDecls,
   stringsV2Decls,

@@ -30,3 +30,18 @@ export const optionalDecls: LibraryDecl = {
     ),
   ],
 };
+
+/**
+ * What version 2 of the library adds (cel-go v0.23, so Kubernetes 1.33: base.go enables
+ * `cel.OptionalTypes()` without a version, which gives the newest the vendored cel-go has).
+ */
+export const optionalV2Decls: LibraryDecl = {
+  name: "optional.v2",
+  kubernetes: "1.33",
+  functions: [
+    fn("first", member("list_first", "list(V).() -> optional_type(V)")),
+    fn("last", member("list_last", "list(V).() -> optional_type(V)")),
+    fn("optional.unwrap", global("optional_unwrap", "(list(optional_type(V))) -> list(V)")),
+    fn("unwrapOpt", member("optional_unwrapOpt", "list(optional_type(V)).() -> list(V)")),
+  ],
+};
