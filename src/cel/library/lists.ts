@@ -227,7 +227,7 @@ function flatten(list: CelList, depth: bigint): CelList {
 
 function distinct(list: CelList): CelList {
   const out: CelValue[] = [];
-  for (const v of list) if (!out.some((u) => celEquals(u, v))) out.push(v);
+  for (const v of list) if (!out.some((u) => celEquals(v, u))) out.push(v);
   return out;
 }
 

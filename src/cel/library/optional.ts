@@ -149,7 +149,7 @@ export const internalLibrary: Library = {
           if (Array.isArray(c)) {
             // A string or bool equals only the same string or bool, so strict identity decides.
             if (typeof x === "string" || typeof x === "boolean") return c.includes(x);
-            return c.some((e) => celEquals(e, x));
+            return c.some((e) => celEquals(x, e));
           }
           if (c instanceof CelMap) return c.has(x);
           if (isPlainMap(c)) return typeof x === "string" && Object.hasOwn(c, x);

@@ -10,7 +10,7 @@ import type { CelList, CelValue } from "../runtime/values.ts";
 import { fn, globalFn, type Library } from "./types.ts";
 
 function has(list: CelList, item: CelValue): boolean {
-  for (const v of list) if (celEquals(v, item)) return true;
+  for (const v of list) if (celEquals(item, v)) return true;
   return false;
 }
 

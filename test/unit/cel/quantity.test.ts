@@ -330,6 +330,27 @@ test("the quantity equality quirk: an add/sub result equals nothing when it is o
   for (const [expr, want] of cases) assert.equal(valueInBothTiers(expr), want, expr);
 });
 
+// Membership asks the needle: cel-go common/types/list.go baseList.Contains calls `elem.Equal(item)`,
+// ext/sets.go setsContains/setsIntersects go through Contains with the sub-list's element as needle,
+// and ext/lists.go distinctList asks `val.Equal(other)` with the later element first. With the
+// quantity quirk above, the order decides: a pointer result as the needle compares normally.
+test("membership, sets and distinct compare needle first, as cel-go's Contains and distinctList do", () => {
+  const cases: [string, unknown][] = [
+    [`quantity("1").add(1) in [quantity("2")]`, true],
+    [`quantity("2") in [quantity("1").add(1)]`, false],
+    [`sets.contains([quantity("2")], [quantity("1").add(1)])`, true],
+    [`sets.contains([quantity("1").add(1)], [quantity("2")])`, false],
+    [`sets.intersects([quantity("1").add(1)], [quantity("2")])`, true],
+    [`sets.intersects([quantity("2")], [quantity("1").add(1)])`, false],
+    // indexOf is the other way round: Kubernetes library/lists.go asks `element.Equal(item)`.
+    [`[quantity("1").add(1)].indexOf(quantity("2"))`, 0n],
+    [`[quantity("2")].indexOf(quantity("1").add(1))`, -1n],
+    [`[quantity("2"), quantity("1").add(1)].distinct().size()`, 1n],
+    [`[quantity("1").add(1), quantity("2")].distinct().size()`, 2n],
+  ];
+  for (const [expr, want] of cases) assert.equal(valueInBothTiers(expr), want, expr);
+});
+
 test("parsing costs one traversal of the string", () => {
   const parseCost = (s: string) => cost("quantity", "string_to_quantity", s);
   assert.equal(parseCost("1"), 0);
