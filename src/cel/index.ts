@@ -57,6 +57,25 @@ export { compileRegex } from "./regex/index.ts";
 export { quote as goQuote } from "./go/quote.ts";
 export { formatFloat, numError, parseInt64 } from "./go/strconv.ts";
 export { setMember } from "./runtime/values.ts";
+export type {
+  ApiVersionVerdict,
+  ParsedRelease,
+  Release,
+  ReleaseModel,
+  RuntimeSwitches,
+  ServedVersion,
+} from "./env/releases.ts";
+export {
+  arrivalNote,
+  compareReleases,
+  NEWEST_RELEASE,
+  newExpressionEnvironment,
+  OLDEST_RELEASE,
+  parseRelease,
+  RELEASES,
+  releaseModel,
+  servesApiVersion,
+} from "./env/releases.ts";
 
 /** A compile problem with its position and the expression rendered with a caret. */
 export interface ExpressionProblem {
