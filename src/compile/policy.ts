@@ -20,6 +20,7 @@ import {
 } from "../cel/index.ts";
 import type { Diagnostic } from "../errors.ts";
 import { PreparedMatch } from "../match/index.ts";
+import { apiVersionProblem } from "./served.ts";
 import type {
   FailurePolicy,
   MutatingPolicy,
@@ -133,6 +134,13 @@ export interface CompileOptions {
    * costs, which the tests hold it to.
    */
   readonly shareSubexpressions?: boolean;
+  /**
+   * The Kubernetes release to compile for, `X.Y` as cel/env/releases.ts's parseRelease accepts it
+   * (the newest modelled when absent): new expressions are checked against the environment of the
+   * release before it (newExpressionEnvironment). When given, a policy or binding in an API version
+   * the release does not serve is a problem (compile/served.ts); absent, every version is accepted.
+   */
+  readonly kubernetesVersion?: string;
 }
 
 /** A mutation's expression: its JSONPatch's or its ApplyConfiguration's, as its patchType says. */
@@ -289,6 +297,8 @@ export function compilePolicy(policy: ParsedPolicy, options: CompileOptions = {}
       ? new Map<string, number>()
       : sharedSubexpressions(expressionSources(policy), extras.bind === true);
   const c = new PolicyCompiler(policy, extras, shared);
+  const served = options.kubernetesVersion && apiVersionProblem(policy, options.kubernetesVersion);
+  if (served) c.diagnostics.push(served);
   if (problem) {
     c.diagnostics.push({
       code: "PE_FIELD_VALUE",
@@ -407,11 +417,15 @@ export function compilePolicySet(set: PolicySet, options: CompileOptions = {}): 
     bound.add(policy);
   }
   const unbound = policies.filter((p) => !bound.has(p));
+  const release = options.kubernetesVersion;
   return {
     policies,
     bindings,
     unbound,
     resources: set.resources,
-    diagnostics: policies.flatMap((p) => p.diagnostics),
+    diagnostics: [
+      ...policies.flatMap((p) => p.diagnostics),
+      ...(release === undefined ? [] : set.bindings.flatMap((b) => apiVersionProblem(b, release) ?? [])),
+    ],
   };
 }
