@@ -42,6 +42,8 @@ import {
 
 export interface RunOptions {
   readonly extras?: CelExtras;
+  /** The Kubernetes release to compile the policies for (CompileOptions.kubernetesVersion). */
+  readonly kubernetesVersion?: string;
   /** Whether cases that do not say (`defaulting`) get the API server's defaults (default true). */
   readonly defaults?: boolean;
 }
@@ -223,7 +225,10 @@ async function load(
   const present = (refs: Suite["policies"], missing: ReadonlySet<string>) =>
     refs.map((p) => p.value.resolved).filter((p) => !missing.has(p));
   const policies = await reader.loadPolicies(present(suite.policies, missingPolicies.paths));
-  const compiled = compilePolicySet(policies.set, options.extras ? { extras: options.extras } : {});
+  const compiled = compilePolicySet(policies.set, {
+    ...(options.extras ? { extras: options.extras } : {}),
+    ...(options.kubernetesVersion !== undefined ? { kubernetesVersion: options.kubernetesVersion } : {}),
+  });
   const resourcePaths = present(suite.resources, missingResources.paths);
   const resources = resourcePaths.length > 0 ? await reader.loadPolicies(resourcePaths) : undefined;
   diagnostics.push(...policies.diagnostics, ...compiled.diagnostics, ...(resources?.diagnostics ?? []));

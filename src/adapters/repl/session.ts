@@ -54,6 +54,8 @@ export interface SessionOptions {
   /** Relative file names are resolved against this directory. */
   readonly cwd: string;
   readonly extras?: CelExtras;
+  /** The Kubernetes release to compile for (`--kubernetes-version`); the newest modelled when absent. */
+  readonly kubernetesVersion?: string;
   /** Apply the API server's defaults to objects loaded from files (default true). */
   readonly defaults?: boolean;
 }
@@ -193,12 +195,14 @@ export class ReplSession {
   private policyPath: string | undefined;
   private last: LastExpression | LastPolicy | undefined;
   readonly extras: CelExtras;
+  readonly kubernetesVersion: string | undefined;
   readonly cwd: string;
   private readonly defaults: boolean;
 
   constructor(options: SessionOptions) {
     this.cwd = options.cwd;
     this.extras = options.extras ?? {};
+    this.kubernetesVersion = options.kubernetesVersion;
     this.defaults = options.defaults ?? true;
   }
 
@@ -519,7 +523,10 @@ export class ReplSession {
         "no request to evaluate: load a Kubernetes object with :object FILE or a request with :request FILE",
       );
     const loaded = await loadPolicyPaths([this.path(target)]);
-    const compiled = compilePolicySet(loaded.set, { extras: this.extras });
+    const compiled = compilePolicySet(loaded.set, {
+      extras: this.extras,
+      ...(this.kubernetesVersion !== undefined ? { kubernetesVersion: this.kubernetesVersion } : {}),
+    });
     const params = this.params ? await loadPolicyPaths([this.path(this.params.file)]) : undefined;
     const diagnostics = [...loaded.diagnostics, ...compiled.diagnostics, ...(params?.diagnostics ?? [])];
     const report = formatDiagnostics(diagnostics).trimEnd();

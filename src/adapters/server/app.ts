@@ -10,7 +10,7 @@ import type { CelExtras } from "../../cel/index.ts";
 import { type Admitter, createAdmitter, type ReviewAdmitter } from "./admitter.ts";
 import { contextFromSet } from "../../engine/context.ts";
 import { type Diagnostic, formatDiagnostic } from "../../errors.ts";
-import type { CompiledPolicySet } from "../../compile/policy.ts";
+import type { CompiledPolicySet, CompileOptions } from "../../compile/policy.ts";
 import { type ClusterLink, type ClusterLinkOptions, openClusterLink } from "../../cluster/link.ts";
 import type { ClusterLog } from "../../cluster/observe.ts";
 import type { LabelSelector } from "../../policy/types.ts";
@@ -39,6 +39,8 @@ export interface ServeOptions {
   readonly clientCa?: string;
   readonly drainMs?: number;
   readonly celExtras?: CelExtras;
+  /** The Kubernetes release to compile the policies for (`--kubernetes-version`). */
+  readonly kubernetesVersion?: string;
   /** pino level, or false for no request logs (tests). */
   readonly logLevel: LogLevel | false;
   /** Where the JSON log (reviews, reloads) goes; stdout, in batches, by default. */
@@ -216,7 +218,7 @@ async function openCluster(
     ...linkOptions,
     log: clusterLog ?? serverLog(logging ?? false),
     registry,
-    ...(options.celExtras ? { compile: { extras: options.celExtras } } : {}),
+    ...compileOf(options),
     onPoliciesChanged,
   });
   if (!linked.ok) return { ok: false, message: linked.error };
@@ -226,6 +228,15 @@ async function openCluster(
       message: "--policies-from-cluster needs a cluster: give --kubeconfig, or run in a pod",
     };
   return { ok: true, link: linked.value };
+}
+
+/** The compile options serve's options give, for the policy store and the cluster link alike. */
+function compileOf(options: ServeOptions): { compile?: CompileOptions } {
+  const compile: CompileOptions = {
+    ...(options.celExtras ? { extras: options.celExtras } : {}),
+    ...(options.kubernetesVersion !== undefined ? { kubernetesVersion: options.kubernetesVersion } : {}),
+  };
+  return Object.keys(compile).length > 0 ? { compile } : {};
 }
 
 export async function startWebhook(options: ServeOptions, log: (line: string) => void): Promise<StartResult> {
@@ -259,7 +270,7 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
     return link ? clusterAdmitterFor(link, set) : admitterFor(set);
   };
   const opened = await PolicyStore.open(options.policies, {
-    ...(options.celExtras ? { compile: { extras: options.celExtras } } : {}),
+    ...compileOf(options),
     ...(options.pollMs ? { pollMs: options.pollMs } : {}),
     ...(options.settleMs !== undefined ? { settleMs: options.settleMs } : {}),
     // Reloads are reported as JSON lines in the log (reload-report.ts), not on stderr.

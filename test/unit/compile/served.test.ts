@@ -39,14 +39,14 @@ void test("kube_features.go: MutatingAdmissionPolicy v1beta1 arrives in 1.34, so
       "MutatingAdmissionPolicy",
       "error",
       "apiVersion",
-      "Kubernetes 1.33 serves MutatingAdmissionPolicy only as v1alpha1, not v1beta1",
+      "Kubernetes 1.33 does not serve MutatingAdmissionPolicy v1beta1 (from 1.34); it serves v1alpha1",
       1,
     ],
     [
       "MutatingAdmissionPolicyBinding",
       "error",
       "apiVersion",
-      "Kubernetes 1.33 serves MutatingAdmissionPolicyBinding only as v1alpha1, not v1beta1",
+      "Kubernetes 1.33 does not serve MutatingAdmissionPolicyBinding v1beta1 (from 1.34); it serves v1alpha1",
       21,
     ],
   ]);
@@ -55,7 +55,10 @@ void test("kube_features.go: MutatingAdmissionPolicy v1beta1 arrives in 1.34, so
 
 void test("kube_features.go: before 1.32 there is no MutatingAdmissionPolicy at all", () => {
   const set = at("v1alpha1", [map("m", MUTATION)], "1.31");
-  assert.deepEqual(rows(set)[0]?.[3], "Kubernetes 1.31 has no MutatingAdmissionPolicy, not v1alpha1");
+  assert.deepEqual(
+    rows(set)[0]?.[3],
+    "Kubernetes 1.31 does not serve MutatingAdmissionPolicy v1alpha1 (from 1.32)",
+  );
 });
 
 void test("a version behind the feature gate is a warning that says how to turn it on; GA v1 in 1.36 is not", () => {
@@ -76,7 +79,11 @@ void test("a version behind the feature gate is a warning that says how to turn 
 void test("admissionregistration/v1alpha1 prerelease lifecycle: ValidatingAdmissionPolicy v1alpha1 is not served from 1.32", () => {
   const policy = vap("p", { validations: [{ expression: "true" }] });
   assert.equal(rows(at("v1alpha1", [policy], "1.31"))[0]?.[1], "warning");
-  assert.equal(rows(at("v1alpha1", [policy], "1.32"))[0]?.[1], "error");
+  assert.deepEqual(rows(at("v1alpha1", [policy], "1.32"))[0]?.slice(1, 4), [
+    "error",
+    "apiVersion",
+    "Kubernetes 1.32 does not serve ValidatingAdmissionPolicy v1alpha1 (until 1.31); it serves v1, v1beta1",
+  ]);
   assert.deepEqual(rows(at("v1", [policy, vapBinding("b", "p")], "1.30")), []);
 });
 

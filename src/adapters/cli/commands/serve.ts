@@ -1,7 +1,15 @@
 /** `celgate serve`: the policies as an HTTPS admission webhook, until SIGTERM or SIGINT. */
+import { NEWEST_RELEASE, OLDEST_RELEASE } from "../../../cel/index.ts";
 import { startWebhook } from "../../server/app.ts";
 import { isLogLevel, LOG_LEVELS } from "../../server/review-log.ts";
-import { HELP_OPTION, parseCommandArgs, usageError, userPath } from "../args.ts";
+import {
+  HELP_OPTION,
+  KUBERNETES_VERSION_OPTION,
+  kubernetesVersionOf,
+  parseCommandArgs,
+  usageError,
+  userPath,
+} from "../args.ts";
 import { parseExtras } from "../expression.ts";
 import { type CliIO, EXIT_OK, EXIT_USAGE } from "../io.ts";
 
@@ -26,6 +34,9 @@ Options:
   --log-level LEVEL      fatal, error, warn, info (default), debug, trace or silent; the
                          request log is JSON lines on stdout, written at least once a second
   --cel-extras LIST      compile with non-Kubernetes CEL features: bind, math, base64 (or all)
+  --kubernetes-version X.Y
+                         compile and run the policies as Kubernetes X.Y would (${OLDEST_RELEASE} to ${NEWEST_RELEASE};
+                         default ${NEWEST_RELEASE}); see 'celgate help check'
   --kubeconfig FILE      connect to the cluster in FILE; in a pod (KUBERNETES_SERVICE_HOST and a
                          ServiceAccount token) serve connects by itself
   --no-cluster           do not connect, even in a pod: only the policy files' objects are known
@@ -68,6 +79,7 @@ const OPTIONS = {
     "drain-seconds": { type: "string", default: "10" },
     "log-level": { type: "string", default: "info" },
     "cel-extras": { type: "string" },
+    ...KUBERNETES_VERSION_OPTION,
     kubeconfig: { type: "string" },
     "no-cluster": { type: "boolean", default: false },
     "policies-from-cluster": { type: "boolean", default: false },
@@ -103,6 +115,8 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     if (!e.ok) return fail(e.error);
     celExtras = e.value;
   }
+  const release = kubernetesVersionOf(values["kubernetes-version"]);
+  if (!release.ok) return fail(release.error);
   if (values["no-cluster"] && (values.kubeconfig !== undefined || values["policies-from-cluster"]))
     return fail("--no-cluster cannot go with --kubeconfig or --policies-from-cluster");
   const log = (line: string) => io.stderr(`${line}\n`);
@@ -117,6 +131,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
       ...(values["client-ca"] ? { clientCa: userPath(io, values["client-ca"]) } : {}),
       drainMs: drain * 1000,
       celExtras,
+      ...(release.value !== undefined ? { kubernetesVersion: release.value } : {}),
       logLevel,
       cluster: {
         disabled: values["no-cluster"],
