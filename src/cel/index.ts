@@ -67,6 +67,8 @@ export type {
 } from "./env/releases.ts";
 export {
   arrivalNote,
+  BINARY_LIBRARIES,
+  checkEnvironment,
   compareReleases,
   NEWEST_RELEASE,
   newExpressionEnvironment,

@@ -32,6 +32,7 @@ export * as celTypes from "./types.ts";
 export { formatType, typeString } from "./types.ts";
 export type { ValidatorName } from "./versions.ts";
 export { LATEST_KUBERNETES, SETTINGS, VALIDATORS } from "./versions.ts";
+export { unavailableAt } from "./arrival.ts";
 
 /** Which stage of the API server's compilation reports an issue. */
 export type IssueSource = "syntax" | "checker" | ValidatorName;

@@ -107,9 +107,24 @@ export interface ReleaseModel {
   readonly mutatingPolicy: readonly ServedVersion[];
   /** Whether MutatingAdmissionPolicy runs without turning its feature gate on. */
   readonly mutatingPolicyByDefault: boolean;
+  /**
+   * Checker libraries (cel/check/decls names) a new expression has at this release although base.go
+   * does not version them: they come with the cel-go the release vendors, so they follow the
+   * release itself, not the compatibility version (see BINARY_LIBRARIES).
+   */
+  readonly binaryLibraries: readonly string[];
   /** Run-time behaviours that differ between releases (the cel-go each release vendors). */
   readonly runtime: RuntimeSwitches;
 }
+
+/**
+ * Libraries that arrive with a cel-go upgrade rather than a base.go IntroducedVersion, and the
+ * release that first vendors them: base.go enables `cel.OptionalTypes()` at 1.28 without a
+ * version, which gives the newest the vendored cel-go has, version 2 (first, last, unwrap) since
+ * cel-go v0.23, vendored from 1.33. Such a library is in the NewExpressions environment of the
+ * release that vendors it.
+ */
+export const BINARY_LIBRARIES: Readonly<Record<string, Release>> = { "optional.v2": "1.33" };
 
 /** The run-time behaviours that change with the release, as switches of the CEL environment. */
 export interface RuntimeSwitches {
@@ -179,6 +194,9 @@ const MODELS = new Map<Release, ReleaseModel>(
       validatingPolicy: validatingVersions(release),
       mutatingPolicy: mutatingVersions(release),
       mutatingPolicyByDefault: compareReleases(release, "1.36") >= 0,
+      binaryLibraries: Object.entries(BINARY_LIBRARIES)
+        .filter(([, since]) => compareReleases(release, since) >= 0)
+        .map(([name]) => name),
       runtime: {
         indexOfPastEndIsMinusOne: compareReleases(release, "1.32") >= 0,
         optionalVersion: compareReleases(release, "1.33") >= 0 ? 2 : 1,
@@ -209,10 +227,24 @@ export function newExpressionEnvironment(release: Release = NEWEST_RELEASE): Rel
 }
 
 /**
- * Why a feature base.go introduces at `introduced` is missing from `release`'s new expressions:
- * "arrives in 1.33 (usable in new expressions from 1.34)".
+ * What the type checker is given for a new expression at `release`: the release whose environment
+ * to build (the compatibility version) and the libraries to add whatever that version says.
  */
-export function arrivalNote(introduced: Release): string {
+export function checkEnvironment(release: Release = NEWEST_RELEASE): {
+  readonly kubernetesVersion: Release;
+  readonly withLibraries: readonly string[];
+} {
+  const model = releaseModel(release);
+  return { kubernetesVersion: model.newExpressions, withLibraries: model.binaryLibraries };
+}
+
+/**
+ * Why a library (cel/check/decls name) introduced at `introduced` is missing from a release's new
+ * expressions: "arrives in 1.33 (usable in new expressions from 1.34)" for what base.go versions,
+ * "arrives in 1.33" for what comes with the vendored cel-go (BINARY_LIBRARIES).
+ */
+export function arrivalNote(introduced: Release, library?: string): string {
+  if (library !== undefined && BINARY_LIBRARIES[library] !== undefined) return `arrives in ${introduced}`;
   return `arrives in ${introduced} (usable in new expressions from ${nextRelease(introduced)})`;
 }
 
