@@ -7,6 +7,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
+import { ReplSession } from "../../../src/adapters/repl/session.ts";
+import { startTestWebhook } from "../../helpers/webhook.ts";
 import { cli, removeTree, tempTree } from "./fake-io.ts";
 import { DEMO_POLICY, demoBinding, deployment, LABEL_MUTATION } from "./policies.ts";
 
@@ -180,4 +182,30 @@ test("check --matrix: a policy no release accepts exits 1; --matrix with --kuber
   const both = await cli(["check", "--matrix", "--kubernetes-version", "1.33", path("map")]);
   assert.equal(both.code, 2);
   assert.match(both.stderr, /--matrix checks every release/);
+});
+
+test("serve: the release reaches the webhook's policy store, which reports what that release would refuse", async (t) => {
+  const old = await startTestWebhook(t, { policies: [path("map")], kubernetesVersion: "1.33" });
+  assert.ok(
+    old.logs.some((l) =>
+      /error: apiVersion: Kubernetes 1\.33 does not serve MutatingAdmissionPolicy v1beta1/.test(l),
+    ),
+    old.logs.join("\n"),
+  );
+  const current = await startTestWebhook(t, { policies: [path("map")] });
+  assert.ok(!current.logs.some((l) => l.includes("apiVersion")), current.logs.join("\n"));
+});
+
+test("repl: :policy compiles for the session's release", async () => {
+  const run = async (kubernetesVersion?: string) => {
+    const session = new ReplSession({
+      cwd: dir,
+      ...(kubernetesVersion !== undefined ? { kubernetesVersion } : {}),
+    });
+    assert.equal((await session.handle(":object small.yaml")).error ?? false, false);
+    return session.handle(":policy map/policies.yaml");
+  };
+  const old = await run("1.33");
+  assert.match(old.text, /Kubernetes 1\.33 does not serve MutatingAdmissionPolicy v1beta1/);
+  assert.doesNotMatch((await run()).text, /does not serve/);
 });
