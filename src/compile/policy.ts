@@ -5,7 +5,16 @@
  */
 import {
   ADMISSION_VARIABLES,
+  admissionCheckEnv,
   type CelEnvironment,
+  type CelType,
+  celTypes,
+  checkEnvironment,
+  NEWEST_RELEASE,
+  unavailableAt,
+  type ExpressionKind,
+  typeString,
+  resultTypeIssue,
   type CelExtras,
   compile,
   createEnvironment,
@@ -43,6 +52,8 @@ export interface CompiledExpression {
   readonly compileError?: string;
   /** The environment it was compiled against, for explaining a false result by its parts. */
   readonly env?: CelEnvironment;
+  /** Its type as the checker found it; absent when it failed to compile. */
+  readonly checkedType?: CelType;
 }
 
 export interface CompiledValidation {
@@ -136,9 +147,10 @@ export interface CompileOptions {
   readonly shareSubexpressions?: boolean;
   /**
    * The Kubernetes release to compile for, `X.Y` as cel/env/releases.ts's parseRelease accepts it
-   * (the newest modelled when absent): new expressions are checked against the environment of the
-   * release before it (newExpressionEnvironment). When given, a policy or binding in an API version
-   * the release does not serve is a problem (compile/served.ts); absent, every version is accepted.
+   * (the newest modelled when absent): a new expression is checked against the environment the API
+   * server of that release gives it (checkEnvironment: the release before it, plus what comes with
+   * its cel-go). When given, a policy or binding in an API version the release does not serve is a
+   * problem (compile/served.ts); absent, every version is accepted.
    */
   readonly kubernetesVersion?: string;
 }
@@ -169,26 +181,6 @@ function expressionSources(policy: ParsedPolicy): string[] {
 /** Per-policy opt-in to non-Kubernetes CEL features: `metadata.annotations["celgate.dev/cel-extras"]: "bind,math"`. */
 export const EXTRAS_ANNOTATION = "celgate.dev/cel-extras";
 
-type Expect = "any" | "bool" | "string" | "string-or-null" | "list" | "Object";
-
-const EXPECT_TEXT: Record<Expect, string> = {
-  any: "",
-  bool: "must evaluate to bool",
-  string: "must evaluate to string",
-  "string-or-null": "must evaluate to string or null",
-  list: "must evaluate to a list of JSONPatch",
-  Object: "must evaluate to an Object (ApplyConfiguration)",
-};
-
-const ACCEPTS: Record<Expect, readonly string[]> = {
-  any: [],
-  bool: ["bool"],
-  string: ["string"],
-  "string-or-null": ["string", "null_type"],
-  list: ["list"],
-  Object: ["Object", "map"],
-};
-
 function extrasFor(
   policy: ParsedPolicy,
   base: CelExtras | undefined,
@@ -216,22 +208,57 @@ class PolicyCompiler {
   readonly diagnostics: Diagnostic[] = [];
   /** The variables the compiled expressions read, so far. */
   private readonly uses = new Set<string>();
+  /** The policy's variables compiled so far, in order, with their checked types (undefined: failed). */
+  private readonly variableTypes: [string, CelType | undefined][] = [];
   constructor(
     private readonly policy: ParsedPolicy,
     private readonly extras: CelExtras,
     /** Canonical keys of the subexpressions this policy's expressions share. */
     private readonly shared: SharedKeys,
+    private readonly kubernetesVersion: string | undefined,
   ) {}
+
+  /** Records a compiled variable, which the expressions after it see with its checked type. */
+  addVariable(name: string, e: CompiledExpression): void {
+    this.variableTypes.push([name, e.checkedType]);
+  }
+
+  /**
+   * The checker environment of the policy's next expression, as Kubernetes builds it (admission
+   * compile.go, composition.go): `params` dyn when the policy has a paramKind and undeclared
+   * otherwise, the variables before it typed by their expressions, `Object`/`JSONPatch` for mutations.
+   */
+  private checkSpec(mutation: boolean) {
+    const params = this.policy.paramKind === undefined ? null : celTypes.DYN;
+    const env = admissionCheckEnv({
+      params,
+      variables: this.variableTypes,
+      mutation,
+      extras: this.extras,
+      // The release's new-expression environment (cel/env/releases.ts), not the release's own.
+      ...checkEnvironment(this.kubernetesVersion),
+    });
+    const vars = this.variableTypes.map(([n, t]) => `${n}:${t === undefined ? "-" : typeString(t)}`);
+    const key = JSON.stringify([this.kubernetesVersion ?? "", params !== null, mutation, vars]);
+    return { env, key };
+  }
 
   private report(
     path: string,
     problem: ExpressionProblem | { code: "PE_CEL_TYPE"; message: string; rendered: string },
   ): void {
-    const loc = this.policy.source.locate(path);
+    // At the faulty sub-expression, on its own line of a multi-line expression, where known.
+    const src = this.policy.source;
+    const offset = "offset" in problem ? problem.offset : undefined;
+    const loc = offset !== undefined && src.locateWithin ? src.locateWithin(path, offset) : src.locate(path);
+    // A function the release's new expressions lack says when it arrives (cel/check/arrival.ts).
+    const name = /^undeclared reference to '([^']+)'/.exec(problem.message)?.[1];
+    const why =
+      name === undefined ? undefined : unavailableAt(name, this.kubernetesVersion ?? NEWEST_RELEASE);
     this.diagnostics.push({
       code: problem.code,
       severity: "error",
-      message: problem.message,
+      message: why === undefined ? problem.message : `${problem.message}: ${why}`,
       path,
       location: loc,
       detail: problem.rendered,
@@ -243,7 +270,7 @@ class PolicyCompiler {
     path: string,
     source: string,
     policyVariables: readonly string[],
-    expect: Expect,
+    kind: ExpressionKind,
     mutation = false,
   ): CompiledExpression {
     const env = createEnvironment({
@@ -252,7 +279,7 @@ class PolicyCompiler {
       extras: this.extras,
       ...(mutation ? { structTypes: ["Object", "JSONPatch"] } : {}),
     });
-    const r = compile(source, env, this.shared);
+    const r = compile(source, env, this.shared, this.checkSpec(mutation));
     if (!r.ok) {
       for (const p of r.problems) this.report(path, p);
       return {
@@ -263,17 +290,13 @@ class PolicyCompiler {
       };
     }
     for (const u of r.program.uses) this.uses.add(u);
-    const t = r.program.type;
-    if (expect !== "any" && t !== "dyn" && !ACCEPTS[expect].includes(t)) {
-      const message = `${EXPECT_TEXT[expect]}, but it evaluates to ${t}`;
-      this.report(path, {
-        code: "PE_CEL_TYPE",
-        message,
-        rendered: `ERROR: <input>: ${message}\n | ${source.split("\n")[0]}`,
-      });
-      return { path, source, program: undefined, compileError: `ERROR: <input>: ${message}` };
+    // Kubernetes' result type rule (admission/plugin/cel/compile.go CompileCELExpression).
+    const message = resultTypeIssue(kind, r.checkedType);
+    if (message !== undefined) {
+      this.report(path, { code: "PE_CEL_TYPE", message, rendered: message });
+      return { path, source, program: undefined, compileError: message };
     }
-    return { path, source, program: r.program, env };
+    return { path, source, program: r.program, env, checkedType: r.checkedType };
   }
 
   /** What the policy's expressions need; call it once they are all compiled. */
@@ -296,7 +319,7 @@ export function compilePolicy(policy: ParsedPolicy, options: CompileOptions = {}
     options.shareSubexpressions === false
       ? new Map<string, number>()
       : sharedSubexpressions(expressionSources(policy), extras.bind === true);
-  const c = new PolicyCompiler(policy, extras, shared);
+  const c = new PolicyCompiler(policy, extras, shared, options.kubernetesVersion);
   const served = options.kubernetesVersion && apiVersionProblem(policy, options.kubernetesVersion);
   if (served) c.diagnostics.push(served);
   if (problem) {
@@ -309,17 +332,23 @@ export function compilePolicy(policy: ParsedPolicy, options: CompileOptions = {}
       object: { kind: policy.kind, name: policy.name },
     });
   }
-  // Variables may be of any type: compile them without a result type check.
+  // Variables may be of any type; each is typed by its expression for those after it.
   const variableNames: string[] = [];
   const variables = policy.variables.map((v, i) => {
-    const expression = c.expr(`spec.variables[${i}].expression`, v.expression, [...variableNames], "any");
+    const expression = c.expr(
+      `spec.variables[${i}].expression`,
+      v.expression,
+      [...variableNames],
+      "variable",
+    );
     variableNames.push(v.name);
+    c.addVariable(v.name, expression);
     return { name: v.name, expression };
   });
   const names = variableNames;
   const matchConditions = policy.matchConditions.map((m, i) => ({
     name: m.name,
-    expression: c.expr(`spec.matchConditions[${i}].expression`, m.expression, names, "bool"),
+    expression: c.expr(`spec.matchConditions[${i}].expression`, m.expression, names, "matchCondition"),
   }));
   const variableIndex = new Map(variableNames.map((n, i) => [n, i] as const));
   const common = {
@@ -346,12 +375,12 @@ function compileValidating(
 ): CompiledValidatingPolicy {
   const validations = policy.validations.map((v, i) => ({
     index: i,
-    expression: c.expr(`spec.validations[${i}].expression`, v.expression, names, "bool"),
+    expression: c.expr(`spec.validations[${i}].expression`, v.expression, names, "validation"),
     message: v.message,
     messageExpression:
       v.messageExpression === undefined
         ? undefined
-        : c.expr(`spec.validations[${i}].messageExpression`, v.messageExpression, names, "string"),
+        : c.expr(`spec.validations[${i}].messageExpression`, v.messageExpression, names, "messageExpression"),
     reason: v.reason ?? "Invalid",
   }));
   const auditAnnotations = policy.auditAnnotations.map((a, i) => ({
@@ -360,7 +389,7 @@ function compileValidating(
       `spec.auditAnnotations[${i}].valueExpression`,
       a.valueExpression,
       names,
-      "string-or-null",
+      "auditAnnotation",
     ),
   }));
   const programs = validations.flatMap((v) => (v.expression.program ? [v.expression.program] : []));
@@ -393,7 +422,7 @@ function compileMutating(
         `spec.mutations[${i}].${field}.expression`,
         mutationSource(m),
         names,
-        isPatch ? "list" : "Object",
+        isPatch ? "jsonPatch" : "applyConfiguration",
         true,
       ),
     };

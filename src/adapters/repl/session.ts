@@ -422,6 +422,7 @@ export class ReplSession {
       },
       policyVariables: [...this.lets.keys()],
       extras: this.extras,
+      ...(this.kubernetesVersion !== undefined ? { kubernetesVersion: this.kubernetesVersion } : {}),
     });
   }
 

@@ -31,6 +31,9 @@ export const REQUEST_VARIABLES: ReadonlySet<string> = new Set([
   "namespaceObject",
 ]);
 
+/** Which compile-time checks an environment's expressions get (EnvOptions.checks). */
+export type CheckMode = "kubernetes" | "cel" | "none";
+
 /** Features that are not part of the API server's admission environment; off unless asked for. */
 export interface CelExtras {
   /** `cel.bind(name, init, body)`. */
@@ -51,6 +54,20 @@ export interface EnvOptions {
   /** Struct types allowed in literals: `Object` (ApplyConfiguration) and `JSONPatch`, for mutations. */
   readonly structTypes?: readonly string[];
   readonly extras?: CelExtras;
+  /**
+   * Which compile-time checks expressions get (src/cel/checking.ts): `kubernetes` (the default),
+   * cel-go's checker and the AST validators the API server adds (homogeneous aggregate literals,
+   * duration/timestamp/regex literals, format strings); `cel`, cel-go's checker alone, as cel-spec's
+   * conformance tests and tests of run-time semantics on mixed literals run it; `none`, no static
+   * check at all, as cel-spec's `disable_check` tests run (never for policies: the API server checks).
+   */
+  readonly checks?: CheckMode;
+  /**
+   * The cluster's Kubernetes release (`1.33`), the newest modelled when absent: expressions are
+   * checked as its API server checks a new expression, in the environment releases.ts
+   * checkEnvironment gives (the release before it, plus what comes with its cel-go).
+   */
+  readonly kubernetesVersion?: string;
 }
 
 export interface CelEnvironment {
@@ -59,6 +76,8 @@ export interface CelEnvironment {
   readonly functions: ReadonlyMap<string, readonly Overload[]>;
   readonly structTypes: ReadonlySet<string>;
   readonly extras: Required<CelExtras>;
+  readonly checks: CheckMode;
+  readonly kubernetesVersion: string | undefined;
   /** A key naming this configuration, for caches of compiled programs. */
   readonly key: string;
 }
@@ -92,6 +111,10 @@ export function createEnvironment(options: EnvOptions): CelEnvironment {
     [...(policyVariables ?? [])],
     [...structTypes].sort(),
     extras,
+    options.checks ?? "kubernetes",
+    options.kubernetesVersion ?? "",
   ]);
-  return { variables, policyVariables, functions, structTypes, extras, key };
+  const checks = options.checks ?? "kubernetes";
+  const kubernetesVersion = options.kubernetesVersion;
+  return { variables, policyVariables, functions, structTypes, extras, checks, kubernetesVersion, key };
 }

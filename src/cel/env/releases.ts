@@ -228,13 +228,18 @@ export function newExpressionEnvironment(release: Release = NEWEST_RELEASE): Rel
 
 /**
  * What the type checker is given for a new expression at `release`: the release whose environment
- * to build (the compatibility version) and the libraries to add whatever that version says.
+ * to build (the compatibility version) and the libraries to add whatever that version says. Outside
+ * cel/check, `kubernetesVersion` always names the cluster's release; this is the one translation
+ * to the checker's environment version.
  */
 export function checkEnvironment(release: Release = NEWEST_RELEASE): {
   readonly kubernetesVersion: Release;
   readonly withLibraries: readonly string[];
 } {
-  const model = releaseModel(release);
+  // A release outside the model (a library caller's; the command line validates) checks as the
+  // newest: compile/served.ts reports the bad release itself.
+  const parsed = parseRelease(release);
+  const model = releaseModel(parsed.ok ? parsed.value : NEWEST_RELEASE);
   return { kubernetesVersion: model.newExpressions, withLibraries: model.binaryLibraries };
 }
 

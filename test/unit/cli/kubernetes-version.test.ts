@@ -209,3 +209,43 @@ test("repl: :policy compiles for the session's release", async () => {
   assert.match(old.text, /Kubernetes 1\.33 does not serve MutatingAdmissionPolicy v1beta1/);
   assert.doesNotMatch((await run()).text, /does not serve/);
 });
+
+// environment/base.go: library.SemverLib IntroducedVersion 1.33; new expressions compile against
+// the previous minor (DefaultCompatibilityVersion), so the 1.33 API server still refuses them.
+const SEMVER_POLICY = DEMO_POLICY.replace(
+  '"object.spec.replicas <= 5"',
+  "\"!has(object.metadata.labels) || !('version' in object.metadata.labels) || isSemver(object.metadata.labels.version)\"",
+);
+
+test("check --kubernetes-version 1.30 names each expression that would not compile there and why", async () => {
+  const semver = await tempTree({ "p.yaml": SEMVER_POLICY });
+  try {
+    assert.ok(SEMVER_POLICY.includes("isSemver"), "the fixture uses semver");
+    const old = await cli(["check", "--kubernetes-version", "1.30", semver]);
+    assert.equal(old.code, 1);
+    assert.match(
+      old.stdout,
+      /p\.yaml:\d+:\d+: error: spec\.validations\[0\]\.expression: undeclared reference to 'isSemver' \(in container ''\): `isSemver` arrives in 1\.33 \(usable in new expressions from 1\.34\) \[PE_CEL_UNKNOWN_FUNCTION\]/,
+    );
+    assert.equal((await cli(["check", "--kubernetes-version", "1.33", semver])).code, 1);
+    assert.equal((await cli(["check", "--kubernetes-version", "1.34", semver])).code, 0);
+    assert.equal((await cli(["check", semver])).code, 0);
+    const matrix = await cli(["check", "--matrix", semver]);
+    assert.match(matrix.stdout, /no\s+no\s+no\s+no\s+ok\s+ok\s+ok\s+1\.34\s+1\.36/);
+    assert.match(
+      matrix.stdout,
+      /at 1\.33: error: .*`isSemver` arrives in 1\.33 \(usable in new expressions from 1\.34\)/,
+    );
+  } finally {
+    await removeTree(semver);
+  }
+});
+
+test("repl: expressions are checked as the session's release checks a new one", async () => {
+  const old = new ReplSession({ cwd: dir, kubernetesVersion: "1.33" });
+  const r = await old.handle("isSemver('1.2.3')");
+  assert.equal(r.error, true);
+  assert.match(r.text, /undeclared reference to 'isSemver'/);
+  const current = new ReplSession({ cwd: dir });
+  assert.match((await current.handle("isSemver('1.2.3')")).text, /^true/);
+});

@@ -6,6 +6,7 @@ import { type LoadedSuite, loadSuiteFile, runLoadedSuite } from "../../../suite/
 import { type CaseSelector, caseSelector } from "../../../suite/select.ts";
 import { ANSI, PLAIN } from "../../output/colour.ts";
 import { formatDiagnostics, plural } from "../../output/diagnostics.ts";
+import { withNameHints } from "../../output/hints.ts";
 import { formatJunit, formatSuiteJson, formatSuiteText, summarize } from "../../output/suite.ts";
 import {
   HELP_OPTION,
@@ -188,7 +189,9 @@ export async function runWith(args: readonly string[], io: CliIO, reader: SuiteR
       }),
     );
   const diagnostics = loaded.flatMap((s) => s.diagnostics);
-  if (diagnostics.length > 0) io.stderr(formatDiagnostics(diagnostics));
+  // With the hints check and eval add (a suite that does not compile keeps no parsed policies, so
+  // those about a policy's own variables are left out).
+  if (diagnostics.length > 0) io.stderr(formatDiagnostics(withNameHints(diagnostics, [])));
   const broken = loaded.filter((s) => s.broken);
   const suites = (broken.length > 0 ? broken : loaded).map((s) => runLoadedSuite(s, select));
   const sum = summarize(suites);
