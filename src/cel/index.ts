@@ -3,7 +3,7 @@
  * evaluate it many times. The rest of celgate imports CEL only from here.
  */
 import type { ParsedExpression } from "./syntax/ast.ts";
-import { type CelType, celTypes, checkExpression } from "./check/index.ts";
+import { type CelType, type CheckEnv, celTypes, checkExpression } from "./check/index.ts";
 import { type CelProblemCode, type CheckSpec, checkProblems, defaultCheckSpec } from "./checking.ts";
 import { compileParsed, type Program } from "./compile.ts";
 import type { Activation } from "./state/activation.ts";
@@ -182,6 +182,26 @@ export function compile(
   if (programCache.size >= CACHE_LIMIT) programCache.clear();
   programCache.set(key, result);
   return result;
+}
+
+/**
+ * Type-checks an expression in another checker environment without compiling it (a policy's
+ * expression against its kind's schema types, compile/schema-typing.ts): the problems found, and
+ * the type, as for `compile`. Nothing for a source that does not parse (compile reports that).
+ */
+export function typeCheck(
+  source: string,
+  bind: boolean,
+  check: CheckEnv,
+): { readonly problems: readonly ExpressionProblem[]; readonly type: CelType | undefined } {
+  const parsed = parseCached(source, bind);
+  if (parsed instanceof CelSyntaxError) return { problems: [], type: undefined };
+  const checked = checkExpression(parsed, check);
+  const problems = checkProblems(parsed, checked.diagnostics).map((p) => ({
+    ...p,
+    rendered: renderError(source, p.offset, p.message),
+  }));
+  return { problems, type: checked.type };
 }
 
 const SUBEXPRESSIONS = new SubexpressionIndex();

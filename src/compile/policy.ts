@@ -13,6 +13,7 @@ import {
   NEWEST_RELEASE,
   unavailableAt,
   type ExpressionKind,
+  typeCheck,
   typeString,
   resultTypeIssue,
   type CelExtras,
@@ -28,6 +29,7 @@ import {
   sharedSubexpressions,
 } from "../cel/index.ts";
 import type { Diagnostic } from "../errors.ts";
+import { type ObjectSchemaType, objectSchemaType, schemaCheckEnv } from "./schema-typing.ts";
 import { PreparedMatch } from "../match/index.ts";
 import { apiVersionProblem } from "./served.ts";
 import type {
@@ -153,6 +155,11 @@ export interface CompileOptions {
    * problem (compile/served.ts); absent, every version is accepted.
    */
   readonly kubernetesVersion?: string;
+  /**
+   * Check every expression of a policy that matches one built-in kind again with `object` typed
+   * from that kind's schema, and report what that finds as warnings (schema-typing.ts; `check`).
+   */
+  readonly schemaTyping?: boolean;
 }
 
 /** A mutation's expression: its JSONPatch's or its ApplyConfiguration's, as its patchType says. */
@@ -210,17 +217,52 @@ class PolicyCompiler {
   private readonly uses = new Set<string>();
   /** The policy's variables compiled so far, in order, with their checked types (undefined: failed). */
   private readonly variableTypes: [string, CelType | undefined][] = [];
+  /** The same, as the schema-typed pass typed them (schemaWarnings). */
+  private readonly typedVariables: [string, CelType | undefined][] = [];
+  /** The schema-typed pass's type of the last expression. */
+  private lastTyped: CelType | undefined;
+  /** `object`'s schema type, when asked for and the policy matches one built-in kind. */
+  private readonly schema: ObjectSchemaType | undefined;
   constructor(
     private readonly policy: ParsedPolicy,
     private readonly extras: CelExtras,
     /** Canonical keys of the subexpressions this policy's expressions share. */
     private readonly shared: SharedKeys,
     private readonly kubernetesVersion: string | undefined,
-  ) {}
+    schemaTyping: boolean,
+  ) {
+    this.schema = schemaTyping ? objectSchemaType(policy) : undefined;
+  }
 
   /** Records a compiled variable, which the expressions after it see with its checked type. */
   addVariable(name: string, e: CompiledExpression): void {
     this.variableTypes.push([name, e.checkedType]);
+    this.typedVariables.push([name, this.lastTyped ?? e.checkedType]);
+  }
+
+  /**
+   * An expression that compiled, checked again with `object` typed from its kind's schema
+   * (schema-typing.ts): what that finds is a warning, as the API server's type checking warns.
+   */
+  private schemaWarnings(path: string, source: string, mutation: boolean): void {
+    this.lastTyped = undefined;
+    const schema = this.schema;
+    if (schema === undefined) return;
+    const env = schemaCheckEnv(schema, {
+      params: this.policy.paramKind === undefined ? null : celTypes.DYN,
+      variables: this.typedVariables,
+      mutation,
+      extras: this.extras,
+      kubernetesVersion: this.kubernetesVersion,
+    });
+    const r = typeCheck(source, this.extras.bind === true, env);
+    this.lastTyped = r.type;
+    for (const p of r.problems)
+      this.report(
+        path,
+        { ...p, rendered: `${p.rendered}\n(with object typed as ${schema.kind} from its schema)` },
+        "warning",
+      );
   }
 
   /**
@@ -246,6 +288,7 @@ class PolicyCompiler {
   private report(
     path: string,
     problem: ExpressionProblem | { code: "PE_CEL_TYPE"; message: string; rendered: string },
+    severity: "error" | "warning" = "error",
   ): void {
     // At the faulty sub-expression, on its own line of a multi-line expression, where known.
     const src = this.policy.source;
@@ -257,7 +300,7 @@ class PolicyCompiler {
       name === undefined ? undefined : unavailableAt(name, this.kubernetesVersion ?? NEWEST_RELEASE);
     this.diagnostics.push({
       code: problem.code,
-      severity: "error",
+      severity,
       message: why === undefined ? problem.message : `${problem.message}: ${why}`,
       path,
       location: loc,
@@ -296,6 +339,7 @@ class PolicyCompiler {
       this.report(path, { code: "PE_CEL_TYPE", message, rendered: message });
       return { path, source, program: undefined, compileError: message };
     }
+    this.schemaWarnings(path, source, mutation);
     return { path, source, program: r.program, env, checkedType: r.checkedType };
   }
 
@@ -319,7 +363,13 @@ export function compilePolicy(policy: ParsedPolicy, options: CompileOptions = {}
     options.shareSubexpressions === false
       ? new Map<string, number>()
       : sharedSubexpressions(expressionSources(policy), extras.bind === true);
-  const c = new PolicyCompiler(policy, extras, shared, options.kubernetesVersion);
+  const c = new PolicyCompiler(
+    policy,
+    extras,
+    shared,
+    options.kubernetesVersion,
+    options.schemaTyping === true,
+  );
   const served = options.kubernetesVersion && apiVersionProblem(policy, options.kubernetesVersion);
   if (served) c.diagnostics.push(served);
   if (problem) {

@@ -40,6 +40,7 @@ import { isJsonObject, parseDocuments } from "../input/documents.ts";
 import { bindingCommand, describeDocument, type Loaded, loadedLine, oneLine } from "./describe.ts";
 import { buildRequest, resourceRef } from "../../engine/request.ts";
 import { errorCount, formatDiagnostics } from "../output/diagnostics.ts";
+import { withNameHints } from "../output/hints.ts";
 import { formatResultsTable, type ResourceEvaluation, resourceEvaluation } from "../output/results.ts";
 import { renderExpressionOutcome, renderValue } from "../output/value.ts";
 
@@ -530,7 +531,8 @@ export class ReplSession {
     });
     const params = this.params ? await loadPolicyPaths([this.path(this.params.file)]) : undefined;
     const diagnostics = [...loaded.diagnostics, ...compiled.diagnostics, ...(params?.diagnostics ?? [])];
-    const report = formatDiagnostics(diagnostics).trimEnd();
+    // With the hints `check` adds, so the REPL reports problems as check does.
+    const report = formatDiagnostics(withNameHints(diagnostics, loaded.set.policies)).trimEnd();
     if (errorCount(diagnostics) > 0)
       return failure(`${report}\nthe policy files have errors; nothing was evaluated`);
     if (compiled.policies.length === 0) return failure(`no policies found in ${target}`);

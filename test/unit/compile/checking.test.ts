@@ -141,3 +141,70 @@ spec:
   );
   assert.match(set.diagnostics[0]?.detail ?? "", /^ERROR: <input>:2:34: /);
 });
+
+const deploymentPolicy = (expressions: string[]) =>
+  vap("p", {
+    matchConstraints: {
+      resourceRules: [
+        { apiGroups: ["apps"], apiVersions: ["v1"], operations: ["CREATE"], resources: ["deployments"] },
+      ],
+    },
+    validations: expressions.map((expression) => ({ expression })),
+  });
+
+const schemaTyped = (...docs: Doc[]) => {
+  const { set, diagnostics } = parsePolicyText(yamlDocs(...docs), "policies.yaml");
+  assert.deepEqual(diagnostics, []);
+  return compilePolicySet(set, { schemaTyping: true });
+};
+
+test("schema typing (typechecking.go): with object typed as the one built-in kind matched, faults are warnings", () => {
+  const exprs = [
+    "object.spec.replicas + 'x' == 'y'",
+    "has(object.spec.containres)",
+    // (`size() > '1'` is an error without the schema too: size() is int whatever its receiver.)
+    "object.metadata.labels.size() > object.metadata.name",
+    "object.spec.replicas <= 5",
+  ];
+  const set = schemaTyped(deploymentPolicy(exprs));
+  assert.deepEqual(
+    set.diagnostics.map((d) => [d.severity, d.path, d.message]),
+    [
+      [
+        "warning",
+        "spec.validations[0].expression",
+        "found no matching overload for '_+_' applied to '(int, string)'",
+      ],
+      ["warning", "spec.validations[1].expression", "undefined field 'containres'"],
+      [
+        "warning",
+        "spec.validations[2].expression",
+        "found no matching overload for '_>_' applied to '(int, string)'",
+      ],
+    ],
+  );
+  assert.match(set.diagnostics[0]?.detail ?? "", /\(with object typed as Deployment from its schema\)$/);
+  // Without schema typing (serve, eval) the same policy compiles clean: the API server accepts it.
+  const { set: parsed } = parsePolicyText(yamlDocs(deploymentPolicy(exprs)), "policies.yaml");
+  assert.deepEqual(compilePolicySet(parsed).diagnostics, []);
+});
+
+test("schema typing: no warning where the expression is right (metadata.namespace, a Quantity's map)", () => {
+  const set = schemaTyped(
+    deploymentPolicy([
+      "object.metadata.namespace != 'kube-system'",
+      "object.spec.template.spec.containers.all(c, has(c.resources.limits))",
+    ]),
+  );
+  assert.deepEqual(set.diagnostics, []);
+});
+
+test("schema typing: kinds without a schema, wildcards or several kinds leave object dyn", () => {
+  const wild = vap("p", {
+    matchConstraints: {
+      resourceRules: [{ apiGroups: ["*"], apiVersions: ["*"], operations: ["CREATE"], resources: ["*"] }],
+    },
+    validations: [{ expression: "has(object.spec.containres)" }],
+  });
+  assert.deepEqual(schemaTyped(wild).diagnostics, []);
+});
