@@ -42,11 +42,12 @@ export const DIAGNOSTIC_CODES = {
   PE_CRD_SCHEMA: "a CustomResourceDefinition's schema is not structural, so its objects stay untyped",
   PE_NO_POLICIES: "a path given holds no policy or binding (a warning; `check --strict` fails on it)",
   PE_CEL_PARSE: "a CEL expression does not parse",
-  PE_CEL_UNKNOWN_IDENT: "a CEL expression refers to a variable that is not declared",
+  PE_CEL_UNKNOWN_IDENT: "a CEL expression refers to a variable or field that is not declared",
   PE_CEL_UNKNOWN_FUNCTION:
     "a CEL expression calls a function that does not exist or with the wrong arguments",
-  PE_CEL_TYPE: "a CEL expression has the wrong result type",
-  PE_CEL_COST: "a CEL expression's estimated cost exceeds the limit",
+  PE_CEL_TYPE: "a CEL expression does not type-check: mixed list or map literals, or the wrong result type",
+  PE_CEL_INVALID:
+    "a CEL expression has a constant Kubernetes' validators refuse: a regex, duration, timestamp or format string",
   TE_SUITE: "a test suite file is malformed",
   RE_INPUT: "an input resource or request file is malformed",
 } as const;

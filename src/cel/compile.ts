@@ -1,7 +1,6 @@
 /**
- * The CEL compiler's driver: a parsed expression becomes a Program. The planner (plan/planner.ts)
- * checks it against an environment (undeclared variables, unknown functions, wrong argument counts
- * or types, result type) and turns it into a tree of closures, each node with the emitter of its
+ * The CEL compiler's driver: a parsed expression the type checker (check/) accepted becomes a
+ * Program. The planner (plan/planner.ts) turns it into a tree of closures, each node with the emitter of its
  * generated form where it has one. A program runs its closures at first and switches to one
  * generated function (written twice: `generate`) when it runs again, as the codegen mode says
  * (configure.ts). Every expression is compiled once; evaluation never parses or resolves.
@@ -12,7 +11,7 @@
  */
 import { Gen, type GeneratedEval } from "./plan/gen.ts";
 import { HELPERS, type PlanGen } from "./plan/helpers.ts";
-import { type Compiled, type CompileProblem, emitValue } from "./plan/node.ts";
+import { type Compiled, emitValue } from "./plan/node.ts";
 import { Planner } from "./plan/planner.ts";
 import type { SharedSubexpressions } from "./plan/shared.ts";
 import { codegenMode } from "./configure.ts";
@@ -22,8 +21,6 @@ import type { TypeTag } from "./library/types.ts";
 import type { CelValue } from "./runtime/values.ts";
 import type { Activation } from "./state/activation.ts";
 import type { EvalState } from "./state/state.ts";
-
-export type { CompileProblem } from "./plan/node.ts";
 
 /** A compiled expression. `run` throws CelError; index.ts wraps it into a result. */
 export interface Program {
@@ -41,13 +38,13 @@ export interface Program {
   run(act: Activation, st: EvalState): CelValue;
 }
 
-/** Compiles a parsed expression. Returns the program and every problem found (none means it is good). */
+/** Compiles a parsed expression, which the type checker accepted (index.ts compile checks it first). */
 export function compileParsed(
   parsed: ParsedExpression,
   env: CelEnvironment,
   shared?: SharedSubexpressions,
-): { program: Program; problems: CompileProblem[] } {
-  const c = new Planner(parsed, env, shared);
+): Program {
+  const c = new Planner(env, shared);
   const root = c.plan(parsed.root);
   const nslots = c.slotCount;
   const uses = c.uses;
@@ -84,7 +81,7 @@ export function compileParsed(
     generated: (act) => gen !== undefined && (act === undefined || !needsJson || act.json === true),
   };
   roots.set(program, { root, slots: nslots });
-  return { program, problems: c.problems };
+  return program;
 }
 
 /** Each program's compiled root and slot count, for writing several programs as one function. */

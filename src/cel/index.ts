@@ -3,7 +3,9 @@
  * evaluate it many times. The rest of celgate imports CEL only from here.
  */
 import type { ParsedExpression } from "./syntax/ast.ts";
-import { type CompileProblem, compileParsed, type Program } from "./compile.ts";
+import { type CelType, type CheckEnv, celTypes, checkExpression } from "./check/index.ts";
+import { type CelProblemCode, type CheckSpec, checkProblems, defaultCheckSpec } from "./checking.ts";
+import { compileParsed, type Program } from "./compile.ts";
 import type { Activation } from "./state/activation.ts";
 import { PER_CALL_COST_LIMIT } from "./state/limits.ts";
 import { EvalState } from "./state/state.ts";
@@ -11,6 +13,7 @@ import {
   ADMISSION_VARIABLES,
   type CelEnvironment,
   type CelExtras,
+  type CheckMode,
   createEnvironment,
   type EnvOptions,
 } from "./env/environment.ts";
@@ -21,10 +24,21 @@ import { CelSyntaxError, parseCel } from "./syntax/parse.ts";
 import { CelError, type CelValue, typeName } from "./runtime/values.ts";
 
 export type { Program } from "./compile.ts";
+export type { CelProblemCode, CheckSpec } from "./checking.ts";
+export { defaultCheckSpec } from "./checking.ts";
+export type { CelType, CheckEnv, ExpressionKind, MessageType } from "./check/index.ts";
+export {
+  admissionCheckEnv,
+  celTypes,
+  LATEST_KUBERNETES,
+  resultTypeIssue,
+  typeString,
+  unavailableAt,
+} from "./check/index.ts";
 export type { Activation, MemoEntry, VariableResolver } from "./state/activation.ts";
 export { EvalState } from "./state/state.ts";
 export type { SharedKeys } from "./plan/shared.ts";
-export type { CelEnvironment, CelExtras, EnvOptions } from "./env/environment.ts";
+export type { CelEnvironment, CelExtras, CheckMode, EnvOptions } from "./env/environment.ts";
 export { ADMISSION_VARIABLES, createEnvironment, EXTRA_NAMES } from "./env/environment.ts";
 export type { CodegenMode, RuntimeOptions } from "./configure.ts";
 export { CODEGEN_ENV, codegenModeFrom, configureRuntime, runtimeOptionsFromEnv } from "./configure.ts";
@@ -57,10 +71,31 @@ export { compileRegex } from "./regex/index.ts";
 export { quote as goQuote } from "./go/quote.ts";
 export { formatFloat, numError, parseInt64 } from "./go/strconv.ts";
 export { setMember } from "./runtime/values.ts";
+export type {
+  ApiVersionVerdict,
+  ParsedRelease,
+  Release,
+  ReleaseModel,
+  RuntimeSwitches,
+  ServedVersion,
+} from "./env/releases.ts";
+export {
+  arrivalNote,
+  BINARY_LIBRARIES,
+  checkEnvironment,
+  compareReleases,
+  NEWEST_RELEASE,
+  newExpressionEnvironment,
+  OLDEST_RELEASE,
+  parseRelease,
+  RELEASES,
+  releaseModel,
+  servesApiVersion,
+} from "./env/releases.ts";
 
 /** A compile problem with its position and the expression rendered with a caret. */
 export interface ExpressionProblem {
-  readonly code: "PE_CEL_PARSE" | CompileProblem["code"];
+  readonly code: CelProblemCode;
   readonly message: string;
   readonly offset: number | undefined;
   /** `ERROR: <input>:1:20: message` plus the source line and a caret, as cel-go prints it. */
@@ -68,7 +103,12 @@ export interface ExpressionProblem {
 }
 
 export type CompileResult =
-  | { readonly ok: true; readonly program: Program }
+  | {
+      readonly ok: true;
+      readonly program: Program;
+      /** The expression's type as the checker found it (`dyn` where it cannot tell). */
+      readonly checkedType: CelType;
+    }
   | { readonly ok: false; readonly problems: readonly ExpressionProblem[] };
 
 const parseCache = new Map<string, ParsedExpression | CelSyntaxError>();
@@ -92,15 +132,23 @@ function parseCached(source: string, bind: boolean): ParsedExpression | CelSynta
 }
 
 /**
- * Compiles an expression against an environment. Never throws for bad input: syntax errors,
- * undeclared references and unknown functions come back as problems, all of them at once.
+ * Compiles an expression against an environment: parses it, type-checks it with cel-go's checker
+ * and Kubernetes' validators (check/) in `check`'s environment (by default, defaultCheckSpec's for
+ * `env`), and plans it. Never throws for bad input: syntax errors, and all the checker's
+ * diagnostics at once, come back as problems.
  */
-export function compile(source: string, env: CelEnvironment, shared?: SharedKeys): CompileResult {
+export function compile(
+  source: string,
+  env: CelEnvironment,
+  shared?: SharedKeys,
+  check?: CheckSpec,
+): CompileResult {
+  const spec = check ?? defaultCheckSpec(env);
   const parsed = parseCached(source, env.extras.bind);
   const ids = parsed instanceof CelSyntaxError || !shared?.size ? undefined : sharedIdsIn(parsed, shared);
   // Programs that share subexpressions are cached apart from those that do not, by which keys they
   // share at which places: places are per policy, so the same place may hold another key elsewhere.
-  const key = `${env.key}\u0000${source}${ids ? `\u0000${[...ids].map(([k, id]) => `${id}=${k}`).join("\u0001")}` : ""}`;
+  const key = `${env.key}\u0000${spec.key}\u0000${source}${ids ? `\u0000${[...ids].map(([k, id]) => `${id}=${k}`).join("\u0001")}` : ""}`;
   const cached = programCache.get(key);
   if (cached) return cached;
   let result: CompileResult;
@@ -117,14 +165,15 @@ export function compile(source: string, env: CelEnvironment, shared?: SharedKeys
       ],
     };
   } else {
-    const { program, problems } = compileParsed(
-      parsed,
-      env,
-      ids ? { ids, index: SUBEXPRESSIONS } : undefined,
-    );
+    const checked = env.checks === "none" ? undefined : checkExpression(parsed, spec.env);
+    const problems = checked === undefined ? [] : checkProblems(parsed, checked.diagnostics);
     result =
       problems.length === 0
-        ? { ok: true, program }
+        ? {
+            ok: true,
+            program: compileParsed(parsed, env, ids ? { ids, index: SUBEXPRESSIONS } : undefined),
+            checkedType: checked?.type ?? celTypes.DYN,
+          }
         : {
             ok: false,
             problems: problems.map((p) => ({ ...p, rendered: renderError(source, p.offset, p.message) })),
@@ -133,6 +182,26 @@ export function compile(source: string, env: CelEnvironment, shared?: SharedKeys
   if (programCache.size >= CACHE_LIMIT) programCache.clear();
   programCache.set(key, result);
   return result;
+}
+
+/**
+ * Type-checks an expression in another checker environment without compiling it (a policy's
+ * expression against its kind's schema types, compile/schema-typing.ts): the problems found, and
+ * the type, as for `compile`. Nothing for a source that does not parse (compile reports that).
+ */
+export function typeCheck(
+  source: string,
+  bind: boolean,
+  check: CheckEnv,
+): { readonly problems: readonly ExpressionProblem[]; readonly type: CelType | undefined } {
+  const parsed = parseCached(source, bind);
+  if (parsed instanceof CelSyntaxError) return { problems: [], type: undefined };
+  const checked = checkExpression(parsed, check);
+  const problems = checkProblems(parsed, checked.diagnostics).map((p) => ({
+    ...p,
+    rendered: renderError(source, p.offset, p.message),
+  }));
+  return { problems, type: checked.type };
 }
 
 const SUBEXPRESSIONS = new SubexpressionIndex();
@@ -229,15 +298,16 @@ export type SimpleEvalResult =
 export function evaluate(
   source: string,
   bindings: Record<string, unknown> = {},
-  options: { extras?: CelExtras; costLimit?: number } = {},
+  options: { extras?: CelExtras; costLimit?: number; checks?: CheckMode } = {},
 ): SimpleEvalResult {
   const extraVars = Object.keys(bindings).filter((k) => !(k in ADMISSION_VARIABLES));
   const env =
-    extraVars.length === 0
+    extraVars.length === 0 && options.checks === undefined
       ? convenienceEnv(options.extras)
       : createEnvironment({
           variables: { ...ADMISSION_VARIABLES, ...Object.fromEntries(extraVars.map((k) => [k, "dyn"])) },
           extras: options.extras ?? { bind: true, math: true, base64: true },
+          ...(options.checks ? { checks: options.checks } : {}),
         } satisfies EnvOptions);
   const compiled = compile(source, env);
   if (!compiled.ok)

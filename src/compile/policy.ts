@@ -5,7 +5,17 @@
  */
 import {
   ADMISSION_VARIABLES,
+  admissionCheckEnv,
   type CelEnvironment,
+  type CelType,
+  celTypes,
+  checkEnvironment,
+  NEWEST_RELEASE,
+  unavailableAt,
+  type ExpressionKind,
+  typeCheck,
+  typeString,
+  resultTypeIssue,
   type CelExtras,
   compile,
   createEnvironment,
@@ -20,7 +30,9 @@ import {
 } from "../cel/index.ts";
 import type { Diagnostic } from "../errors.ts";
 import { KindScopes } from "../kube/scope.ts";
+import { type ObjectSchemaType, objectSchemaType, schemaCheckEnv } from "./schema-typing.ts";
 import { PreparedMatch } from "../match/index.ts";
+import { apiVersionProblem } from "./served.ts";
 import type {
   FailurePolicy,
   MutatingPolicy,
@@ -43,6 +55,8 @@ export interface CompiledExpression {
   readonly compileError?: string;
   /** The environment it was compiled against, for explaining a false result by its parts. */
   readonly env?: CelEnvironment;
+  /** Its type as the checker found it; absent when it failed to compile. */
+  readonly checkedType?: CelType;
 }
 
 export interface CompiledValidation {
@@ -134,6 +148,19 @@ export interface CompileOptions {
    * costs, which the tests hold it to.
    */
   readonly shareSubexpressions?: boolean;
+  /**
+   * The Kubernetes release to compile for, `X.Y` as cel/env/releases.ts's parseRelease accepts it
+   * (the newest modelled when absent): a new expression is checked against the environment the API
+   * server of that release gives it (checkEnvironment: the release before it, plus what comes with
+   * its cel-go). When given, a policy or binding in an API version the release does not serve is a
+   * problem (compile/served.ts); absent, every version is accepted.
+   */
+  readonly kubernetesVersion?: string;
+  /**
+   * Check every expression of a policy that matches one built-in kind again with `object` typed
+   * from that kind's schema, and report what that finds as warnings (schema-typing.ts; `check`).
+   */
+  readonly schemaTyping?: boolean;
 }
 
 /** A mutation's expression: its JSONPatch's or its ApplyConfiguration's, as its patchType says. */
@@ -161,26 +188,6 @@ function expressionSources(policy: ParsedPolicy): string[] {
 
 /** Per-policy opt-in to non-Kubernetes CEL features: `metadata.annotations["celgate.dev/cel-extras"]: "bind,math"`. */
 export const EXTRAS_ANNOTATION = "celgate.dev/cel-extras";
-
-type Expect = "any" | "bool" | "string" | "string-or-null" | "list" | "Object";
-
-const EXPECT_TEXT: Record<Expect, string> = {
-  any: "",
-  bool: "must evaluate to bool",
-  string: "must evaluate to string",
-  "string-or-null": "must evaluate to string or null",
-  list: "must evaluate to a list of JSONPatch",
-  Object: "must evaluate to an Object (ApplyConfiguration)",
-};
-
-const ACCEPTS: Record<Expect, readonly string[]> = {
-  any: [],
-  bool: ["bool"],
-  string: ["string"],
-  "string-or-null": ["string", "null_type"],
-  list: ["list"],
-  Object: ["Object", "map"],
-};
 
 function extrasFor(
   policy: ParsedPolicy,
@@ -225,22 +232,96 @@ class PolicyCompiler {
   readonly diagnostics: Diagnostic[] = [];
   /** The variables the compiled expressions read, so far. */
   private readonly uses = new Set<string>();
+  /** The policy's variables compiled so far, in order, with their checked types (undefined: failed). */
+  private readonly variableTypes: [string, CelType | undefined][] = [];
+  /** The same, as the schema-typed pass typed them (schemaWarnings). */
+  private readonly typedVariables: [string, CelType | undefined][] = [];
+  /** The schema-typed pass's type of the last expression. */
+  private lastTyped: CelType | undefined;
+  /** `object`'s schema type, when asked for and the policy matches one built-in kind. */
+  private readonly schema: ObjectSchemaType | undefined;
   constructor(
     private readonly policy: ParsedPolicy,
     private readonly extras: CelExtras,
     /** Canonical keys of the subexpressions this policy's expressions share. */
     private readonly shared: SharedKeys,
-  ) {}
+    private readonly kubernetesVersion: string | undefined,
+    schemaTyping: boolean,
+  ) {
+    this.schema = schemaTyping ? objectSchemaType(policy) : undefined;
+  }
+
+  /** Records a compiled variable, which the expressions after it see with its checked type. */
+  addVariable(name: string, e: CompiledExpression): void {
+    this.variableTypes.push([name, e.checkedType]);
+    this.typedVariables.push([name, this.lastTyped ?? e.checkedType]);
+  }
+
+  /**
+   * An expression that compiled, checked again with `object` typed from its kind's schema
+   * (schema-typing.ts): what that finds is a warning, as the API server's type checking warns.
+   */
+  private schemaWarnings(path: string, source: string, mutation: boolean, authorizer: boolean): void {
+    this.lastTyped = undefined;
+    const schema = this.schema;
+    if (schema === undefined) return;
+    const env = schemaCheckEnv(schema, {
+      params: this.policy.paramKind === undefined ? null : celTypes.DYN,
+      variables: this.typedVariables,
+      mutation,
+      extras: this.extras,
+      kubernetesVersion: this.kubernetesVersion,
+      authorizer,
+    });
+    const r = typeCheck(source, this.extras.bind === true, env);
+    this.lastTyped = r.type;
+    for (const p of r.problems)
+      this.report(
+        path,
+        { ...p, rendered: `${p.rendered}\n(with object typed as ${schema.kind} from its schema)` },
+        "warning",
+      );
+  }
+
+  /**
+   * The checker environment of the policy's next expression, as Kubernetes builds it (admission
+   * compile.go, composition.go): `params` dyn when the policy has a paramKind and undeclared
+   * otherwise, the variables before it typed by their expressions, `Object`/`JSONPatch` for mutations,
+   * and `authorizer` in every expression but a messageExpression (validating/plugin.go).
+   */
+  private checkSpec(mutation: boolean, authorizer: boolean) {
+    const params = this.policy.paramKind === undefined ? null : celTypes.DYN;
+    const env = admissionCheckEnv({
+      params,
+      authorizer,
+      variables: this.variableTypes,
+      mutation,
+      extras: this.extras,
+      // The release's new-expression environment (cel/env/releases.ts), not the release's own.
+      ...checkEnvironment(this.kubernetesVersion),
+    });
+    const vars = this.variableTypes.map(([n, t]) => `${n}:${t === undefined ? "-" : typeString(t)}`);
+    const key = JSON.stringify([this.kubernetesVersion ?? "", params !== null, mutation, authorizer, vars]);
+    return { env, key };
+  }
 
   private report(
     path: string,
     problem: ExpressionProblem | { code: "PE_CEL_TYPE"; message: string; rendered: string },
+    severity: "error" | "warning" = "error",
   ): void {
-    const loc = this.policy.source.locate(path);
+    // At the faulty sub-expression, on its own line of a multi-line expression, where known.
+    const src = this.policy.source;
+    const offset = "offset" in problem ? problem.offset : undefined;
+    const loc = offset !== undefined && src.locateWithin ? src.locateWithin(path, offset) : src.locate(path);
+    // A function the release's new expressions lack says when it arrives (cel/check/arrival.ts).
+    const name = /^undeclared reference to '([^']+)'/.exec(problem.message)?.[1];
+    const why =
+      name === undefined ? undefined : unavailableAt(name, this.kubernetesVersion ?? NEWEST_RELEASE);
     this.diagnostics.push({
       code: problem.code,
-      severity: "error",
-      message: problem.message,
+      severity,
+      message: why === undefined ? problem.message : `${problem.message}: ${why}`,
       path,
       location: loc,
       detail: problem.rendered,
@@ -252,7 +333,7 @@ class PolicyCompiler {
     path: string,
     source: string,
     policyVariables: readonly string[],
-    expect: Expect,
+    kind: ExpressionKind,
     mutation = false,
     authorizer = true,
   ): CompiledExpression {
@@ -262,7 +343,7 @@ class PolicyCompiler {
       extras: this.extras,
       ...(mutation ? { structTypes: ["Object", "JSONPatch"] } : {}),
     });
-    const r = compile(source, env, this.shared);
+    const r = compile(source, env, this.shared, this.checkSpec(mutation, authorizer));
     if (!r.ok) {
       for (const p of r.problems) this.report(path, p);
       return {
@@ -273,17 +354,14 @@ class PolicyCompiler {
       };
     }
     for (const u of r.program.uses) this.uses.add(u);
-    const t = r.program.type;
-    if (expect !== "any" && t !== "dyn" && !ACCEPTS[expect].includes(t)) {
-      const message = `${EXPECT_TEXT[expect]}, but it evaluates to ${t}`;
-      this.report(path, {
-        code: "PE_CEL_TYPE",
-        message,
-        rendered: `ERROR: <input>: ${message}\n | ${source.split("\n")[0]}`,
-      });
-      return { path, source, program: undefined, compileError: `ERROR: <input>: ${message}` };
+    // Kubernetes' result type rule (admission/plugin/cel/compile.go CompileCELExpression).
+    const message = resultTypeIssue(kind, r.checkedType);
+    if (message !== undefined) {
+      this.report(path, { code: "PE_CEL_TYPE", message, rendered: message });
+      return { path, source, program: undefined, compileError: message };
     }
-    return { path, source, program: r.program, env };
+    this.schemaWarnings(path, source, mutation, authorizer);
+    return { path, source, program: r.program, env, checkedType: r.checkedType };
   }
 
   /** What the policy's expressions need; call it once they are all compiled. */
@@ -306,7 +384,15 @@ export function compilePolicy(policy: ParsedPolicy, options: CompileOptions = {}
     options.shareSubexpressions === false
       ? new Map<string, number>()
       : sharedSubexpressions(expressionSources(policy), extras.bind === true);
-  const c = new PolicyCompiler(policy, extras, shared);
+  const c = new PolicyCompiler(
+    policy,
+    extras,
+    shared,
+    options.kubernetesVersion,
+    options.schemaTyping === true,
+  );
+  const served = options.kubernetesVersion && apiVersionProblem(policy, options.kubernetesVersion);
+  if (served) c.diagnostics.push(served);
   if (problem) {
     c.diagnostics.push({
       code: "PE_FIELD_VALUE",
@@ -317,17 +403,23 @@ export function compilePolicy(policy: ParsedPolicy, options: CompileOptions = {}
       object: { kind: policy.kind, name: policy.name },
     });
   }
-  // Variables may be of any type: compile them without a result type check.
+  // Variables may be of any type; each is typed by its expression for those after it.
   const variableNames: string[] = [];
   const variables = policy.variables.map((v, i) => {
-    const expression = c.expr(`spec.variables[${i}].expression`, v.expression, [...variableNames], "any");
+    const expression = c.expr(
+      `spec.variables[${i}].expression`,
+      v.expression,
+      [...variableNames],
+      "variable",
+    );
     variableNames.push(v.name);
+    c.addVariable(v.name, expression);
     return { name: v.name, expression };
   });
   const names = variableNames;
   const matchConditions = policy.matchConditions.map((m, i) => ({
     name: m.name,
-    expression: c.expr(`spec.matchConditions[${i}].expression`, m.expression, names, "bool"),
+    expression: c.expr(`spec.matchConditions[${i}].expression`, m.expression, names, "matchCondition"),
   }));
   const variableIndex = new Map(variableNames.map((n, i) => [n, i] as const));
   const common = {
@@ -354,7 +446,7 @@ function compileValidating(
 ): CompiledValidatingPolicy {
   const validations = policy.validations.map((v, i) => ({
     index: i,
-    expression: c.expr(`spec.validations[${i}].expression`, v.expression, names, "bool"),
+    expression: c.expr(`spec.validations[${i}].expression`, v.expression, names, "validation"),
     message: v.message,
     messageExpression:
       v.messageExpression === undefined
@@ -364,7 +456,7 @@ function compileValidating(
             `spec.validations[${i}].messageExpression`,
             v.messageExpression,
             names,
-            "string",
+            "messageExpression",
             false,
             false,
           ),
@@ -376,7 +468,7 @@ function compileValidating(
       `spec.auditAnnotations[${i}].valueExpression`,
       a.valueExpression,
       names,
-      "string-or-null",
+      "auditAnnotation",
     ),
   }));
   const programs = validations.flatMap((v) => (v.expression.program ? [v.expression.program] : []));
@@ -409,7 +501,7 @@ function compileMutating(
         `spec.mutations[${i}].${field}.expression`,
         mutationSource(m),
         names,
-        isPatch ? "list" : "Object",
+        isPatch ? "jsonPatch" : "applyConfiguration",
         true,
       ),
     };
@@ -433,12 +525,17 @@ export function compilePolicySet(set: PolicySet, options: CompileOptions = {}): 
     bound.add(policy);
   }
   const unbound = policies.filter((p) => !bound.has(p));
+  const release = options.kubernetesVersion;
   return {
     policies,
     bindings,
     unbound,
     resources: set.resources,
-    diagnostics: [...policies.flatMap((p) => p.diagnostics), ...paramScopeWarnings(set)],
+    diagnostics: [
+      ...policies.flatMap((p) => p.diagnostics),
+      ...paramScopeWarnings(set),
+      ...(release === undefined ? [] : set.bindings.flatMap((b) => apiVersionProblem(b, release) ?? [])),
+    ],
   };
 }
 

@@ -28,7 +28,7 @@ export function readObjects(
   file: string,
 ): { readonly objects: readonly SourceObject[]; readonly diagnostics: readonly Diagnostic[] } {
   const lineCounter = new LineCounter();
-  const positions = new TextPositions(file, lineCounter);
+  const positions = new TextPositions(file, lineCounter, text);
   const objects: SourceObject[] = [];
   const diagnostics: Diagnostic[] = [];
   for (const doc of parseAllDocuments(text, { lineCounter })) {

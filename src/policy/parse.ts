@@ -218,7 +218,7 @@ function splitYamlMessage(message: string): { message: string; detail?: string }
  */
 export function parsePolicyText(text: string, file: string): { set: PolicySet; diagnostics: Diagnostic[] } {
   const lineCounter = new LineCounter();
-  const positions = new TextPositions(file, lineCounter);
+  const positions = new TextPositions(file, lineCounter, text);
   const diagnostics: Diagnostic[] = [];
   const out: Collected = { policies: [], bindings: [], resources: [], rejectedBindings: [] };
   const docs = parseAllDocuments(text, { lineCounter, prettyErrors: true });

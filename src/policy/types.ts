@@ -25,6 +25,8 @@ export interface SourceMap {
   readonly file: string;
   /** Location of the field's value; falls back to the document start for unknown paths. */
   locate(path: string): SourceLocation;
+  /** Location of the character at `offset` of the string value at `path` (a CEL sub-expression). */
+  locateWithin?(path: string, offset: number): SourceLocation;
 }
 
 export interface LabelSelectorRequirement {

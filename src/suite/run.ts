@@ -37,6 +37,8 @@ import { type PreparedCase, prepareCase, prepareReviewCase, suiteError } from ".
 
 export interface RunOptions {
   readonly extras?: CelExtras;
+  /** The Kubernetes release to compile the policies for (CompileOptions.kubernetesVersion). */
+  readonly kubernetesVersion?: string;
   /** Whether cases that do not say (`defaulting`) get the API server's defaults (default true). */
   readonly defaults?: boolean;
   /**
@@ -201,7 +203,10 @@ async function load(
   const allResources = [...policies.set.resources, ...(resources?.set.resources ?? [])];
   const set = compilePolicySet(
     { ...policies.set, resources: allResources },
-    options.extras ? { extras: options.extras } : {},
+    {
+      ...(options.extras ? { extras: options.extras } : {}),
+      ...(options.kubernetesVersion !== undefined ? { kubernetesVersion: options.kubernetesVersion } : {}),
+    },
   );
   diagnostics.push(...policies.diagnostics, ...set.diagnostics, ...(resources?.diagnostics ?? []));
   const stray = resources ? resources.set.policies.length + resources.set.bindings.length : 0;

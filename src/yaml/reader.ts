@@ -275,7 +275,7 @@ export function readDocuments(
   file: string,
 ): { docs: Document.Parsed[]; positions: TextPositions } {
   const lineCounter = new LineCounter();
-  const positions = new TextPositions(file, lineCounter);
+  const positions = new TextPositions(file, lineCounter, text);
   const parsed = parseAllDocuments(text, { lineCounter, prettyErrors: true });
   return { docs: Array.isArray(parsed) ? parsed : [], positions };
 }

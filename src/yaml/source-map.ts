@@ -65,6 +65,8 @@ export class TextPositions {
   constructor(
     readonly file: string,
     private readonly lineCounter: LineCounter,
+    /** The file's text, to place characters inside a value (YamlSourceMap.locateWithin). */
+    readonly text?: string,
   ) {}
 
   at(offset: number): SourceLocation {
@@ -143,4 +145,52 @@ export class YamlSourceMap {
   locate(path: string): SourceLocation {
     return this.positions.at(this.find(path).offset);
   }
+
+  /**
+   * Where the character at `offset` of the string value at `path` is written: inside a multi-line
+   * block scalar, its own line and column rather than the scalar's first line.
+   */
+  locateWithin(path: string, offset: number): SourceLocation {
+    const { node, offset: start } = this.find(path);
+    const text = this.positions.text;
+    if (text === undefined || !isScalar(node) || typeof node.value !== "string" || !node.range)
+      return this.positions.at(start);
+    const at = rawOffset(node.value, text, node.range[0], node.range[1], offset);
+    return this.positions.at(at ?? start);
+  }
+}
+
+/**
+ * The offset in the file of the character at `offset` of a scalar's value, whose source spans
+ * [from, to): the value's characters are matched in order against the source's, which holds them
+ * all but for what indentation, folding, quoting and escapes change. A character that is not matched
+ * (a folded line break, an escape) takes the place of the last one matched before it.
+ */
+function rawOffset(
+  value: string,
+  text: string,
+  from: number,
+  to: number,
+  offset: number,
+): number | undefined {
+  let r = from;
+  // Skip the block scalar's header (`|`, `>-`, `|2+`) and a quoted scalar's opening quote.
+  if (text[r] === "|" || text[r] === ">") {
+    while (r < to && text[r] !== "\n") r++;
+    r++;
+  } else if (text[r] === '"' || text[r] === "'") r++;
+  let last = r;
+  for (let i = 0; i <= offset && i < value.length; i++) {
+    const c = value[i] as string;
+    if (c === " " || c === "\n" || c === "\t") {
+      if (i === offset) return last;
+      continue;
+    }
+    let j = r;
+    while (j < to && text[j] !== c) j++;
+    if (j >= to) return last;
+    last = j;
+    r = j + 1;
+  }
+  return last;
 }

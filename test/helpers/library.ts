@@ -129,6 +129,12 @@ export type TierOutcome =
 
 let tierRuns = 0;
 
+/** Extra variables, and the Kubernetes release of the environment (the newest by default). */
+export interface TierOptions {
+  readonly variables?: Readonly<Record<string, TypeTag>>;
+  readonly env?: { readonly kubernetesVersion?: string };
+}
+
 /**
  * Evaluates `source` once with the closures and once with generated code, asserts the two agree
  * (value, error and cost), and returns the outcome. Each call compiles afresh (the source gets a
@@ -137,11 +143,14 @@ let tierRuns = 0;
 export function evaluateBothTiers(
   source: string,
   bindings: Record<string, unknown> = {},
-  options: { readonly variables?: Readonly<Record<string, TypeTag>> } = {},
+  options: TierOptions = {},
 ): TierOutcome {
   const env = createEnvironment({
     variables: { ...ADMISSION_VARIABLES, ...(options.variables ?? {}) },
     extras: { bind: true, math: true, base64: true },
+    ...(options.env?.kubernetesVersion !== undefined
+      ? { kubernetesVersion: options.env.kubernetesVersion }
+      : {}),
   });
   const values: Record<string, CelValue> = {};
   for (const [k, v] of Object.entries(bindings)) values[k] = toCel(v);
@@ -167,15 +176,23 @@ export function evaluateBothTiers(
 }
 
 /** The value `source` gives in both tiers; fails the test on an error. */
-export function valueInBothTiers(source: string, bindings: Record<string, unknown> = {}): CelValue {
-  const o = evaluateBothTiers(source, bindings);
+export function valueInBothTiers(
+  source: string,
+  bindings: Record<string, unknown> = {},
+  options: TierOptions = {},
+): CelValue {
+  const o = evaluateBothTiers(source, bindings, options);
   if (!o.ok) assert.fail(`${source}: ${o.error}`);
   return o.value;
 }
 
 /** The error `source` gives in both tiers; fails the test on a value. */
-export function errorInBothTiers(source: string, bindings: Record<string, unknown> = {}): string {
-  const o = evaluateBothTiers(source, bindings);
+export function errorInBothTiers(
+  source: string,
+  bindings: Record<string, unknown> = {},
+  options: TierOptions = {},
+): string {
+  const o = evaluateBothTiers(source, bindings, options);
   if (o.ok) assert.fail(`${source}: expected an error, got ${o.shown}`);
   return o.error;
 }

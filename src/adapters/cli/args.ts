@@ -1,6 +1,8 @@
 /** Strict option parsing shared by every command: unknown flags are usage errors that name the flag. */
 import { isAbsolute, resolve } from "node:path";
 import { type ParseArgsConfig, parseArgs } from "node:util";
+import { type CelExtras, parseRelease } from "../../cel/index.ts";
+import type { CompileOptions } from "../../compile/policy.ts";
 import { closestName } from "../../policy/fields.ts";
 import { type CliIO, type Command, EXIT_OK, EXIT_USAGE } from "./io.ts";
 
@@ -76,4 +78,26 @@ export function splitList(value: string): string[] {
     .split(",")
     .map((s) => s.trim())
     .filter((s) => s !== "");
+}
+
+/** `--kubernetes-version X.Y`, shared by check, eval, test, serve and repl. */
+export const KUBERNETES_VERSION_OPTION = { "kubernetes-version": { type: "string" } } as const;
+
+/**
+ * `--kubernetes-version`'s value, validated: undefined when the flag is absent (the compiler then
+ * takes the newest release modelled), or an error naming the modelled range.
+ */
+export function kubernetesVersionOf(
+  value: string | undefined,
+):
+  | { readonly ok: true; readonly value: string | undefined }
+  | { readonly ok: false; readonly error: string } {
+  if (value === undefined) return { ok: true, value: undefined };
+  const r = parseRelease(value);
+  return r.ok ? r : { ok: false, error: `--kubernetes-version: ${r.error}` };
+}
+
+/** The compile options the command line gives: the CEL extras and the release, when chosen. */
+export function compileChoice(extras: CelExtras, kubernetesVersion: string | undefined): CompileOptions {
+  return kubernetesVersion === undefined ? { extras } : { extras, kubernetesVersion };
 }

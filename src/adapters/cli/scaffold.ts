@@ -30,6 +30,8 @@ export interface ScaffoldRequest {
   readonly params: readonly string[];
   readonly force: boolean;
   readonly extras: CelExtras;
+  /** `--kubernetes-version`, when given. */
+  readonly kubernetesVersion?: string | undefined;
   readonly defaults: boolean;
 }
 
@@ -132,6 +134,7 @@ async function runText(req: ScaffoldRequest, text: string): Promise<Result<Suite
   const loaded = await loadSuite(parsed.suite, fileSuiteReader, {
     extras: req.extras,
     defaults: req.defaults,
+    ...(req.kubernetesVersion !== undefined ? { kubernetesVersion: req.kubernetesVersion } : {}),
   });
   if (loaded.broken) return err(problems(loaded.diagnostics));
   return ok(runLoadedSuite(loaded));

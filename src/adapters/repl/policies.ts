@@ -13,6 +13,7 @@ import type { AdmissionRequest } from "../../request/types.ts";
 import { err, ok, type Result } from "../../result.ts";
 import { loadPolicyPaths } from "../../sources/files.ts";
 import { errorCount, formatDiagnostics } from "../output/diagnostics.ts";
+import { withNameHints } from "../output/hints.ts";
 import { type ResourceEvaluation, resourceEvaluation } from "../output/results.ts";
 
 export interface PolicyRun {
@@ -25,6 +26,8 @@ export interface PolicyRun {
   readonly extras: CelExtras;
   /** The API server's defaults on stored objects and after mutations (the REPL's `--no-defaults` turns them off). */
   readonly defaults: boolean;
+  /** The Kubernetes release to compile the policies for (`--kubernetes-version`). */
+  readonly kubernetesVersion?: string;
 }
 
 /** The evaluation and the diagnostics text (warnings), or why nothing was evaluated. */
@@ -35,9 +38,16 @@ export async function evaluatePolicies(
   const loaded = await loadPolicyPaths([run.policyPath]);
   const params = run.paramsPath ? await loadPolicyPaths([run.paramsPath]) : undefined;
   const resources = [...loaded.set.resources, ...(params?.set.resources ?? [])];
-  const compiled = compilePolicySet({ ...loaded.set, resources }, { extras: run.extras });
+  const compiled = compilePolicySet(
+    { ...loaded.set, resources },
+    {
+      extras: run.extras,
+      ...(run.kubernetesVersion !== undefined ? { kubernetesVersion: run.kubernetesVersion } : {}),
+    },
+  );
   const diagnostics = [...loaded.diagnostics, ...compiled.diagnostics, ...(params?.diagnostics ?? [])];
-  const report = formatDiagnostics(diagnostics).trimEnd();
+  // With the hints `check` adds, so the REPL reports problems as check does.
+  const report = formatDiagnostics(withNameHints(diagnostics, loaded.set.policies)).trimEnd();
   if (errorCount(diagnostics) > 0)
     return err(`${report}\nthe policy files have errors; nothing was evaluated`);
   if (compiled.policies.length === 0) return err(`no policies found in ${shownPath}`);

@@ -47,6 +47,8 @@ export interface SessionOptions {
   /** Relative file names are resolved against this directory. */
   readonly cwd: string;
   readonly extras?: CelExtras;
+  /** The Kubernetes release to compile for (`--kubernetes-version`); the newest modelled when absent. */
+  readonly kubernetesVersion?: string;
   /** Apply the API server's defaults to objects loaded from files (default true). */
   readonly defaults?: boolean;
 }
@@ -192,12 +194,14 @@ export class ReplSession {
   private policyPath: string | undefined;
   private last: LastExpression | LastPolicy | undefined;
   readonly extras: CelExtras;
+  readonly kubernetesVersion: string | undefined;
   readonly cwd: string;
   private readonly defaults: boolean;
 
   constructor(options: SessionOptions) {
     this.cwd = options.cwd;
     this.extras = options.extras ?? {};
+    this.kubernetesVersion = options.kubernetesVersion;
     this.defaults = options.defaults ?? true;
   }
 
@@ -373,6 +377,7 @@ export class ReplSession {
       },
       policyVariables: [...this.lets.keys()],
       extras: this.extras,
+      ...(this.kubernetesVersion !== undefined ? { kubernetesVersion: this.kubernetesVersion } : {}),
     });
   }
 
@@ -482,6 +487,7 @@ export class ReplSession {
         ...(isJsonObject(ns) ? { namespaceObject: ns } : {}),
         extras: this.extras,
         defaults: this.defaults,
+        ...(this.kubernetesVersion !== undefined ? { kubernetesVersion: this.kubernetesVersion } : {}),
       },
       target,
     );

@@ -10,6 +10,7 @@ import { ok, type Result } from "../../result.ts";
 import type { CelExtras } from "../../cel/index.ts";
 import { type Admitter, type ReviewAdmitter, serveAdmitter } from "./admitter.ts";
 import { type Diagnostic, formatDiagnostic } from "../../errors.ts";
+import type { CompileOptions } from "../../compile/policy.ts";
 import { type ClusterLink, type ClusterLinkOptions, openClusterLink } from "../../cluster/link.ts";
 import type { ClusterLog } from "../../cluster/observe.ts";
 import type { LabelSelector } from "../../policy/types.ts";
@@ -43,6 +44,8 @@ export interface ServeOptions {
   /** Connection and memory limits (server.ts); the defaults fit the shipped Deployment. */
   readonly limits?: Partial<ServerLimits>;
   readonly celExtras?: CelExtras;
+  /** The Kubernetes release to compile the policies for (`--kubernetes-version`). */
+  readonly kubernetesVersion?: string;
   /** pino level, or false for no request logs (tests). */
   readonly logLevel: LogLevel | false;
   /** At debug level, log the trace's values unredacted (Secrets and credential-named fields included). */
@@ -240,7 +243,7 @@ async function openCluster(
     ...linkOptions,
     log: clusterLog ?? serverLog(logging ?? false),
     registry,
-    ...(options.celExtras ? { compile: { extras: options.celExtras } } : {}),
+    ...compileOf(options),
     onPoliciesChanged,
   });
   if (!linked.ok) return { ok: false, message: linked.error };
@@ -257,7 +260,8 @@ function slowLaneFor(options: ServeOptions, onProblem: (message: string) => void
   if (options.slowLane === false) return undefined;
   return new SlowLane({
     ...options.slowLane,
-    compile: options.celExtras ? { extras: options.celExtras } : {},
+    // The same compile options as the main thread's, or the lane would build another set.
+    compile: compileOf(options).compile ?? {},
     onProblem,
   });
 }
@@ -341,12 +345,22 @@ function admitterSwitch(
   };
 }
 
+/** The compile options serve's options give, for the policy store, the cluster link and the slow lane alike. */
+function compileOf(options: ServeOptions): { compile?: CompileOptions } {
+  const compile: CompileOptions = {
+    ...(options.celExtras ? { extras: options.celExtras } : {}),
+    ...(options.kubernetesVersion !== undefined ? { kubernetesVersion: options.kubernetesVersion } : {}),
+  };
+  return Object.keys(compile).length > 0 ? { compile } : {};
+}
+
 /**
  * Starts serve in its order: TLS, the log, the cluster link, the policy store and its first set,
  * the server, both ports, and only then readiness, the slow lane's compile and the file watchers.
  * Kept as one function (past the usual length) so that order reads top to bottom; each step's
  * details live in the helpers above.
  */
+
 export async function startWebhook(options: ServeOptions, log: (line: string) => void): Promise<StartResult> {
   const material = await tlsMaterial(options, log);
   if (!material.ok) return material;
@@ -371,7 +385,7 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
     : slowLaneFor(options, (message) => reloadLog.warn({ event: "slow-lane" }, message));
   const admitters = admitterSwitch(link, lane, options.policies);
   const opened = await PolicyStore.open(options.policies, {
-    ...(options.celExtras ? { compile: { extras: options.celExtras } } : {}),
+    ...compileOf(options),
     ...(options.pollMs ? { pollMs: options.pollMs } : {}),
     ...(options.settleMs !== undefined ? { settleMs: options.settleMs } : {}),
     // Reloads are reported as JSON lines in the log (reload-report.ts), not on stderr.

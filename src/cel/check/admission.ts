@@ -13,6 +13,7 @@
  *   literals, whose every field is dyn, and `JSONPatch` (mutation/typeresolver.go, jsonpatch.go).
  */
 import { type CelExtrasFlags, type CheckEnv, createCheckEnv, type MessageType, messageType } from "./env.ts";
+import type { ValidatorName } from "./versions.ts";
 import {
   BOOL,
   type CelType,
@@ -150,10 +151,22 @@ export interface AdmissionCheckOptions {
   readonly variables?: Iterable<readonly [string, CelType | undefined]>;
   /** Declare `authorizer` (true for policies; webhook matchConditions have none). */
   readonly authorizer?: boolean;
+  /** Declare `variables` (true for policies; a webhook's matchConditions and `expr` have none). */
+  readonly declareVariables?: boolean;
+  /** Declare `namespaceObject` and `request` (true by default; a webhook's matchConditions lack the first). */
+  readonly declareNamespaceObject?: boolean;
+  readonly declareRequest?: boolean;
+  /** Variables beyond the admission ones (`celgate expr`'s own bindings), with their types. */
+  readonly extraVariables?: Iterable<readonly [string, CelType]>;
   /** MutatingAdmissionPolicy: `Object`, `JSONPatch` and `jsonpatch.escapeKey`. */
   readonly mutation?: boolean;
+  /** The release whose environment to build (the checker's version: cel/env/releases.ts checkEnvironment). */
   readonly kubernetesVersion?: string;
+  /** Libraries to enable whatever the version (those that come with a release's cel-go). */
+  readonly withLibraries?: readonly string[];
   readonly extras?: CelExtrasFlags;
+  /** Override the release's AST validators (none: cel-go's checker alone). */
+  readonly validators?: readonly ValidatorName[];
 }
 
 /** The environment an admission policy's expressions are checked in. */
@@ -164,10 +177,12 @@ export function admissionCheckEnv(options: AdmissionCheckOptions = {}): CheckEnv
   const vars: [string, CelType][] = [
     ["object", options.object ?? DYN],
     ["oldObject", options.oldObject ?? DYN],
-    ["namespaceObject", objectType("kubernetes.Namespace")],
-    ["request", objectType(admissionRequest.name)],
-    ["variables", objectType(variablesType.name)],
   ];
+  if (options.declareNamespaceObject ?? true)
+    vars.push(["namespaceObject", objectType("kubernetes.Namespace")]);
+  if (options.declareRequest ?? true) vars.push(["request", objectType(admissionRequest.name)]);
+  if (options.declareVariables ?? true) vars.push(["variables", objectType(variablesType.name)]);
+  for (const [name, t] of options.extraVariables ?? []) vars.push([name, t]);
   if (options.params !== null) vars.push(["params", options.params ?? DYN]);
   if (options.authorizer ?? true) {
     vars.push(["authorizer", objectType("kubernetes.authorization.Authorizer")]);
@@ -184,10 +199,10 @@ export function admissionCheckEnv(options: AdmissionCheckOptions = {}): CheckEnv
       variablesType,
       ...(options.schemaMessages ?? []),
     ],
-    ...(options.mutation
-      ? { resolveMessage: resolveMutationType, withLibraries: ["kubernetes.jsonpatch"] }
-      : {}),
+    ...(options.mutation ? { resolveMessage: resolveMutationType } : {}),
+    withLibraries: [...(options.mutation ? ["kubernetes.jsonpatch"] : []), ...(options.withLibraries ?? [])],
     ...(options.kubernetesVersion !== undefined ? { kubernetesVersion: options.kubernetesVersion } : {}),
     ...(options.extras !== undefined ? { extras: options.extras } : {}),
+    ...(options.validators !== undefined ? { validators: options.validators } : {}),
   });
 }

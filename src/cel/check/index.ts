@@ -13,8 +13,7 @@
 import type { ParsedExpression } from "../syntax/ast.ts";
 import { Checker } from "./checker.ts";
 import type { CheckEnv } from "./env.ts";
-import { checkLiterals } from "./literals.ts";
-import { type CelType, DYN, ERROR } from "./types.ts";
+import { type CelType, DYN } from "./types.ts";
 import { substitute } from "./unify.ts";
 import { checkProgram, runValidators } from "./validators.ts";
 import type { ValidatorName } from "./versions.ts";
@@ -32,13 +31,14 @@ export * as celTypes from "./types.ts";
 export { formatType, typeString } from "./types.ts";
 export type { ValidatorName } from "./versions.ts";
 export { LATEST_KUBERNETES, SETTINGS, VALIDATORS } from "./versions.ts";
+export { unavailableAt } from "./arrival.ts";
 
-/** Which stage of the API server's compilation reports an issue. */
-export type IssueSource = "syntax" | "checker" | ValidatorName;
+/** Which stage of the API server's compilation reports an issue (parse errors are thrown by the parser). */
+export type IssueSource = "checker" | ValidatorName;
 
 export interface CheckIssue {
-  /** The node at fault; undefined for a syntax issue, which has only an offset. */
-  readonly id: number | undefined;
+  /** The node at fault. */
+  readonly id: number;
   /** Offset in the source (UTF-16 units), for the caret; from ParsedExpression.offsets. */
   readonly offset: number | undefined;
   /** cel-go's text, without the `ERROR: <input>:l:c:` prefix (source.ts renderError adds it). */
@@ -66,27 +66,8 @@ export interface CheckResult {
   readonly diagnostics: readonly CheckIssue[];
 }
 
-const EMPTY = new Map();
-
 /** Type-checks and validates a parsed expression against an environment. Never throws on bad input. */
 export function checkExpression(parsed: ParsedExpression, env: CheckEnv): CheckResult {
-  const syntax = checkLiterals(parsed.source);
-  if (syntax.length > 0) {
-    return {
-      type: ERROR,
-      types: EMPTY,
-      overloads: EMPTY,
-      functions: EMPTY,
-      references: EMPTY,
-      diagnostics: syntax.map((s) => ({
-        id: undefined,
-        offset: s.offset,
-        message: s.message,
-        severity: "error",
-        source: "syntax",
-      })),
-    };
-  }
   const c = new Checker(env);
   c.check(parsed.root);
   const types = new Map<number, CelType>();

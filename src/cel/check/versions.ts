@@ -7,8 +7,10 @@
  * we artificially set it to 1.0 because these options should always be present").
  */
 
-/** The newest Kubernetes release whose CEL environment this checker follows. */
-export const LATEST_KUBERNETES = "1.35";
+import { NEWEST_RELEASE } from "../env/releases.ts";
+
+/** The newest Kubernetes release whose CEL environment this checker follows (cel/env/releases.ts). */
+export const LATEST_KUBERNETES = NEWEST_RELEASE;
 
 export type ValidatorName =
   | "cel.validator.homogeneous_literals"

@@ -4,7 +4,9 @@
  * expression compiled against it.
  */
 import { ALL_LIBRARIES } from "../library/index.ts";
+import { STRINGS_BEFORE_CEL_GO_0_22 } from "../library/strings.ts";
 import type { FunctionDecl, Overload, TypeTag } from "../library/types.ts";
+import { parseRelease, releaseModel } from "./releases.ts";
 
 /** The admission variables, named once (Kyverno's keys.go does the same). */
 export const ADMISSION_VARIABLES = {
@@ -31,6 +33,9 @@ export const REQUEST_VARIABLES: ReadonlySet<string> = new Set([
   "namespaceObject",
 ]);
 
+/** Which compile-time checks an environment's expressions get (EnvOptions.checks). */
+export type CheckMode = "kubernetes" | "cel" | "none";
+
 /** Features that are not part of the API server's admission environment; off unless asked for. */
 export interface CelExtras {
   /** `cel.bind(name, init, body)`. */
@@ -52,11 +57,19 @@ export interface EnvOptions {
   readonly structTypes?: readonly string[];
   readonly extras?: CelExtras;
   /**
-   * Kubernetes libraries this environment leaves out, by name (`kubernetes.authzSelectors`): the
-   * API server's environment depends on its version, and every library is in by default, as in the
-   * newest release.
+   * Which compile-time checks expressions get (src/cel/checking.ts): `kubernetes` (the default),
+   * cel-go's checker and the AST validators the API server adds (homogeneous aggregate literals,
+   * duration/timestamp/regex literals, format strings); `cel`, cel-go's checker alone, as cel-spec's
+   * conformance tests and tests of run-time semantics on mixed literals run it; `none`, no static
+   * check at all, as cel-spec's `disable_check` tests run (never for policies: the API server checks).
    */
-  readonly disabledLibraries?: readonly string[];
+  readonly checks?: CheckMode;
+  /**
+   * The cluster's Kubernetes release (`1.33`), the newest modelled when absent: expressions are
+   * checked as its API server checks a new expression, in the environment releases.ts
+   * checkEnvironment gives (the release before it, plus what comes with its cel-go).
+   */
+  readonly kubernetesVersion?: string;
 }
 
 export interface CelEnvironment {
@@ -65,11 +78,24 @@ export interface CelEnvironment {
   readonly functions: ReadonlyMap<string, readonly Overload[]>;
   readonly structTypes: ReadonlySet<string>;
   readonly extras: Required<CelExtras>;
+  readonly checks: CheckMode;
+  readonly kubernetesVersion: string | undefined;
   /** A key naming this configuration, for caches of compiled programs. */
   readonly key: string;
 }
 
 const LIBRARY_FOR_EXTRA: Record<string, keyof CelExtras> = { math: "math", encoders: "base64" };
+
+/** The overloads that behave otherwise at `release` than at the newest (releases.ts RuntimeSwitches). */
+function runtimeOverrides(release: string | undefined): ReadonlyMap<string, Overload> {
+  const parsed = release === undefined ? undefined : parseRelease(release);
+  if (!parsed?.ok) return NO_OVERRIDES;
+  return releaseModel(parsed.value).runtime.indexOfPastEndIsMinusOne
+    ? NO_OVERRIDES
+    : STRINGS_BEFORE_CEL_GO_0_22;
+}
+
+const NO_OVERRIDES: ReadonlyMap<string, Overload> = new Map();
 
 export function createEnvironment(options: EnvOptions): CelEnvironment {
   const extras: Required<CelExtras> = {
@@ -78,14 +104,16 @@ export function createEnvironment(options: EnvOptions): CelEnvironment {
     base64: options.extras?.base64 ?? false,
   };
   const functions = new Map<string, Overload[]>();
+  // Which functions a release has is the type checker's to say (cel/check decls by release): the
+  // run time keeps every library, and swaps in only the overloads that behave otherwise there.
+  const swapped = runtimeOverrides(options.kubernetesVersion);
   const add = (decl: FunctionDecl): void => {
     const list = functions.get(decl.name) ?? [];
-    list.push(...decl.overloads);
+    for (const o of decl.overloads) list.push(swapped.get(o.id) ?? o);
     functions.set(decl.name, list);
   };
-  const disabled = new Set(options.disabledLibraries ?? []);
   for (const lib of ALL_LIBRARIES) {
-    if (lib.availability === "none" || disabled.has(lib.name)) continue;
+    if (lib.availability === "none") continue;
     if (lib.availability === "extra") {
       const flag = LIBRARY_FOR_EXTRA[lib.name];
       if (!flag || !extras[flag]) continue;
@@ -100,7 +128,10 @@ export function createEnvironment(options: EnvOptions): CelEnvironment {
     [...(policyVariables ?? [])],
     [...structTypes].sort(),
     extras,
-    [...disabled].sort(),
+    options.checks ?? "kubernetes",
+    options.kubernetesVersion ?? "",
   ]);
-  return { variables, policyVariables, functions, structTypes, extras, key };
+  const checks = options.checks ?? "kubernetes";
+  const kubernetesVersion = options.kubernetesVersion;
+  return { variables, policyVariables, functions, structTypes, extras, checks, kubernetesVersion, key };
 }

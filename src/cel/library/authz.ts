@@ -265,7 +265,7 @@ export const authzLibrary: Library = {
 /**
  * Kubernetes' AuthzSelectors library (authz.go, Kubernetes 1.31+): selectors on a resource check.
  * A selector that does not parse is the API server's to drop; it is passed on as written. Whether an
- * environment has this library depends on the Kubernetes version it models (EnvOptions.disabledLibraries).
+ * environment has this library depends on the Kubernetes release it models (the checker declares it by release).
  */
 export const authzSelectorsLibrary: Library = {
   name: "kubernetes.authzSelectors",

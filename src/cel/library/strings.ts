@@ -17,7 +17,7 @@ import { codePointLength } from "../runtime/code-points.ts";
 import { CelError, type CelList, type CelValue, isMap, mapEntries, typeName } from "../runtime/values.ts";
 import { quoteWith } from "../go/quote.ts";
 import { format, formatString } from "./string-format.ts";
-import { fn, globalFn, type Library, memberFn } from "./types.ts";
+import { fn, globalFn, type Library, memberFn, type Overload } from "./types.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Code points
@@ -107,6 +107,53 @@ function lastIndexOfFrom(s: string, sub: string, offset: bigint): bigint {
   const at = s.lastIndexOf(sub, utf16Offset(s, last));
   return at < 0 ? -1n : BigInt(codePointIndex(s, at));
 }
+
+/**
+ * cel-go before v0.22 (Kubernetes before 1.32, ext/strings.go indexOfOffset/lastIndexOfOffset): an
+ * offset at or past the end is `index out of range` too, and so `''.lastIndexOf('x')` (its offset
+ * is -1) fails.
+ */
+function indexOfFromBefore122(s: string, sub: string, offset: bigint): bigint {
+  if (sub === "") return offset;
+  if (offset < 0n || offset >= BigInt(runeCount(s))) throw outOfRange(offset);
+  return indexOfFrom(s, sub, offset);
+}
+
+function lastIndexOfFromBefore122(s: string, sub: string, offset: bigint): bigint {
+  if (sub === "") return offset;
+  if (offset < 0n || offset >= BigInt(runeCount(s))) throw outOfRange(offset);
+  return lastIndexOfFrom(s, sub, offset);
+}
+
+function lastIndexOfBefore122(s: string, sub: string): bigint {
+  const n = runeCount(s);
+  if (sub === "") return BigInt(n);
+  return lastIndexOfFromBefore122(s, sub, BigInt(n - 1));
+}
+
+/**
+ * The overloads whose behaviour a release before 1.32 has otherwise, by id: an environment for such
+ * a release uses these in place of the library's (cel/env/environment.ts).
+ */
+export const STRINGS_BEFORE_CEL_GO_0_22: ReadonlyMap<string, Overload> = new Map(
+  [
+    memberFn(
+      "string_index_of_string_int",
+      ["string", "string", "int"],
+      "int",
+      indexOfFromBefore122,
+      searchCost,
+    ),
+    memberFn("string_last_index_of_string", ["string", "string"], "int", lastIndexOfBefore122, searchCost),
+    memberFn(
+      "string_last_index_of_string_int",
+      ["string", "string", "int"],
+      "int",
+      lastIndexOfFromBefore122,
+      searchCost,
+    ),
+  ].map((o) => [o.id, o]),
+);
 
 function lowerAscii(s: string): string {
   return s.replace(/[A-Z]+/g, (m) => m.toLowerCase());

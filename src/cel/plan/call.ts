@@ -1,8 +1,8 @@
 /**
  * Calls: which planner a call goes to (an operator with its own rules, membership in a constant
  * list, a namespaced function, orValue/hasValue on an optional chain, `matches` with a constant
- * pattern, or overload dispatch), and the flat check of an ordinary call: the overloads its name,
- * form (global or member), arity and argument types admit, and its result type.
+ * pattern, or overload dispatch), and for an ordinary call the overloads its name, form (global or
+ * member), arity and argument tags admit, and its result tag.
  */
 import type { CelEnvironment } from "../env/environment.ts";
 import type { Overload } from "../library/types.ts";
@@ -37,17 +37,17 @@ const OPERATORS: ReadonlyMap<string, OperatorPlanner> = new Map([
   ["@append", planAppend],
 ]);
 
-const BIND_UNAVAILABLE =
-  "cel.bind is not available: Kubernetes does not enable it (allow it with --cel-extras bind, or the celgate.dev/cel-extras annotation on the policy)";
+// --- resolution ------------------------------------------------------------------------------
 
-// --- check -----------------------------------------------------------------------------------
-
-/** What the check of an ordinary call finds: the overloads it may call and its type, or a problem. */
+/**
+ * The overloads an ordinary call may dispatch to and its result tag, or why none: the type checker
+ * (src/cel/check) refused such calls already, so a failure here is a run-time error.
+ */
 export type Resolution =
   | { readonly ok: true; readonly candidates: readonly Overload[]; readonly type: TypeTag }
-  | { readonly ok: false; readonly problem: string; readonly error: string };
+  | { readonly ok: false; readonly error: string };
 
-/** The overloads of `name` a call of this form, arity and static argument types may call. */
+/** The overloads of `name` a call of this form, arity and static argument tags may dispatch to. */
 export function resolveCall(
   env: CelEnvironment,
   name: string,
@@ -55,31 +55,16 @@ export function resolveCall(
   types: readonly TypeTag[],
 ): Resolution {
   const all = env.functions.get(name);
-  if (!all)
-    return {
-      ok: false,
-      problem: `undeclared reference to '${name}' (in container '')`,
-      error: `undeclared reference to '${name}'`,
-    };
+  if (!all) return { ok: false, error: `undeclared reference to '${name}'` };
   const byArity = all.filter((o) => o.member === member && o.args.length === types.length);
   const candidates = byArity.filter((o) => o.args.every((t, i) => compatible(types[i] as TypeTag, t)));
   if (candidates.length === 0) {
     const sig = member ? `${types[0]}.(${types.slice(1).join(", ")})` : `(${types.join(", ")})`;
-    const msg =
-      byArity.length === 0 && all.every((o) => o.member !== member)
-        ? `undeclared reference to '${name}' (in container '')${member ? ": it is not a method; call it as a function" : ": it is a method; call it as receiver." + name + "(...)"}`
-        : `found no matching overload for '${name}' applied to '${sig}'`;
-    return { ok: false, problem: msg, error: msg };
+    return { ok: false, error: `found no matching overload for '${name}' applied to '${sig}'` };
   }
   const resultTypes = new Set(candidates.map((o) => o.result));
   const type = resultTypes.size === 1 ? (candidates[0] as Overload).result : "dyn";
   return { ok: true, candidates, type };
-}
-
-/** `cel.bind(...)` that the parser left as a call: the environment does not allow it. */
-function checkBind(p: PlanContext, e: CallNode): void {
-  if (e.target && e.fn === "bind" && qualifiedName(e.target) === "cel")
-    p.problem("PE_CEL_UNKNOWN_FUNCTION", BIND_UNAVAILABLE, e.id);
 }
 
 // --- plan ------------------------------------------------------------------------------------
@@ -96,7 +81,6 @@ export function planCall(p: PlanContext, e: CallNode): Compiled {
   if (membership !== undefined) return membership;
   const namespaced = planNamespaced(p, e);
   if (namespaced !== undefined) return namespaced;
-  checkBind(p, e);
   const args = e.target ? [p.plan(e.target), ...e.args.map((a) => p.plan(a))] : e.args.map((a) => p.plan(a));
   return (
     planOptionalAccessor(p, e, args) ??
@@ -140,9 +124,6 @@ function planFunction(
     member,
     args.map((a) => a.type),
   );
-  if (!r.ok) {
-    p.problem("PE_CEL_UNKNOWN_FUNCTION", r.problem, id);
-    return failingNode(r.error);
-  }
+  if (!r.ok) return failingNode(r.error);
   return planDispatch(name, id, args, r.candidates, r.type);
 }

@@ -105,7 +105,7 @@ export function qualifiedName(e: Expr): string | undefined {
 
 // --- plan ------------------------------------------------------------------------------------
 
-export function planIdent(p: PlanContext, name: string, id: number): Compiled {
+export function planIdent(p: PlanContext, name: string): Compiled {
   const r = resolveName(p, name);
   switch (r.kind) {
     case "local":
@@ -120,9 +120,8 @@ export function planIdent(p: PlanContext, name: string, id: number): Compiled {
       return { ev: () => v, type: "type" };
     }
     case "undeclared": {
-      const message = `undeclared reference to '${name}' (in container '')`;
-      p.problem("PE_CEL_UNKNOWN_IDENT", message, id);
-      return failingNode(message);
+      // The checker refuses an undeclared name; an environment without it fails at run time.
+      return failingNode(`undeclared reference to '${name}'`);
     }
   }
 }
@@ -198,7 +197,7 @@ export function planSelectedName(p: PlanContext, e: SelectNode): Compiled | unde
     case "policyVariable":
       return planPolicyVariable(p, e, r.index);
     case "variable":
-      return planIdent(p, r.name, e.id);
+      return planIdent(p, r.name);
     case "type": {
       const v = new CelType(r.name);
       return { ev: () => v, type: "type" };
@@ -208,11 +207,9 @@ export function planSelectedName(p: PlanContext, e: SelectNode): Compiled | unde
 
 /** `variables.<name>`: resolved lazily through the activation, checked against the declared names. */
 function planPolicyVariable(p: PlanContext, e: SelectNode, index: number): Compiled {
-  const { field, id } = e;
+  const { field } = e;
   if (index < 0) {
-    const message = `undeclared reference to 'variables.${field}' (in container '')`;
-    p.problem("PE_CEL_UNKNOWN_IDENT", message, id);
-    return failingNode(message);
+    return failingNode(`undeclared reference to 'variables.${field}'`);
   }
   p.uses.add("variables");
   if (e.testOnly) return { ev: () => true, type: "bool" };

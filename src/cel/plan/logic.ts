@@ -9,26 +9,12 @@ import { isLimitError, withPosition } from "../runtime/errors.ts";
 import { type CelValue, noSuchOverloadBare } from "../runtime/values.ts";
 import type { CallNode } from "../syntax/ast.ts";
 import { rethrowLimits } from "./emit.ts";
-import { type Compiled, compatible, emitValue, type PlanContext } from "./node.ts";
-
-// --- check -----------------------------------------------------------------------------------
-
-/** `&&` and `||` take operands that may be bool. */
-function checkAndOr(p: PlanContext, e: CallNode, args: readonly Compiled[]): void {
-  for (const a of args)
-    if (!compatible(a.type, "bool"))
-      p.problem(
-        "PE_CEL_TYPE",
-        `found no matching overload for '${e.fn}' applied to '(${args.map((x) => x.type).join(", ")})'`,
-        e.id,
-      );
-}
+import { type Compiled, emitValue, type PlanContext } from "./node.ts";
 
 // --- plan ------------------------------------------------------------------------------------
 
 /** `_&&_` and `_||_`: the value that decides (false, true) short-circuits and absorbs errors. */
-export function planAndOr(p: PlanContext, e: CallNode, args: readonly Compiled[]): Compiled {
-  checkAndOr(p, e, args);
+export function planAndOr(_p: PlanContext, e: CallNode, args: readonly Compiled[]): Compiled {
   const left = args[0] as Compiled;
   const right = args[1] as Compiled;
   const l = left.ev;

@@ -4,8 +4,8 @@
  * Each node kind has one file in plan/ (literal, ident, select, optional, indexing, logic,
  * conditional, equality, membership, call, dispatch, matches, list-map, struct, comprehension,
  * bind) that holds all of its tiers side by side, in this order:
- * - **check**: the flat static checking of today (type tags, resolution, problems), in one small
- *   function per kind, so that a type checker's per-node annotations can replace it there;
+ * - **resolution**: the type tags and overload candidates the closures dispatch on (the type checker,
+ *   src/cel/check, has checked the expression before: the planner reports no problems);
  * - **closure**: the evaluation as a closure over a Frame, the tier every node has;
  * - **emitter**: the same evaluation written out as generated code (plan/gen.ts), statement for
  *   statement, where the kind has one.
@@ -90,14 +90,6 @@ export interface Chain {
   readonly ids: readonly number[];
 }
 
-/** A problem the checks found: the expression does not compile. */
-export interface CompileProblem {
-  readonly message: string;
-  /** Offset into the expression source, when known. */
-  readonly offset: number | undefined;
-  readonly code: "PE_CEL_UNKNOWN_IDENT" | "PE_CEL_UNKNOWN_FUNCTION" | "PE_CEL_TYPE";
-}
-
 /** What planning a node may ask of the planner (plan/planner.ts). */
 export interface PlanContext {
   readonly env: CelEnvironment;
@@ -111,8 +103,6 @@ export interface PlanContext {
   readonly iterSlots: Set<number>;
   /** Plans a child node, sharing it across the policy's expressions where it may be (plan/shared.ts). */
   plan(e: Expr): Compiled;
-  /** Records a problem at node `id`. */
-  problem(code: CompileProblem["code"], message: string, id: number): void;
   /** The slot of a comprehension or bind variable in scope, innermost first. */
   lookupLocal(name: string): number | undefined;
   /** A new slot of the frame. */

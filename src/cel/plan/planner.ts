@@ -2,24 +2,24 @@
  * The planner: walks a parsed expression once, giving each node to its kind's file (plan/*.ts),
  * which checks it, and returns its closure and, where it has one, its emitter (plan/node.ts).
  * The planner keeps what spans nodes: the scopes and slots of comprehension and bind variables,
- * the variables the expression reads, the problems found, and which nodes are shared.
+ * the variables the expression reads, and which nodes are shared. It plans expressions the type
+ * checker (src/cel/check) accepted: what it cannot resolve fails at run time, never at compile time.
  */
 import type { CelEnvironment } from "../env/environment.ts";
-import type { Expr, ParsedExpression } from "../syntax/ast.ts";
+import type { Expr } from "../syntax/ast.ts";
 import { planBind } from "./bind.ts";
 import { planCall } from "./call.ts";
 import { planComprehension } from "./comprehension.ts";
 import { planIdent } from "./ident.ts";
 import { planList, planMap } from "./list-map.ts";
 import { planConst } from "./literal.ts";
-import type { Compiled, CompileProblem, PlanContext } from "./node.ts";
+import type { Compiled, PlanContext } from "./node.ts";
 import { planSelect } from "./select.ts";
 import { type SharedSubexpressions, sharedForm } from "./shared.ts";
 import { planStruct } from "./struct.ts";
 
-/** Plans one expression: the scopes and slots of its variables, its problems, its shared nodes. */
+/** Plans one expression: the scopes and slots of its variables, its shared nodes. */
 export class Planner implements PlanContext {
-  readonly problems: CompileProblem[] = [];
   readonly uses = new Set<string>();
   slotCount = 0;
   /** Comprehension and bind variables in scope: name → slot. */
@@ -29,14 +29,9 @@ export class Planner implements PlanContext {
   readonly iterSlots = new Set<number>();
 
   constructor(
-    private readonly parsed: ParsedExpression,
     readonly env: CelEnvironment,
     private readonly shared?: SharedSubexpressions,
   ) {}
-
-  problem(code: CompileProblem["code"], message: string, id: number): void {
-    this.problems.push({ code, message, offset: this.parsed.offsets.get(id) });
-  }
 
   lookupLocal(name: string): number | undefined {
     for (let i = this.scope.length - 1; i >= 0; i--) {
@@ -72,7 +67,7 @@ function planNode(p: PlanContext, e: Expr): Compiled {
     case "const":
       return planConst(e);
     case "ident":
-      return planIdent(p, e.name, e.id);
+      return planIdent(p, e.name);
     case "select":
       return planSelect(p, e);
     case "call":

@@ -5,18 +5,18 @@
 import { newBuiltMap, Optional, setMember } from "../runtime/values.ts";
 import type { StructNode } from "../syntax/ast.ts";
 import type { TypeTag } from "../runtime/tags.ts";
-import type { Compiled, PlanContext } from "./node.ts";
+import { type Compiled, failingNode, type PlanContext } from "./node.ts";
 
-/** Check: the type's root name is declared (Object, JSONPatch); the literal's type. */
-function checkStruct(p: PlanContext, e: StructNode): TypeTag {
-  const root = e.typeName.split(".")[0] as string;
-  if (!p.env.structTypes.has(root))
-    p.problem("PE_CEL_UNKNOWN_IDENT", `undeclared reference to '${e.typeName}' (in container '')`, e.id);
-  return root === "JSONPatch" ? "JSONPatch" : "Object";
+/** The literal's type tag (the checker resolved its type name). */
+function structTag(e: StructNode): TypeTag {
+  return e.typeName.split(".")[0] === "JSONPatch" ? "JSONPatch" : "Object";
 }
 
 export function planStruct(p: PlanContext, e: StructNode): Compiled {
-  const type = checkStruct(p, e);
+  // A type the environment does not declare, which only an unchecked expression can name.
+  if (!p.env.structTypes.has(e.typeName.split(".")[0] as string))
+    return failingNode(`unknown type: ${e.typeName}`);
+  const type = structTag(e);
   const fields = e.fields.map((fl) => ({
     name: fl.name,
     value: p.plan(fl.value).ev,

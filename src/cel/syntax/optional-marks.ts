@@ -20,7 +20,8 @@ type Frame = { open: string; offset: number; isList: boolean; commas: number };
 /**
  * Finds the optional markers and returns the source with each `?` marker replaced by a space.
  * A `?` is a marker when the previous token is `.`, `[`, `{` or a `,` inside `[...]`/`{...}`;
- * everywhere else it belongs to the conditional operator.
+ * everywhere else it belongs to the conditional operator. A `[` opens a list unless it follows an
+ * operand (then it is an index); the keyword `in` is an operator.
  */
 export function stripOptionalMarkers(source: string): { text: string; marks: OptionalMarks } {
   const marks: OptionalMarks = {
@@ -31,7 +32,7 @@ export function stripOptionalMarkers(source: string): { text: string; marks: Opt
   };
   const chars = source.split("");
   const stack: Frame[] = [];
-  let prev = ""; // previous significant token: a punctuation char, or "x" for the end of an operand
+  let prev = ""; // previous significant token: a punctuation char, "in", or "x" for the end of an operand
   let prevOffset = -1;
   let i = 0;
   const n = source.length;
@@ -60,13 +61,15 @@ export function stripOptionalMarkers(source: string): { text: string; marks: Opt
       continue;
     }
     if (/[A-Za-z_0-9]/.test(c)) {
+      const start = i;
       while (i < n && /[A-Za-z_0-9.]/.test(source[i] as string)) {
         // A dot ends an identifier unless it is a decimal point of a number.
         if (source[i] === "." && !/^[0-9]/.test(c)) break;
         if (source[i] === "." && !/[0-9]/.test(source[i + 1] ?? "")) break;
         i++;
       }
-      prev = "x";
+      // `in` is an operator, not an operand: the `[` after it opens a list (`x in [?a]`).
+      prev = source.slice(start, i) === "in" ? "in" : "x";
       continue;
     }
     if (c === "?") {

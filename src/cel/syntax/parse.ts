@@ -6,23 +6,21 @@
  *    offset stays true), parse, and then flag the nodes at the recorded offsets as optional.
  * 2. Macros it does not expand (two-variable comprehensions, `existsOne`, `transformList`,
  *    `transformMap`, `transformMapEntry`, `sortBy`, `optMap`, `optFlatMap`, `cel.bind`) are expanded
- *    here while converting its protobuf tree into ours (ast.ts).
+ *    here while converting its protobuf tree into ours (ast.ts), and `has()` of anything but a field
+ *    selection is refused, as cel-go's macros do (parser/macro.go, ext/, cel/library.go).
+ * 3. Literals cel-go's lexer and parser refuse and it accepts (`9223372036854775808`, `'\d'`,
+ *    `1e999`) are parse errors (literals.ts).
+ * 4. Nodes are placed where cel-go's parser places them (positions.ts), so carets match kubectl's.
  */
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import type { Expr as PbExpr, ParsedExpr } from "@bufbuild/cel-spec/cel/expr/syntax_pb.js";
 import type { CelValue } from "../runtime/values.ts";
 import { UInt } from "../runtime/values.ts";
+import { checkLiterals } from "./literals.ts";
 import { type OptionalMarks, stripOptionalMarkers } from "./optional-marks.ts";
-import {
-  type CallNode,
-  type ComprehensionNode,
-  children,
-  type Expr,
-  type MapEntry,
-  type ParsedExpression,
-  type StructField,
-} from "./ast.ts";
+import { PositionFixer } from "./positions.ts";
+import type { CallNode, ComprehensionNode, Expr, MapEntry, ParsedExpression, StructField } from "./ast.ts";
 
 export class CelSyntaxError extends Error {
   constructor(
@@ -65,45 +63,60 @@ function loadParser(): (text: string) => ParsedExpr {
   return (require("@bufbuild/cel") as { parse: (text: string) => ParsedExpr }).parse;
 }
 
-/** Parses a CEL expression; throws CelSyntaxError with the offset of the fault. */
+/**
+ * Parses a CEL expression; throws CelSyntaxError with the offset of the fault. Of a syntax error and
+ * a literal error, the first in the source is thrown, as cel-go reports its errors in source order.
+ */
 export function parseCel(source: string, options: SyntaxOptions = {}): ParsedExpression {
   const { text, marks } = stripOptionalMarkers(source);
+  const literal = checkLiterals(source)[0];
+  const literalError = literal && new CelSyntaxError(literal.message, literal.offset);
   let parsed: ParsedExpr;
   try {
     parsed = bufParse(text);
   } catch (e) {
     const loc = (e as { location?: { start?: { offset?: number } } }).location;
     const raw = (e as { rawMessage?: string }).rawMessage ?? (e as Error).message;
-    throw new CelSyntaxError(`Syntax error: ${raw}`, loc?.start?.offset);
+    const offset = loc?.start?.offset;
+    if (literalError && (offset === undefined || literalError.offset! <= offset)) throw literalError;
+    throw new CelSyntaxError(`Syntax error: ${raw}`, offset);
   }
-  const positions = parsed.sourceInfo?.positions ?? {};
+  if (literalError) throw literalError;
+  const positions = new Map<number, number>();
+  for (const [id, off] of Object.entries(parsed.sourceInfo?.positions ?? {})) positions.set(Number(id), off);
+  // The optional marks were recorded at @bufbuild/cel's positions, which the fixer moves.
+  const original = new Map(positions);
+  new PositionFixer(text, positions).fix(parsed.expr as PbExpr);
   const macros = new Map<number, string>();
   for (const [id, call] of Object.entries(parsed.sourceInfo?.macroCalls ?? {})) {
     if (call.exprKind.case === "callExpr") macros.set(Number(id), call.exprKind.value.function);
   }
-  const conv = new Converter(positions, macros, marks, options);
+  const conv = new Converter(positions, original, macros, marks, options);
   const root = conv.expr(parsed.expr as PbExpr);
-  pointAtOperators(root, text, conv.offsets);
   return { source, root, offsets: conv.offsets };
 }
 
 const ACCU = "@result";
+
+/** cel-go's error for a comprehension macro whose variable is not an identifier. */
+const SIMPLE_NAME = "argument must be a simple name";
 
 class Converter {
   readonly offsets = new Map<number, number>();
   private nextId: number;
 
   constructor(
-    positions: { [id: string]: number },
+    positions: ReadonlyMap<number, number>,
+    /** @bufbuild/cel's own positions, at which the optional marks were recorded. */
+    private readonly original: ReadonlyMap<number, number>,
     private readonly macros: ReadonlyMap<number, string>,
     private readonly marks: OptionalMarks,
     private readonly options: SyntaxOptions,
   ) {
     let max = 0;
-    for (const [id, off] of Object.entries(positions)) {
-      const n = Number(id);
-      this.offsets.set(n, off);
-      if (n > max) max = n;
+    for (const [id, off] of positions) {
+      this.offsets.set(id, off);
+      if (id > max) max = id;
     }
     this.nextId = max + 1;
   }
@@ -171,7 +184,7 @@ class Converter {
     if (s.messageName === "") {
       const entries: MapEntry[] = s.entries.map((en) => {
         const eid = Number(en.id);
-        const at = this.pos(eid);
+        const at = this.original.get(eid);
         const key =
           en.keyKind.case === "mapKey"
             ? this.expr(en.keyKind.value)
@@ -187,7 +200,7 @@ class Converter {
     }
     const fields: StructField[] = s.entries.map((en) => {
       const eid = Number(en.id);
-      const at = this.pos(eid);
+      const at = this.original.get(eid);
       return {
         id: eid,
         name: en.keyKind.case === "fieldKey" ? en.keyKind.value : "",
@@ -300,20 +313,44 @@ class Converter {
     return { kind: "const", id: this.fresh(at), value };
   }
 
-  private varName(e: Expr | undefined, macro: string, at: number): string {
-    if (e?.kind !== "ident")
-      throw new CelSyntaxError(
-        `Syntax error: ${macro}() variable name must be a simple identifier`,
-        this.pos(at),
-      );
+  /**
+   * A macro's variable name, which must be a plain identifier; else cel-go's error for that macro,
+   * at the argument (parser/macro.go, ext/comprehensions.go, ext/bindings.go, cel/library.go).
+   */
+  private varName(e: Expr | undefined, message: string, at: number): string {
+    if (e?.kind !== "ident") throw new CelSyntaxError(message, this.pos(e?.id ?? at));
     return e.name;
+  }
+
+  /** The two variables of a two-variable comprehension (ext/comprehensions.go extractIterVars). */
+  private twoVarNames(c: CallNode): [string, string] {
+    const [a0, a1] = c.args;
+    const k = this.varName(a0, SIMPLE_NAME, c.id);
+    const v = this.varName(a1, SIMPLE_NAME, c.id);
+    if (k === v) throw new CelSyntaxError(`duplicate variable name: ${k}`, this.pos((a1 as Expr).id));
+    return [k, v];
   }
 
   /** Expands the macros @bufbuild/cel leaves as plain calls (receiver-style, by name and arity). */
   private macro(c: CallNode): Expr | undefined {
     const t = c.target;
     const n = c.args.length;
-    if (!t) return undefined;
+    if (!t) {
+      // has(x): the has() macro takes only a field selection (parser/macro.go makeHas), which
+      // @bufbuild/cel expanded already; anything else it leaves as a call.
+      if (c.fn === "has" && n === 1)
+        throw new CelSyntaxError("invalid argument to has() macro", this.pos((c.args[0] as Expr).id));
+      return undefined;
+    }
+    // The standard macros with a variable that is not an identifier, which @bufbuild/cel leaves as
+    // calls (parser/macro.go makeQuantifier, MakeMap, MakeFilter).
+    const first = c.args[0];
+    if (first !== undefined && first.kind !== "ident") {
+      if ((c.fn === "all" || c.fn === "exists" || c.fn === "exists_one") && n === 2)
+        throw new CelSyntaxError(SIMPLE_NAME, this.pos(first.id));
+      if ((c.fn === "map" && (n === 2 || n === 3)) || (c.fn === "filter" && n === 2))
+        throw new CelSyntaxError("argument is not an identifier", this.pos(first.id));
+    }
     switch (c.fn) {
       case "bind":
         return t.kind === "ident" && t.name === "cel" && n === 3 ? this.bindMacro(c) : undefined;
@@ -346,7 +383,7 @@ class Converter {
     return {
       kind: "bind",
       id: at,
-      name: this.varName(a[0], "cel.bind", at),
+      name: this.varName(a[0], "cel.bind() variable names must be simple identifiers", at),
       init: a[1] as Expr,
       body: a[2] as Expr,
     };
@@ -387,8 +424,7 @@ class Converter {
   private allOrExists(c: CallNode, t: Expr): Expr {
     const at = c.id;
     const a = c.args;
-    const k = this.varName(a[0], c.fn, at);
-    const v = this.varName(a[1], c.fn, at);
+    const [k, v] = this.twoVarNames(c);
     const pred = a[2] as Expr;
     if (c.fn === "all")
       return this.comp(
@@ -419,8 +455,7 @@ class Converter {
   private existsOne(c: CallNode, t: Expr): Expr {
     const at = c.id;
     const a = c.args;
-    const k = this.varName(a[0], c.fn, at);
-    const v = a.length === 3 ? this.varName(a[1], c.fn, at) : undefined;
+    const [k, v] = a.length === 3 ? this.twoVarNames(c) : [this.varName(a[0], SIMPLE_NAME, at), undefined];
     const pred = a[a.length - 1] as Expr;
     const step = this.call(at, "_?_:_", [
       pred,
@@ -443,8 +478,7 @@ class Converter {
   private transformList(c: CallNode, t: Expr): Expr {
     const at = c.id;
     const a = c.args;
-    const i = this.varName(a[0], c.fn, at);
-    const v = this.varName(a[1], c.fn, at);
+    const [i, v] = this.twoVarNames(c);
     const value = a[a.length - 1] as Expr;
     const append = this.call(at, "@append", [this.accu(at), value]);
     const step = a.length === 4 ? this.call(at, "_?_:_", [a[2] as Expr, append, this.accu(at)]) : append;
@@ -464,8 +498,7 @@ class Converter {
   private transformMap(c: CallNode, t: Expr): Expr {
     const at = c.id;
     const a = c.args;
-    const k = this.varName(a[0], c.fn, at);
-    const v = this.varName(a[1], c.fn, at);
+    const [k, v] = this.twoVarNames(c);
     const value = a[a.length - 1] as Expr;
     const insert =
       c.fn === "transformMap"
@@ -489,7 +522,8 @@ class Converter {
   private sortBy(c: CallNode, t: Expr): Expr {
     const at = c.id;
     const a = c.args;
-    const x = this.varName(a[0], c.fn, at);
+    // ext/lists.go sortByMacro expands through parser.MakeMap, whose error this is.
+    const x = this.varName(a[0], "argument is not an identifier", at);
     const keys = this.comp(
       c,
       t,
@@ -508,7 +542,7 @@ class Converter {
   private optMap(c: CallNode, t: Expr): Expr {
     const at = c.id;
     const a = c.args;
-    const v = this.varName(a[0], c.fn, at);
+    const v = this.varName(a[0], `${c.fn}() variable name must be a simple identifier`, at);
     const body: Expr = {
       kind: "bind",
       id: this.fresh(at),
@@ -523,24 +557,4 @@ class Converter {
       this.call(at, "optional.none", []),
     ]);
   }
-}
-
-const BINARY_OPERATOR = /^_[^_]+_$/;
-
-/**
- * @bufbuild/cel places a binary operator's node at the end of its left operand, often a space;
- * cel-go (and so kubectl) puts the caret on the operator itself. Moves those offsets forward.
- */
-function pointAtOperators(e: Expr, text: string, offsets: Map<number, number>): void {
-  const walk = (x: Expr): void => {
-    if (x.kind === "call" && !x.target && BINARY_OPERATOR.test(x.fn) && x.fn !== "_[_]" && x.fn !== "_[?_]") {
-      let at = offsets.get(x.id);
-      if (at !== undefined) {
-        while (at < text.length && /\s/.test(text[at] as string)) at++;
-        offsets.set(x.id, at);
-      }
-    }
-    for (const c of children(x)) walk(c.expr);
-  };
-  walk(e);
 }

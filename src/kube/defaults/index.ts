@@ -13,6 +13,7 @@
  *
  * Offline only: the webhook receives objects the API server has already defaulted.
  */
+import { NEWEST_RELEASE } from "../../cel/index.ts";
 import { APPS_V1 } from "./apps.ts";
 import { BATCH_V1 } from "./batch.ts";
 import { CORE_V1 } from "./core.ts";
@@ -22,8 +23,8 @@ import { POLICY_V1 } from "./policy.ts";
 
 export type { DefaultedField };
 
-/** The Kubernetes release whose defaults these are. */
-export const DEFAULTS_RELEASE = "1.36";
+/** The Kubernetes release whose defaults these are: the newest celgate models. */
+export const DEFAULTS_RELEASE = NEWEST_RELEASE;
 
 /** The defaulters by apiVersion, then kind. A group listed with no kinds has none to apply. */
 const DEFAULTERS: Readonly<Record<string, Readonly<Record<string, (object: Place) => void>>>> = {

@@ -100,8 +100,11 @@ export function schemaDeclType(
   isResourceRoot: boolean,
   definition: DefinitionLookup,
   expanding: ReadonlySet<string> = new Set(),
+  /** A property, item or value with no CEL type is dyn instead of left out (TypeProviderOptions). */
+  untypedAsDyn = false,
 ): DeclType | undefined {
   if (node === undefined) return undefined;
+  const untyped: DeclType | undefined = untypedAsDyn ? { kind: "simple", type: DYN } : undefined;
   const resolved = deref(node, definition, expanding);
   if (resolved === undefined) return undefined;
   let s = resolved.schema;
@@ -112,19 +115,19 @@ export function schemaDeclType(
     deref(c, definition, below)?.schema["x-kubernetes-embedded-resource"] === true;
   switch (s.type) {
     case "array": {
-      if (s.items === undefined) return undefined;
-      const elem = schemaDeclType(s.items, embedded(s.items), definition, below);
+      if (s.items === undefined) return untyped;
+      const elem = schemaDeclType(s.items, embedded(s.items), definition, below, untypedAsDyn);
       return elem && { kind: "list", elem };
     }
     case "object": {
       const ap = s.additionalProperties;
       if (ap !== undefined && typeof ap === "object") {
-        const elem = schemaDeclType(ap, embedded(ap), definition, below);
+        const elem = schemaDeclType(ap, embedded(ap), definition, below, untypedAsDyn);
         return elem && { kind: "map", elem };
       }
       const fields = new Map<string, DeclType>();
       for (const [name, prop] of Object.entries(s.properties ?? NO_PROPERTIES)) {
-        const t = schemaDeclType(prop, embedded(prop), definition, below);
+        const t = schemaDeclType(prop, embedded(prop), definition, below, untypedAsDyn);
         const escaped = t && escapeFieldName(name);
         if (t && escaped !== undefined) fields.set(escaped, t);
       }
@@ -139,7 +142,7 @@ export function schemaDeclType(
     case "integer":
       return { kind: "simple", type: INT };
     default:
-      return undefined;
+      return untyped;
   }
 }
 
@@ -179,6 +182,12 @@ export function celTypeOf(t: DeclType): CelType {
 }
 
 export interface TypeProviderOptions {
+  /**
+   * A field whose schema has no CEL type (a Quantity, preserve-unknown-fields alone) is dyn rather
+   * than undeclared. Kubernetes leaves it undeclared (a type-checking warning on
+   * `resources.limits`); celgate's schema-typed `check` warns only where the expression is wrong.
+   */
+  readonly untypedAsDyn?: boolean;
   /**
    * DeclTypeProvider.SetRecognizeKeywordAsFieldName: let `x.namespace` find the field Kubernetes
    * declares as `__namespace__`. Kubernetes' admission type checking leaves this off, so there
@@ -231,7 +240,7 @@ export function kindCelType(
   rootName: string,
   options: TypeProviderOptions = {},
 ): KindCelType | undefined {
-  const decl = schemaDeclType(k.schema, true, k.definition);
+  const decl = schemaDeclType(k.schema, true, k.definition, new Set(), options.untypedAsDyn === true);
   if (decl === undefined) return undefined;
   const named = assignTypeNames(decl, rootName);
   return { type: celTypeOf(named), messages: messageTypesOf(named, options) };

@@ -22,9 +22,11 @@ import { setCodegenMode } from "../../../src/cel/configure.ts";
 // Every case on generated code (plan/gen.ts); nodes without an emitter still run as closures inside it.
 setCodegenMode("always");
 
+// Unchecked: the cases build mixed-type literals to compare lazy and eager input at run time.
 const ENV = createEnvironment({
   variables: { ...ADMISSION_VARIABLES },
   extras: { bind: true, math: true, base64: true },
+  checks: "none",
 });
 
 /** A document with every shape of number JSON can hold where CEL tells int from double. */
@@ -209,7 +211,11 @@ test("a member named __proto__ stays a member through toCel, the evaluator and t
     // An object literal (a mutation's `Object{...}`), whose field names are identifiers.
     'Object{__proto__: Object{x: 1}, name: "p"}',
   ]) {
-    const env = createEnvironment({ variables: { ...ADMISSION_VARIABLES }, structTypes: ["Object"] });
+    const env = createEnvironment({
+      variables: { ...ADMISSION_VARIABLES },
+      structTypes: ["Object"],
+      checks: "none",
+    });
     const c = compile(source, env);
     if (!c.ok) assert.fail(`${source}: ${c.problems.map((p) => p.rendered).join("\n")}`);
     const r = run(

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { escapeJsonPointerKey, jsonpatchLibrary } from "../../../src/cel/library/jsonpatch.ts";
 import type { CelValue } from "../../../src/cel/runtime/values.ts";
+import { ADMISSION_VARIABLES, compile, createEnvironment, EvalState, run } from "../../../src/cel/index.ts";
 import { evaluate, libraryHarness } from "../../helpers/library.ts";
 
 const { overload, call } = libraryHarness(jsonpatchLibrary);
@@ -31,8 +32,17 @@ test("jsonpatch.escapeKey escapes '~' and '/' as RFC 6901 requires", () => {
   }
 });
 
-test("jsonpatch.escapeKey evaluates end to end", () => {
-  const r = evaluate(`"/metadata/labels/" + jsonpatch.escapeKey('k8s.io/my~label')`);
-  assert.ok(r.ok, r.ok ? "" : r.error);
+test("jsonpatch.escapeKey evaluates end to end, in a mutation's environment only (Kubernetes cel/mutation)", () => {
+  const source = `"/metadata/labels/" + jsonpatch.escapeKey('k8s.io/my~label')`;
+  const mutation = createEnvironment({
+    variables: { ...ADMISSION_VARIABLES },
+    structTypes: ["Object", "JSONPatch"],
+  });
+  const c = compile(source, mutation);
+  assert.ok(c.ok, c.ok ? "" : c.problems[0]?.rendered);
+  const r = run(c.program, { values: {} }, new EvalState(1_000_000, performance.now() + 10_000));
+  assert.ok(r.ok);
   assert.equal(r.value, "/metadata/labels/k8s.io~1my~0label");
+  // A validating policy's environment has no jsonpatch library.
+  assert.equal(evaluate(source).ok, false);
 });

@@ -46,9 +46,8 @@ const FOLDER_ORDER = ["go", "runtime", "library", "syntax", "env", "regex", "sta
 
 /**
  * Imports from outside src/cel that may skip its facade, each with its reason. src/kube/schemas
- * builds Kubernetes' schema types in the type checker's own representation; the checker is a
- * standalone pass (not yet run by compile) with its own facade, which cel/index.ts does not load so
- * that evaluating CEL does not load the checker.
+ * builds Kubernetes' schema types in the type checker's own representation, through the checker's
+ * own facade.
  */
 const FACADE_EXCEPTIONS: readonly (readonly [from: string, to: string])[] = [
   ["kube/schemas/", "cel/check/index.ts"],

@@ -310,7 +310,8 @@ void test("lists functions through evaluate", () => {
     ["['bb', 'a', 'ccc'].sortBy(s, -s.size())", ["ccc", "bb", "a"]],
   ];
   for (const [source, expected] of cases) {
-    const r = evaluate(source);
+    // cel-go's checker alone: flatten's case is a mixed list, which Kubernetes' validator refuses.
+    const r = evaluate(source, {}, { checks: "cel" });
     assert.ok(r.ok, `${source}: ${r.ok ? "" : r.error}`);
     assert.deepEqual(r.value, expected, source);
   }

@@ -17,7 +17,7 @@ import {
 } from "../../../src/cel/runtime/values.ts";
 import { parseTimestamp } from "../../../src/cel/library/time.ts";
 import { KUBERNETES_DEPARTURES } from "../../helpers/cel-spec.ts";
-import { evaluate, overloadsById } from "../../helpers/library.ts";
+import { errorInBothTiers, evaluate, overloadsById, valueInBothTiers } from "../../helpers/library.ts";
 
 const { overload, call, cost } = overloadsById([stringsLibrary, stringsV3Library]);
 
@@ -716,6 +716,16 @@ void test("the string_ext conformance suite is where we expect it", () => {
   }
 });
 
+void test("Kubernetes' strings v2 format validator refuses `%d` of a double (cel-go v0.26 ext/formatting.go stringFormatChecker.Decimal)", () => {
+  const r = evaluate('"%d".format([double("NaN")])');
+  assert.equal(r.ok, false);
+  if (!r.ok)
+    assert.equal(
+      r.error,
+      'ERROR: <input>:1:20: error during formatting: decimal clause can only be used on integers, was given double\n | "%d".format([double("NaN")])\n | ...................^',
+    );
+});
+
 void test("conformance: string_ext through evaluate()", async (t) => {
   for (const { section, c } of stringExtCases()) {
     // celgate models no protobuf messages, so the conformance proto types cannot be built.
@@ -723,7 +733,9 @@ void test("conformance: string_ext through evaluate()", async (t) => {
     await t.test(`${section}/${c.name}`, skip ? { skip } : {}, () => {
       const bindings: Record<string, unknown> = {};
       for (const [k, b] of Object.entries(c.bindings ?? {})) bindings[k] = fromConformance(b.value);
-      const got = evaluate(c.expr, bindings);
+      // cel-go's checker as the conformance runner has it, without Kubernetes' validators (the
+      // format validator refuses `%d` of a double: see the test below); unchecked for disable_check.
+      const got = evaluate(c.expr, bindings, { checks: c.disableCheck ? "none" : "cel" });
       // Where Kubernetes answers otherwise on purpose (test/helpers/cel-spec.ts), its answer.
       const departure = KUBERNETES_DEPARTURES.get(`string_ext/${section}/${c.name}`)?.kubernetes;
       if (departure !== undefined) {
@@ -753,4 +765,22 @@ void test("conformance: string_ext through evaluate()", async (t) => {
       assert.ok(celEquals(got.value, want), `${c.expr} = ${String(got.value)}, want ${String(want)}`);
     });
   }
+});
+
+// cel-go ext/strings.go: indexOfOffset/lastIndexOfOffset fail on an offset at or past the end
+// before v0.22 and give -1 from v0.22, which Kubernetes 1.32 vendors (cel/env/releases.ts
+// RuntimeSwitches.indexOfPastEndIsMinusOne). Both tiers run the release's overloads.
+test("indexOf/lastIndexOf past the end follow the release: an error before 1.32, -1 from it", () => {
+  const at = (kubernetesVersion: string) => ({ env: { kubernetesVersion } });
+  for (const [expr, newer] of [
+    ["'abc'.indexOf('c', 3)", -1n],
+    ["'abc'.lastIndexOf('c', 3)", -1n],
+    ["''.lastIndexOf('x')", -1n],
+  ] as const) {
+    assert.equal(valueInBothTiers(expr, {}, at("1.32")), newer, expr);
+    const old = errorInBothTiers(expr, {}, at("1.31"));
+    assert.match(old, /index out of range/, expr);
+  }
+  // Within range, every release agrees.
+  assert.equal(valueInBothTiers("'abcabc'.lastIndexOf('c', 4)", {}, at("1.30")), 2n);
 });

@@ -319,7 +319,7 @@ test("policy files with errors: diagnostics on stderr, nothing evaluated, exit 2
   assert.equal(r.stdout, "");
   assert.match(
     r.stderr,
-    /policy\.yaml:13:19: error: spec\.validations\[0\]\.expression: undeclared reference/,
+    /policy\.yaml:13:44: error: spec\.validations\[0\]\.expression: undeclared reference/,
   );
   assert.match(r.stderr, /nothing was evaluated/);
 });

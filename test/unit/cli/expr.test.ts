@@ -54,7 +54,8 @@ test("text output: the value as JSON and its CEL type", async () => {
 test("-o json: {value, type} with toJson rendering", async () => {
   const cases: [string, unknown][] = [
     ["1 + 2", { value: 3, type: "int" }],
-    ["[1, 'a', 2.5]", { value: [1, "a", 2.5], type: "list" }],
+    // Elements of one type: Kubernetes' homogeneous literal validator refuses [1, 'a', 2.5].
+    ["[dyn(1), dyn('a'), dyn(2.5)]", { value: [1, "a", 2.5], type: "list" }],
     ["duration('90m')", { value: "5400s", type: "google.protobuf.Duration" }],
     ["-9223372036854775808", { value: "-9223372036854775808", type: "int" }],
     ["optional.none()", { value: { optional: true }, type: "optional_type" }],
@@ -175,7 +176,7 @@ const BATCH_INPUT = [
   '{"vars": {}}',
   '{"expr": "object.spec.replicas"}',
   '{"expr": "1", "vars": {"bad name": 1}}',
-  "{\"expr\": \"[b'a', duration('1s')]\"}",
+  "{\"expr\": \"[dyn(b'a'), dyn(duration('1s'))]\"}",
 ].join("\n");
 
 const BATCH_OUTPUT = [

@@ -8,6 +8,7 @@ import fastJsonPatch from "fast-json-patch";
 import type { AdmissionRequest } from "../../../src/request/types.ts";
 import { withDefaults } from "../../../src/kube/defaults/index.ts";
 import {
+  compileText,
   deploymentRequest,
   engineFixture,
   mutateText,
@@ -99,8 +100,25 @@ test("docs: messageExpression gives the documented denial for 5 replicas over a 
   );
 });
 
-test("docs: the high-replica-count audit annotation is set above 50 replicas only", () => {
-  const text = engineFixture("vap-audit-annotations.yaml");
+/**
+ * The documented audit annotation `cond ? 'Deployment spec.replicas set to ' + ... : null` does not
+ * type-check in cel-go, so the API server refuses the policy: `_?_:_` takes (bool, A, A), and null is
+ * assignable only to nullable types, which string is not (cel-go v0.26 checker/types.go
+ * internalIsAssignable, isLegacyNullable). celgate reports it as kubectl would.
+ */
+test("docs: the high-replica-count audit annotation does not compile (cel-go: string is not nullable)", () => {
+  const set = compileText(engineFixture("vap-audit-annotations.yaml"));
+  const [d] = set.diagnostics;
+  assert.equal(set.diagnostics.length, 1);
+  assert.equal(d?.path, "spec.auditAnnotations[0].valueExpression");
+  assert.equal(d?.code, "PE_CEL_UNKNOWN_FUNCTION");
+  assert.equal(d?.message, "found no matching overload for '_?_:_' applied to '(bool, string, null)'");
+  // The caret is at the `?` (cel-go parser.go VisitExpr places the conditional there).
+  assert.match(d?.detail ?? "", /^ERROR: <input>:1:27: /);
+});
+
+test("docs: the high-replica-count audit annotation, with '' for null (omitted alike), is set above 50 replicas only", () => {
+  const text = engineFixture("vap-audit-annotations.yaml").replace(") : null", ") : ''");
   const high = validateText(text, deploymentRequest(128));
   assert.equal(high.allowed, true);
   assert.deepEqual(high.auditAnnotations, {

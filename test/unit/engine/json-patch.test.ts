@@ -267,10 +267,10 @@ function internalError(d: AdmissionDecision, message: string): void {
 
 for (const failurePolicy of ["Fail", "Ignore"] as const) {
   test(`json_patch_test.go "jsonPatch invalid CEL initializer field": an unknown field is a strict decoding error (failurePolicy ${failurePolicy})`, () => {
-    // Written as a map literal, not an Object initializer, so the value reaches the patch whatever
-    // the compiler knows of Object types (upstream's case uses Object...ports{containerPortZ: 8080}).
+    // Upstream's expression: Object initializers (a map literal mixing a string and a list would
+    // be refused by the homogeneous literal validator, cel-go cel/validator.go).
     const d = run(
-      `[JSONPatch{op: "add", path: "/spec/template/spec/containers/-", value: {"name": "x", "ports": [{"containerPortZ": 8080}]}}]`,
+      `[JSONPatch{op: "add", path: "/spec/template/spec/containers/-", value: Object.spec.template.spec.containers{name: "x", ports: [Object.spec.template.spec.containers.ports{containerPortZ: 8080}]}}]`,
       deployment(containers(["a"])),
       failurePolicy,
     );
@@ -288,6 +288,8 @@ test("an unknown field the patch adds at its path is reported with its path (spe
   );
 });
 
+// Map literals of mixed value types are written with dyn() values: Kubernetes' homogeneous aggregate
+// literal validator refuses them otherwise (cel-go cel/validator.go).
 test("a value of the wrong type is the decoder's UnmarshalTypeError, struct and field path named", () => {
   internalError(
     run(`[JSONPatch{op: "replace", path: "/spec/replicas", value: "3"}]`, deployment({ replicas: 1 })),
@@ -304,7 +306,7 @@ test("a value of the wrong type is the decoder's UnmarshalTypeError, struct and 
   );
   internalError(
     run(
-      `[JSONPatch{op: "add", path: "/spec/template/spec/containers/-", value: {"name": "x", "image": true}}]`,
+      `[JSONPatch{op: "add", path: "/spec/template/spec/containers/-", value: {"name": dyn("x"), "image": dyn(true)}}]`,
       deployment(containers(["a"])),
     ),
     "json: cannot unmarshal bool into Go struct field Container.spec.template.spec.containers.image of type string",
@@ -343,8 +345,8 @@ test("a type error wins over unknown fields; custom UnmarshalJSON errors win ove
 test("values of the right types decode: quantities, int-or-string, null anywhere", () => {
   const object = deployment(containers(["a"]));
   const d = run(
-    `[JSONPatch{op: "add", path: "/spec/template/spec/containers/0/resources", value: {"limits": {"cpu": "500m", "memory": 1e9}}},
-      JSONPatch{op: "add", path: "/spec/strategy", value: {"rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 1}}},
+    `[JSONPatch{op: "add", path: "/spec/template/spec/containers/0/resources", value: {"limits": {"cpu": dyn("500m"), "memory": dyn(1e9)}}},
+      JSONPatch{op: "add", path: "/spec/strategy", value: {"rollingUpdate": {"maxSurge": dyn("25%"), "maxUnavailable": dyn(1)}}},
       JSONPatch{op: "add", path: "/spec/paused", value: null}]`,
     object,
   );

@@ -95,9 +95,10 @@ test("every failing validation is reported, in order; the first one gives the st
 });
 
 test("a validation that evaluates to false is a failure whatever else it could be", () => {
-  // The only non-error, non-true result a bool-typed expression can give.
-  const d = run1({ validations: [{ expression: "object.spec.enabled" }] }, pod({ enabled: false }));
-  assert.deepEqual(d.status, DENIED("failed expression: object.spec.enabled"));
+  // The only non-error, non-true result a bool-typed expression can give (`object.spec.enabled`
+  // alone is dyn, which the API server refuses as a validation: compile.go's exact result type).
+  const d = run1({ validations: [{ expression: "object.spec.enabled == true" }] }, pod({ enabled: false }));
+  assert.deepEqual(d.status, DENIED("failed expression: object.spec.enabled == true"));
 });
 
 // ---- messages (validator.go: messageExpression → message → "failed expression: <expr>") -------
@@ -146,26 +147,23 @@ const messageCases: {
     validation: {
       expression: "object.spec.x == 1",
       message: "static",
-      messageExpression: "object.spec.nope",
+      messageExpression: "string(object.spec.nope)",
     },
     want: "static",
   },
   {
     name: "messageExpression error, no message → failed expression",
-    validation: { expression: "object.spec.x == 1", messageExpression: "object.spec.nope" },
+    validation: { expression: "object.spec.x == 1", messageExpression: "string(object.spec.nope)" },
     want: "failed expression: object.spec.x == 1",
   },
+  // A messageExpression that is not a string (`object.spec.x`, dyn) does not compile in the API
+  // server (compile.go's exact result type): test/unit/compile/policy.test.ts.
   {
-    name: "messageExpression gives a non-string (int) → message",
-    validation: { expression: "object.spec.x == 1", message: "static", messageExpression: "object.spec.x" },
-    want: "static",
-  },
-  {
-    name: "messageExpression gives null → message",
+    name: "messageExpression of null fails (string(null)) → message",
     validation: {
       expression: "object.spec.x == 1",
       message: "static",
-      messageExpression: "object.spec.none",
+      messageExpression: "string(object.spec.none)",
     },
     spec: { x: 2, none: null },
     want: "static",
@@ -185,7 +183,7 @@ const messageCases: {
     validation: {
       expression: "object.spec.x == 1",
       message: "static",
-      messageExpression: "object.spec.long",
+      messageExpression: "string(object.spec.long)",
     },
     spec: { x: 2, long: LONG_OK },
     want: LONG_OK,
@@ -195,7 +193,7 @@ const messageCases: {
     validation: {
       expression: "object.spec.x == 1",
       message: "static",
-      messageExpression: "object.spec.long",
+      messageExpression: "string(object.spec.long)",
     },
     spec: { x: 2, long: LONG_BAD },
     want: "static",
@@ -205,7 +203,7 @@ const messageCases: {
     validation: {
       expression: "object.spec.x == 1",
       message: "static",
-      messageExpression: "object.spec.long",
+      messageExpression: "string(object.spec.long)",
     },
     spec: { x: 2, long: "é".repeat(2561) },
     want: "static",
@@ -367,7 +365,7 @@ test("auditAnnotations: a value longer than 10 KiB is truncated to 10 KiB", () =
   const d = run1(
     {
       validations: [{ expression: "true" }],
-      auditAnnotations: [{ key: "k", valueExpression: "object.spec.long" }],
+      auditAnnotations: [{ key: "k", valueExpression: "string(object.spec.long)" }],
     },
     pod({ long: "a".repeat(11_000) }),
   );
@@ -394,7 +392,7 @@ test("auditAnnotations: an error under failurePolicy Ignore is left out and admi
       failurePolicy: "Ignore",
       validations: [{ expression: "true" }],
       auditAnnotations: [
-        { key: "bad", valueExpression: "object.spec.nope" },
+        { key: "bad", valueExpression: "string(object.spec.nope)" },
         { key: "good", valueExpression: "'ok'" },
       ],
     },
@@ -409,12 +407,15 @@ test("auditAnnotations: an error under failurePolicy Fail denies the request", {
     {
       failurePolicy: "Fail",
       validations: [{ expression: "true" }],
-      auditAnnotations: [{ key: "bad", valueExpression: "object.spec.nope" }],
+      auditAnnotations: [{ key: "bad", valueExpression: "string(object.spec.nope)" }],
     },
     pod(),
   );
   assert.equal(d.allowed, false);
-  assert.deepEqual(d.status, DENIED("expression 'object.spec.nope' resulted in error: no such key: nope"));
+  assert.deepEqual(
+    d.status,
+    DENIED("expression 'string(object.spec.nope)' resulted in error: no such key: nope"),
+  );
 });
 
 test("auditAnnotations: distinct values from several params are joined with ', '", {}, () => {
@@ -423,7 +424,7 @@ test("auditAnnotations: distinct values from several params are joined with ', '
       vap("p", {
         paramKind: { apiVersion: "v1", kind: "ConfigMap" },
         validations: [{ expression: "true" }],
-        auditAnnotations: [{ key: "team", valueExpression: "params.data.team" }],
+        auditAnnotations: [{ key: "team", valueExpression: "string(params.data.team)" }],
       }),
       vapBinding("b", "p", {
         paramRef: { selector: { matchLabels: { kind: "team" } }, parameterNotFoundAction: "Deny" },

@@ -106,7 +106,7 @@ const POLICIES =
     "label-fail",
     "Fail",
     "IfNeeded",
-    `has(object.metadata.labels) && 'mutated' in object.metadata.labels ? [] : [JSONPatch{op: 'add', path: has(object.metadata.labels) ? '/metadata/labels/mutated' : '/metadata/labels', value: has(object.metadata.labels) ? 'yes' : {'mutated': 'yes'}}]`,
+    `has(object.metadata.labels) && 'mutated' in object.metadata.labels ? [] : [JSONPatch{op: 'add', path: has(object.metadata.labels) ? '/metadata/labels/mutated' : '/metadata/labels', value: has(object.metadata.labels) ? dyn('yes') : {'mutated': 'yes'}}]`,
   ) +
   map(
     "note-ignore",

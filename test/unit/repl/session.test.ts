@@ -85,11 +85,14 @@ async function session(...inputs: string[]): Promise<string[]> {
 }
 
 test("expressions show their value and type; errors show a caret", async () => {
-  assert.deepEqual(await session("1 + 2", "'a' + 'b'", "[1, 2.5]"), [
+  // [1, 2.5] mixes int and double: the REPL checks as the API server does (homogeneous literals).
+  assert.deepEqual(await session("1 + 2", "'a' + 'b'", "[1.0, 2.5]"), [
     "3 (int)",
     '"ab" (string)',
     "[\n  1,\n  2.5\n] (list)",
   ]);
+  const [mixed] = await session("[1, 2.5]");
+  assert.equal(mixed, "!ERROR: <input>:1:5: expected type 'int' but found 'double'\n | [1, 2.5]\n | ....^");
   const [bad] = await session("1 + 'a'");
   assert.equal(
     bad,
@@ -111,7 +114,7 @@ test(":object binds object and builds the request the API server would send", as
     ":op update",
     "request.operation",
     ":op DELETE",
-    "[object == null, oldObject.metadata.name]",
+    "[dyn(object == null), oldObject.metadata.name]",
   );
   assert.deepEqual(out, [
     "object: Pod prod/web",
@@ -135,7 +138,7 @@ test(":request takes an AdmissionReview or a bare request, with its objects", as
   for (const file of ["review.json", "request.json"]) {
     const out = await session(
       `:request ${file}`,
-      "[request.userInfo.username, request.operation, size(object.spec.containers), size(oldObject.spec.containers)]",
+      "[dyn(request.userInfo.username), dyn(request.operation), dyn(size(object.spec.containers)), dyn(size(oldObject.spec.containers))]",
     );
     assert.deepEqual(out, [
       "request, object, oldObject: UPDATE Pod prod/web by bob",

@@ -1,7 +1,7 @@
 /** `celgate check`: load and compile policy files, report every problem, and what is not enforced. */
 import { readdir, readFile } from "node:fs/promises";
 import { extname, join, sep } from "node:path";
-import type { CelExtras } from "../../../cel/index.ts";
+import { type CelExtras, NEWEST_RELEASE, OLDEST_RELEASE } from "../../../cel/index.ts";
 import { type CompiledPolicy, type CompiledPolicySet, compilePolicySet } from "../../../compile/policy.ts";
 import type { Diagnostic } from "../../../errors.ts";
 import { checkStaticManifests, STATIC_EXTENSIONS, type StaticFile } from "../../../manifests/static.ts";
@@ -17,9 +17,18 @@ import {
   type UnboundPolicy,
 } from "../../output/diagnostics.ts";
 import { withNameHints } from "../../output/hints.ts";
-import { HELP_OPTION, parseCommandArgs, usageError, userPath } from "../args.ts";
+import {
+  compileChoice,
+  HELP_OPTION,
+  KUBERNETES_VERSION_OPTION,
+  kubernetesVersionOf,
+  parseCommandArgs,
+  usageError,
+  userPath,
+} from "../args.ts";
 import { parseExtras } from "../expression.ts";
 import { type CliIO, EXIT_OK, EXIT_OUTCOME } from "../io.ts";
+import { formatMatrixJson, formatMatrixText, releaseMatrix } from "../matrix.ts";
 
 export const name = "check";
 export const summary = "parse and compile policy files and report every problem";
@@ -34,6 +43,10 @@ PATH is a file or a directory (walked for .yaml, .yml and .json files, except *.
 Options:
   -o, --output FORMAT      text (default) or json
   --cel-extras LIST        compile with non-Kubernetes CEL features: bind, math, base64 (or all)
+  --kubernetes-version X.Y check as the API server of Kubernetes X.Y would (${OLDEST_RELEASE} to ${NEWEST_RELEASE};
+                           default ${NEWEST_RELEASE}; see below)
+  --matrix                 compile for every release modelled and print, for each policy, the
+                           oldest and newest that accept it (a table, or -o json)
   --strict                 warnings fail too (exit 1), e.g. a PATH that holds no policy
   --static-manifests DIR   check DIR as the API server's manifest-based admission configuration
                            would read it (a plugin's staticManifestsDir, KEP-5793, Kubernetes 1.36+)
@@ -43,6 +56,26 @@ A PATH that holds no policy or binding is a warning, so that a misspelt path in 
 silently. Policies that no binding refers to are noted: they are loaded and checked, but not
 enforced. A name an expression does not know gets a hint when the policy has a likely one
 (variables.<name>, object, request, ...).
+
+--kubernetes-version X.Y checks against that release as its API server checks a policy it is
+given: a new expression compiles with the CEL libraries and checks of the release before it (the
+API server's compatibility version, so that a rollback can still run it), so an expression using
+semver, which arrives in 1.33, is refused by 1.33 and accepted from 1.34. A policy or binding in an
+API version the release does not serve is an error (MutatingAdmissionPolicy v1beta1 on 1.33), one
+served only behind a feature gate or --runtime-config a warning. Without it, the newest release
+modelled (${NEWEST_RELEASE}) is used and every API version celgate reads is accepted.
+
+--matrix compiles each policy as every release from ${OLDEST_RELEASE} to ${NEWEST_RELEASE} would, and prints a row per
+policy: per release ok, warn (accepted with warnings, e.g. an API version behind a feature gate)
+or no (refused), then the oldest and newest releases that accept it, and why the newest release
+that refuses or warns does so. Exit status 1 when a policy is accepted by no release or a file
+has errors.
+
+Expressions are type-checked as the API server checks them (cel-go's checker, Kubernetes' newest
+modelled CEL environment). A policy whose matchConstraints name exactly one built-in kind is
+checked again with object and oldObject typed from that kind's schema (Kubernetes 1.36): what
+only that finds (a misspelt field, a field of the wrong type) is a warning, as the API server only
+warns about it.
 
 --static-manifests DIR is the pre-flight for files the API server loads at startup, where a bad
 file stops it from starting. It reads DIR's own .yaml, .yml and .json files (not subdirectories)
@@ -62,6 +95,8 @@ const OPTIONS = {
     ...HELP_OPTION,
     output: { type: "string", short: "o", default: "text" },
     "cel-extras": { type: "string" },
+    ...KUBERNETES_VERSION_OPTION,
+    matrix: { type: "boolean" },
     "static-manifests": { type: "string" },
     strict: { type: "boolean" },
   },
@@ -144,6 +179,10 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   if (staticDir !== undefined) {
     if (positionals.length > 0)
       return fail("--static-manifests DIR checks one directory: give no PATH with it");
+    if (values["kubernetes-version"] !== undefined)
+      return fail(
+        `--static-manifests checks for Kubernetes 1.36+ (KEP-5793): give no --kubernetes-version with it`,
+      );
     return checkStatic(io, staticDir, output);
   }
   if (positionals.length === 0) return fail("missing the policy files or directories to check");
@@ -153,10 +192,19 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     if (!e.ok) return fail(e.error);
     extras = e.value;
   }
+  const release = kubernetesVersionOf(values["kubernetes-version"]);
+  if (!release.ok) return fail(release.error);
+  if (values.matrix && release.value !== undefined)
+    return fail("--matrix checks every release: give no --kubernetes-version with it");
 
   const paths = positionals.map((p) => userPath(io, p));
   const loaded = await loadPolicyPaths(paths);
-  const compiled = compilePolicySet(loaded.set, { extras });
+  if (values.matrix) return printMatrix(io, loaded.set, loaded.diagnostics, extras, output);
+  // Schema-typed checking (warnings) is check's: it costs compile time the server need not spend.
+  const compiled = compilePolicySet(loaded.set, {
+    ...compileChoice(extras, release.value),
+    schemaTyping: true,
+  });
   const problems = [...loaded.diagnostics, ...compiled.diagnostics];
   const report: CheckReport = {
     files: loaded.files,
@@ -172,6 +220,20 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   const errors = errorCount(report.diagnostics);
   const failing = values.strict ? report.diagnostics.length : errors;
   return failing > 0 ? EXIT_OUTCOME : EXIT_OK;
+}
+
+/** `--matrix`: the file problems first (on stderr), then the table or JSON of releases per policy. */
+function printMatrix(
+  io: CliIO,
+  set: PolicySet,
+  loadProblems: readonly Diagnostic[],
+  extras: CelExtras,
+  output: "text" | "json",
+): number {
+  if (loadProblems.length > 0) io.stderr(formatDiagnostics(withNameHints(loadProblems, set.policies)));
+  const rows = releaseMatrix(set, extras);
+  io.stdout(output === "json" ? formatMatrixJson(rows) : formatMatrixText(rows));
+  return errorCount(loadProblems) > 0 || rows.some((r) => r.oldest === null) ? EXIT_OUTCOME : EXIT_OK;
 }
 
 /** The files the API server reads from a staticManifestsDir: its own entries, by name, that are not directories. */

@@ -3,7 +3,7 @@
  * mutating policies first, then validating policies on the mutated object.
  */
 import { randomUUID } from "node:crypto";
-import type { CelExtras } from "../../../cel/index.ts";
+import { type CelExtras, NEWEST_RELEASE, OLDEST_RELEASE } from "../../../cel/index.ts";
 import { type CompiledPolicySet, compilePolicySet } from "../../../compile/policy.ts";
 import type { Diagnostic } from "../../../errors.ts";
 import { admit, OFFLINE_DEADLINE_MS } from "../../../engine/admit.ts";
@@ -23,7 +23,16 @@ import {
   type ResourceEvaluation,
   resourceEvaluation,
 } from "../../output/results.ts";
-import { HELP_OPTION, parseCommandArgs, splitList, usageError, userPath } from "../args.ts";
+import {
+  compileChoice,
+  HELP_OPTION,
+  KUBERNETES_VERSION_OPTION,
+  kubernetesVersionOf,
+  parseCommandArgs,
+  splitList,
+  usageError,
+  userPath,
+} from "../args.ts";
 import { isJsonObject, parseDocuments, readDocuments, readSingleDocument } from "../../input/documents.ts";
 import { decodeSavedReview } from "../../admission/saved.ts";
 import { parseExtras } from "../expression.ts";
@@ -65,6 +74,8 @@ Options:
                              resources without metadata.namespace are put in it
   --params PATH              files or directories with parameter objects (repeatable)
   --cel-extras LIST          compile with non-Kubernetes CEL features: bind, math, base64 (or all)
+  --kubernetes-version X.Y   compile and evaluate as Kubernetes X.Y would (${OLDEST_RELEASE} to ${NEWEST_RELEASE}; default
+                             ${NEWEST_RELEASE}); see 'celgate help check'
   -o, --output FORMAT        table (default), json or yaml
   --explain                  show every matchCondition, variable, validation and mutation with
                              its value, and the fields the API server's defaults set
@@ -115,6 +126,7 @@ const OPTIONS = {
     "namespace-object": { type: "string" },
     params: { type: "string", multiple: true },
     "cel-extras": { type: "string" },
+    ...KUBERNETES_VERSION_OPTION,
     output: { type: "string", short: "o", default: "table" },
     explain: { type: "boolean" },
     "show-skipped": { type: "boolean" },
@@ -266,6 +278,8 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     if (!e.ok) return fail(e.error);
     extras = e.value;
   }
+  const release = kubernetesVersionOf(values["kubernetes-version"]);
+  if (!release.ok) return fail(release.error);
   const userInfo: UserInfo = {
     username: values.user ?? DEFAULT_USER.username,
     groups: values.groups !== undefined ? splitList(values.groups) : [...DEFAULT_USER.groups],
@@ -290,7 +304,10 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     paramFiles.length > 0 ? await loadPolicyPaths(paramFiles.map((p) => userPath(io, p))) : undefined;
   // Compiled with the params' files too: a CustomResourceDefinition there gives its kind's scope.
   const allResources = [...loaded.set.resources, ...(params?.set.resources ?? [])];
-  const set: CompiledPolicySet = compilePolicySet({ ...loaded.set, resources: allResources }, { extras });
+  const set: CompiledPolicySet = compilePolicySet(
+    { ...loaded.set, resources: allResources },
+    compileChoice(extras, release.value),
+  );
   const problems = [...loaded.diagnostics, ...set.diagnostics, ...(params?.diagnostics ?? [])];
   if (reportInputErrors(io, withNameHints(problems, loaded.set.policies))) return EXIT_USAGE;
 

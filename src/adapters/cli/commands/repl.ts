@@ -3,7 +3,14 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { runInteractive, runScript } from "../../repl/shell.ts";
 import { ReplSession } from "../../repl/session.ts";
-import { HELP_OPTION, parseCommandArgs, usageError } from "../args.ts";
+import { NEWEST_RELEASE, OLDEST_RELEASE } from "../../../cel/index.ts";
+import {
+  HELP_OPTION,
+  KUBERNETES_VERSION_OPTION,
+  kubernetesVersionOf,
+  parseCommandArgs,
+  usageError,
+} from "../args.ts";
 import { parseExtras } from "../expression.ts";
 import { type CliIO, EXIT_USAGE, inputLines } from "../io.ts";
 
@@ -21,6 +28,8 @@ Options:
   --params FILE            bind 'params'
   --namespace-object FILE  bind 'namespaceObject'
   --cel-extras LIST        enable non-Kubernetes CEL features: bind, math, base64 (or all)
+  --kubernetes-version X.Y compile as Kubernetes X.Y would (${OLDEST_RELEASE} to ${NEWEST_RELEASE}; default ${NEWEST_RELEASE}); see
+                           'celgate help check'
   --no-defaults            bind objects as written, without the defaults the API server applies
                            before admission
   -h, --help               show this help
@@ -53,6 +62,7 @@ const OPTIONS = {
     params: { type: "string" },
     "namespace-object": { type: "string" },
     "cel-extras": { type: "string" },
+    ...KUBERNETES_VERSION_OPTION,
     "no-defaults": { type: "boolean" },
   },
   allowPositionals: false,
@@ -79,7 +89,14 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     if (!e.ok) return usageError(io, { name, usage }, e.error);
     extras = e.value;
   }
-  const session = new ReplSession({ cwd: io.cwd, extras, defaults: !values["no-defaults"] });
+  const release = kubernetesVersionOf(values["kubernetes-version"]);
+  if (!release.ok) return usageError(io, { name, usage }, release.error);
+  const session = new ReplSession({
+    cwd: io.cwd,
+    extras,
+    defaults: !values["no-defaults"],
+    ...(release.value !== undefined ? { kubernetesVersion: release.value } : {}),
+  });
   for (const [flag, command] of PRELOAD) {
     const file = values[flag];
     if (file === undefined) continue;

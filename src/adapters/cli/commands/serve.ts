@@ -1,9 +1,17 @@
 /** `celgate serve`: the policies as an HTTPS admission webhook, until SIGTERM or SIGINT. */
+import { NEWEST_RELEASE, OLDEST_RELEASE } from "../../../cel/index.ts";
 import { startWebhook } from "../../server/app.ts";
 import { CLOSE_TIMEOUT_MS, DEFAULT_LIMITS } from "../../server/server.ts";
 import { loadTlsMaterial } from "../../server/tls.ts";
 import { isLogLevel, LOG_LEVELS } from "../../server/review-log.ts";
-import { HELP_OPTION, parseCommandArgs, usageError, userPath } from "../args.ts";
+import {
+  HELP_OPTION,
+  KUBERNETES_VERSION_OPTION,
+  kubernetesVersionOf,
+  parseCommandArgs,
+  usageError,
+  userPath,
+} from "../args.ts";
 import { parseExtras } from "../expression.ts";
 import { type CliIO, EXIT_OK, EXIT_USAGE } from "../io.ts";
 import * as check from "./check.ts";
@@ -39,6 +47,9 @@ Options:
   --log-values           at debug level, log the trace's values as they are; by default the
                          values of Secrets and of fields named like credentials are redacted
   --cel-extras LIST      compile with non-Kubernetes CEL features: bind, math, base64 (or all)
+  --kubernetes-version X.Y
+                         compile and run the policies as Kubernetes X.Y would (${OLDEST_RELEASE} to ${NEWEST_RELEASE};
+                         default ${NEWEST_RELEASE}); see 'celgate help check'
   --kubeconfig FILE      connect to the cluster in FILE; in a pod (KUBERNETES_SERVICE_HOST and a
                          ServiceAccount token) serve connects by itself
   --no-cluster           do not connect, even in a pod: only the policy files' objects are known
@@ -87,6 +98,7 @@ const OPTIONS = {
     "drain-seconds": { type: "string", default: "10" },
     "log-level": { type: "string", default: "info" },
     "cel-extras": { type: "string" },
+    ...KUBERNETES_VERSION_OPTION,
     kubeconfig: { type: "string" },
     "no-cluster": { type: "boolean", default: false },
     "policies-from-cluster": { type: "boolean", default: false },
@@ -161,6 +173,8 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     if (!e.ok) return fail(e.error);
     celExtras = e.value;
   }
+  const release = kubernetesVersionOf(values["kubernetes-version"]);
+  if (!release.ok) return fail(release.error);
   if (values["no-cluster"] && (values.kubeconfig !== undefined || values["policies-from-cluster"]))
     return fail("--no-cluster cannot go with --kubeconfig or --policies-from-cluster");
   const maxConnections = Number(values["max-connections"]);
@@ -193,6 +207,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
       drainMs: drain * 1000,
       limits: { maxConnections, maxBytesInFlight: Math.round(inflightMib * 1048576) },
       celExtras,
+      ...(release.value !== undefined ? { kubernetesVersion: release.value } : {}),
       logLevel,
       cluster: {
         disabled: values["no-cluster"],

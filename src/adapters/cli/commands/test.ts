@@ -1,14 +1,22 @@
 /** `celgate test`: run the declarative policy test suites (`*.test.yaml`). */
 import { writeFile } from "node:fs/promises";
-import type { CelExtras } from "../../../cel/index.ts";
+import { type CelExtras, NEWEST_RELEASE, OLDEST_RELEASE } from "../../../cel/index.ts";
 import { fileSuiteReader, findSuiteFiles, type SuiteReader } from "../../../sources/suites.ts";
 import { type LoadedSuite, loadSuiteFile, runLoadedSuite } from "../../../suite/run.ts";
 import { type CaseSelector, caseSelector } from "../../../suite/select.ts";
 import { decodeSavedReview } from "../../admission/saved.ts";
 import { ANSI, PLAIN } from "../../output/colour.ts";
 import { formatDiagnostics, plural } from "../../output/diagnostics.ts";
+import { withNameHints } from "../../output/hints.ts";
 import { formatJunit, formatSuiteJson, formatSuiteText, summarize } from "../../output/suite.ts";
-import { HELP_OPTION, parseCommandArgs, usageError, userPath } from "../args.ts";
+import {
+  HELP_OPTION,
+  KUBERNETES_VERSION_OPTION,
+  kubernetesVersionOf,
+  parseCommandArgs,
+  usageError,
+  userPath,
+} from "../args.ts";
 import { parseExtras } from "../expression.ts";
 import { type CliIO, EXIT_OK, EXIT_OUTCOME, EXIT_USAGE } from "../io.ts";
 import { scaffoldSuite } from "../scaffold.ts";
@@ -34,6 +42,9 @@ Options:
                         regular expression (RE2) for that level; spaces match as '_'
   --junit FILE          also write a JUnit XML report to FILE
   --cel-extras LIST     compile with non-Kubernetes CEL features: bind, math, base64 (or all)
+  --kubernetes-version X.Y
+                        compile and run as Kubernetes X.Y would (${OLDEST_RELEASE} to ${NEWEST_RELEASE}; default
+                        ${NEWEST_RELEASE}); see 'celgate help check'
   --ascii               PASS/FAIL instead of ✓/✗
   --no-color            no colour (colour is used only on a terminal, and never with NO_COLOR set)
   --no-defaults         evaluate the objects of cases that do not set 'defaulting' as written,
@@ -74,6 +85,7 @@ const OPTIONS = {
     run: { type: "string" },
     junit: { type: "string" },
     "cel-extras": { type: "string" },
+    ...KUBERNETES_VERSION_OPTION,
     ascii: { type: "boolean" },
     "no-color": { type: "boolean" },
     "no-defaults": { type: "boolean" },
@@ -95,6 +107,7 @@ async function update(
   values: Values,
   positionals: readonly string[],
   extras: CelExtras,
+  kubernetesVersion: string | undefined,
   io: CliIO,
 ): Promise<number> {
   const fail = (message: string) => usageError(io, { name, usage }, message);
@@ -114,6 +127,7 @@ async function update(
       params: (values.params ?? []).map((p) => userPath(io, p)),
       force: values.force ?? false,
       extras,
+      kubernetesVersion,
       defaults: !values["no-defaults"],
     },
     io,
@@ -141,7 +155,9 @@ export async function runWith(args: readonly string[], io: CliIO, reader: SuiteR
     if (!e.ok) return fail(e.error);
     extras = e.value;
   }
-  if (values.update !== undefined) return update(values, positionals, extras, io);
+  const release = kubernetesVersionOf(values["kubernetes-version"]);
+  if (!release.ok) return fail(release.error);
+  if (values.update !== undefined) return update(values, positionals, extras, release.value, io);
   for (const only of ["policy", "resource", "params", "force"] as const)
     if (values[only] !== undefined) return fail(`--${only} is for --update`);
   let select: CaseSelector | undefined;
@@ -171,10 +187,13 @@ export async function runWith(args: readonly string[], io: CliIO, reader: SuiteR
         extras,
         defaults: !values["no-defaults"],
         decodeReview: decodeSavedReview,
+        ...(release.value !== undefined ? { kubernetesVersion: release.value } : {}),
       }),
     );
   const diagnostics = loaded.flatMap((s) => s.diagnostics);
-  if (diagnostics.length > 0) io.stderr(formatDiagnostics(diagnostics));
+  // With the hints check and eval add (a suite that does not compile keeps no parsed policies, so
+  // those about a policy's own variables are left out).
+  if (diagnostics.length > 0) io.stderr(formatDiagnostics(withNameHints(diagnostics, [])));
   const broken = loaded.filter((s) => s.broken);
   const suites = (broken.length > 0 ? broken : loaded).map((s) => runLoadedSuite(s, select));
   const sum = summarize(suites);

@@ -83,7 +83,7 @@ const CASES: readonly Case[] = [
   },
   {
     in: `TestAllTypes{single_int32: 1u}`,
-    parserOffsets: "field",
+
     env: { aliases: { TestAllTypes: P3 } },
     err: `ERROR: <input>:1:26: expected type of field 'single_int32' is 'int' but provided type is 'uint'
       | TestAllTypes{single_int32: 1u}
@@ -91,7 +91,7 @@ const CASES: readonly Case[] = [
   },
   {
     in: `TestAllTypes{single_int32: 1, undefined: 2}`,
-    parserOffsets: "field",
+
     env: { aliases: { TestAllTypes: P3 } },
     err: `ERROR: <input>:1:40: undefined field 'undefined'
       | TestAllTypes{single_int32: 1, undefined: 2}
@@ -367,7 +367,7 @@ const CASES: readonly Case[] = [
   },
   {
     in: `[].map(x, [].map(y, x in y && y in x))`,
-    parserOffsets: "in",
+
     err: `ERROR: <input>:1:33: found no matching overload for '@in' applied to '(list(dyn), dyn)'
       | [].map(x, [].map(y, x in y && y in x))
       | ................................^`,
@@ -426,22 +426,22 @@ const CASES: readonly Case[] = [
   },
   {
     in: `int{}`,
-    parserOffsets: "struct",
+
     err: `ERROR: <input>:1:4: 'int' is not a message type | int{} | ...^`,
   },
   {
     in: `Msg{}`,
-    parserOffsets: "struct",
+
     err: `ERROR: <input>:1:4: undeclared reference to 'Msg' (in container '') | Msg{} | ...^`,
   },
   {
     in: `fun()`,
-    parserOffsets: "call",
+
     err: `ERROR: <input>:1:4: undeclared reference to 'fun' (in container '') | fun() | ...^`,
   },
   {
     in: `'string'.fun()`,
-    parserOffsets: "call",
+
     err: `ERROR: <input>:1:13: undeclared reference to 'fun' (in container '') | 'string'.fun() | ............^`,
   },
   {
@@ -494,7 +494,7 @@ const CASES: readonly Case[] = [
   { in: `undef`, err: `ERROR: <input>:1:1: undeclared reference to 'undef' (in container '') | undef | ^` },
   {
     in: `undef()`,
-    parserOffsets: "call",
+
     err: `ERROR: <input>:1:6: undeclared reference to 'undef' (in container '') | undef() | .....^`,
   },
   {
@@ -504,7 +504,7 @@ const CASES: readonly Case[] = [
   },
   {
     in: `NotAMessage{}`,
-    parserOffsets: "struct",
+
     env: { idents: { NotAMessage: "google.protobuf.Int64Value" } },
     err: `ERROR: <input>:1:12: undeclared reference to 'NotAMessage' (in container '') | NotAMessage{} | ...........^`,
   },

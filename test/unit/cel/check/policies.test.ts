@@ -98,44 +98,14 @@ function checkFiles(list: readonly string[]): Map<string, string[]> {
   return results;
 }
 
-/** A map literal mixing a string value with a dyn one, as the containers variables build. */
-const MIXED_MAP = "expected type 'string' but found 'dyn'";
-/** The `{'path': ..., 'c': c}` map of each container list: a string path and the dyn container. */
-const containersVariable = (n: number) => Array.from({ length: n }, () => MIXED_MAP);
-
 /**
  * Expressions the API server would refuse, with cel-go's messages. Each is a fault of the policy:
- * the homogeneous aggregate literal rule (cel/validator.go, in Kubernetes' environment since cel-go
- * v0.17) refuses a map literal whose values are not all of one type, so `{'path': 'x', 'c': c}`
- * needs `'c': dyn(c)` or `'path': dyn(...)`; and cel-go's `_?_:_(bool, A, A)` cannot bind A to both
- * string and null (checker/types.go: only messages, optionals, durations and timestamps take null).
+ * cel-go's `_?_:_(bool, A, A)` cannot bind A to both string and null (checker/types.go: only
+ * messages, optionals, durations and timestamps take null). The bundled policies' map literals that
+ * mixed a string with a dyn value (the homogeneous aggregate literal rule, cel/validator.go) were
+ * fixed with `'path': dyn(...)` and left this list.
  */
 const KNOWN_REJECTED: ReadonlyMap<string, readonly string[]> = new Map([
-  [
-    "policies/allowed-registries.yaml allowed-registries.celgate.dev variables.containers",
-    containersVariable(3),
-  ],
-  [
-    "policies/disallow-latest-tag.yaml disallow-latest-tag.celgate.dev variables.containers",
-    containersVariable(3),
-  ],
-  [
-    "policies/pod-security-baseline.yaml pod-security-baseline.celgate.dev variables.containers",
-    containersVariable(3),
-  ],
-  [
-    "policies/pod-security-restricted.yaml pod-security-restricted.celgate.dev variables.containers",
-    containersVariable(3),
-  ],
-  ["policies/require-labels.yaml require-labels.celgate.dev variables.places", containersVariable(4)],
-  [
-    "policies/require-resources.yaml require-resources.celgate.dev variables.containers",
-    containersVariable(2),
-  ],
-  [
-    "policies/security-context-deny.yaml security-context-deny.celgate.dev variables.containers",
-    containersVariable(3),
-  ],
   [
     "test/fixtures/engine/vap-audit-annotations.yaml demo-policy.example.com auditAnnotations.high-replica-count",
     ["found no matching overload for '_?_:_' applied to '(bool, string, null)'"],

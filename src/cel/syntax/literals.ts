@@ -3,10 +3,10 @@
  * know (`'\d'`, `'\u12'`, `'\777'`), escapes that do not unescape (`b'\u00e9'`, `'\U00110000'`),
  * and numbers out of range (`9223372036854775808`, `18446744073709551616u`, `1e999`).
  *
- * These are parse errors, which belong in syntax/parse.ts; until it runs this (see the report), the
- * checker does, on the source text. The lexer follows cel-go's grammar (parser/gen/CEL.g4) and the
- * messages its parser (parser.go VisitInt/VisitUint/VisitDouble, unescape.go). Of the cascade of
- * errors ANTLR reports after a token recognition error, only the first is reproduced.
+ * They are parse errors: parse.ts throws the first one found. The lexer follows cel-go's grammar
+ * (parser/gen/CEL.g4) and the messages its parser (parser.go VisitInt/VisitUint/VisitDouble,
+ * unescape.go). Of the cascade of errors ANTLR reports after a token recognition error, only the
+ * first is reproduced.
  */
 
 export interface LiteralIssue {

@@ -1,14 +1,14 @@
 /**
  * Literals cel-go's parser refuses and @bufbuild/cel's accepts (cases from cel-go's
  * parser/parser_test.go, lexer rules from parser/gen/CEL.g4, unescape rules from
- * parser/unescape.go). checkExpression reports them as syntax issues, alone, as a parse error
- * stops cel-go before checking.
+ * parser/unescape.go): parse errors, the first one thrown by parseCel, as a parse error stops
+ * cel-go before checking.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { admissionCheckEnv } from "../../../../src/cel/check/index.ts";
-import { checkLiterals } from "../../../../src/cel/check/literals.ts";
-import { assertSameText, check, rendered } from "./helpers.ts";
+import { checkLiterals } from "../../../src/cel/syntax/literals.ts";
+import { CelSyntaxError, parseCel } from "../../../src/cel/syntax/parse.ts";
+import { renderError } from "../../../src/cel/syntax/source.ts";
 
 const first = (src: string) => checkLiterals(src)[0];
 
@@ -70,12 +70,34 @@ test("comments, identifiers and the insides of strings are not literals", () => 
   assert.deepEqual(checkLiterals("'99999999999999999999' + \"1e999\""), []);
 });
 
-test("checkExpression: a literal error is a syntax issue, reported alone, at the literal", () => {
-  const src = "x == 9223372036854775808 && 1 == 1.0";
-  const { result } = check(src, admissionCheckEnv());
-  assertSameText(
-    rendered(src, result),
-    "ERROR: <input>:1:6: invalid int literal | x == 9223372036854775808 && 1 == 1.0 | .....^",
+/** The parse error of `src`, rendered as cel-go prints it. */
+function parseError(src: string): string {
+  try {
+    parseCel(src);
+  } catch (e) {
+    if (e instanceof CelSyntaxError) return renderError(src, e.offset, e.message);
+    throw e;
+  }
+  assert.fail(`${src} parsed`);
+}
+
+test("parseCel: a literal error is a parse error, at the literal (parser.go VisitInt, VisitDouble)", () => {
+  assert.equal(
+    parseError("x == 9223372036854775808 && 1 == 1.0"),
+    "ERROR: <input>:1:6: invalid int literal\n | x == 9223372036854775808 && 1 == 1.0\n | .....^",
   );
-  assert.equal(result.diagnostics[0]?.source, "syntax");
+  assert.equal(parseError("1e999"), "ERROR: <input>:1:1: invalid double literal\n | 1e999\n | ^");
+  assert.equal(
+    parseError("'\\d'"),
+    "ERROR: <input>:1:1: Syntax error: token recognition error at: ''\\d'\n | '\\d'\n | ^",
+  );
+  assert.equal(
+    parseError("'\\u12'"),
+    "ERROR: <input>:1:1: Syntax error: token recognition error at: ''\\u12''\n | '\\u12'\n | ^",
+  );
+});
+
+test("parseCel: of a syntax error and a literal error, the first in the source is thrown", () => {
+  assert.match(parseError("1e999 + )"), /1:1: invalid double literal/);
+  assert.match(parseError(") + 1e999"), /1:1: Syntax error/);
 });
