@@ -8,6 +8,8 @@ import {
   admissionCheckEnv,
   type CelEnvironment,
   type CelType,
+  type CheckEnv,
+  type CheckSpec,
   celTypes,
   type ExpressionKind,
   typeCheck,
@@ -204,6 +206,10 @@ function extrasFor(
     : { extras };
 }
 
+/** Checker environments by what makes them differ (PolicyCompiler.checkSpec), bounded. */
+const CHECK_ENVS = new Map<string, CheckEnv>();
+const CHECK_ENV_LIMIT = 1000;
+
 class PolicyCompiler {
   readonly diagnostics: Diagnostic[] = [];
   /** The variables the compiled expressions read, so far. */
@@ -263,17 +269,24 @@ class PolicyCompiler {
    * compile.go, composition.go): `params` dyn when the policy has a paramKind and undeclared
    * otherwise, the variables before it typed by their expressions, `Object`/`JSONPatch` for mutations.
    */
-  private checkSpec(mutation: boolean) {
+  private checkSpec(mutation: boolean): CheckSpec {
     const params = this.policy.paramKind === undefined ? null : celTypes.DYN;
-    const env = admissionCheckEnv({
-      params,
-      variables: this.variableTypes,
-      mutation,
-      extras: this.extras,
-      ...(this.kubernetesVersion === undefined ? {} : { kubernetesVersion: this.kubernetesVersion }),
-    });
     const vars = this.variableTypes.map(([n, t]) => `${n}:${t === undefined ? "-" : typeString(t)}`);
     const key = JSON.stringify([this.kubernetesVersion ?? "", params !== null, mutation, vars]);
+    // Policies share environments (most have the same variables, or none): each is built once.
+    const cacheKey = `${key}\u0000${JSON.stringify(this.extras)}`;
+    let env = CHECK_ENVS.get(cacheKey);
+    if (env === undefined) {
+      env = admissionCheckEnv({
+        params,
+        variables: this.variableTypes,
+        mutation,
+        extras: this.extras,
+        ...(this.kubernetesVersion === undefined ? {} : { kubernetesVersion: this.kubernetesVersion }),
+      });
+      if (CHECK_ENVS.size >= CHECK_ENV_LIMIT) CHECK_ENVS.clear();
+      CHECK_ENVS.set(cacheKey, env);
+    }
     return { env, key };
   }
 
