@@ -8,6 +8,8 @@ import {
   admissionCheckEnv,
   type CelEnvironment,
   type CelType,
+  type CheckEnv,
+  type CheckSpec,
   celTypes,
   checkEnvironment,
   NEWEST_RELEASE,
@@ -228,6 +230,10 @@ function declaredVariables(hasParams: boolean, hasAuthorizer: boolean): Partial<
   return out as Partial<typeof ADMISSION_VARIABLES>;
 }
 
+/** Checker environments by what makes them differ (PolicyCompiler.checkSpec), bounded. */
+const CHECK_ENVS = new Map<string, CheckEnv>();
+const CHECK_ENV_LIMIT = 1000;
+
 class PolicyCompiler {
   readonly diagnostics: Diagnostic[] = [];
   /** The variables the compiled expressions read, so far. */
@@ -289,19 +295,26 @@ class PolicyCompiler {
    * otherwise, the variables before it typed by their expressions, `Object`/`JSONPatch` for mutations,
    * and `authorizer` in every expression but a messageExpression (validating/plugin.go).
    */
-  private checkSpec(mutation: boolean, authorizer: boolean) {
+  private checkSpec(mutation: boolean, authorizer: boolean): CheckSpec {
     const params = this.policy.paramKind === undefined ? null : celTypes.DYN;
-    const env = admissionCheckEnv({
-      params,
-      authorizer,
-      variables: this.variableTypes,
-      mutation,
-      extras: this.extras,
-      // The release's new-expression environment (cel/env/releases.ts), not the release's own.
-      ...checkEnvironment(this.kubernetesVersion),
-    });
     const vars = this.variableTypes.map(([n, t]) => `${n}:${t === undefined ? "-" : typeString(t)}`);
     const key = JSON.stringify([this.kubernetesVersion ?? "", params !== null, mutation, authorizer, vars]);
+    // Policies share environments (most have the same variables, or none): each is built once.
+    const cacheKey = `${key}\u0000${JSON.stringify(this.extras)}`;
+    let env = CHECK_ENVS.get(cacheKey);
+    if (env === undefined) {
+      env = admissionCheckEnv({
+        params,
+        authorizer,
+        variables: this.variableTypes,
+        mutation,
+        extras: this.extras,
+        // The release's new-expression environment (cel/env/releases.ts), not the release's own.
+        ...checkEnvironment(this.kubernetesVersion),
+      });
+      if (CHECK_ENVS.size >= CHECK_ENV_LIMIT) CHECK_ENVS.clear();
+      CHECK_ENVS.set(cacheKey, env);
+    }
     return { env, key };
   }
 
