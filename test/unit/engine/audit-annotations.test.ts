@@ -27,7 +27,8 @@ test("TestAuditAnnotations: one policy through three bindings; distinct values j
       paramKind: { apiVersion: "v1", kind: "ConfigMap" },
       validations: [{ expression: "true" }],
       auditAnnotations: [
-        { key: "example-key", valueExpression: "params.data.value" },
+        // string(): an audit annotation must be typed string or null (compile.go ReturnTypes), params is dyn.
+        { key: "example-key", valueExpression: "string(params.data.value)" },
         { key: "excluded-key", valueExpression: "null" },
       ],
     }),
@@ -94,7 +95,7 @@ test("an audit annotation's value is cut at 10 KiB of UTF-8, a character cut in 
   const text = yamlDocs(
     vap("p", {
       validations: [{ expression: "true" }],
-      auditAnnotations: [{ key: "k", valueExpression: "object.metadata.annotations.long" }],
+      auditAnnotations: [{ key: "k", valueExpression: "string(object.metadata.annotations.long)" }],
     }),
     vapBinding("b", "p"),
   );

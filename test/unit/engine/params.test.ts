@@ -203,7 +203,7 @@ test("TestNamespaceParamRefName: a paramRef without a namespace reads the reques
     vap("p", {
       failurePolicy: "Fail",
       paramKind: { apiVersion: "v1", kind: "ConfigMap" },
-      validations: [{ expression: "false", messageExpression: "params.data.coolkey" }],
+      validations: [{ expression: "false", messageExpression: "string(params.data.coolkey)" }],
     }),
     vapBinding("b", "p", { paramRef: { name: NAME, parameterNotFoundAction: "Deny" } }),
     configMap("default"),
@@ -264,7 +264,7 @@ test("a namespaced param written without a namespace is stored in default, as ku
     vap("p", {
       failurePolicy: "Fail",
       paramKind: { apiVersion: "v1", kind: "ConfigMap" },
-      validations: [{ expression: "false", messageExpression: "params.metadata.namespace" }],
+      validations: [{ expression: "false", messageExpression: "string(params.metadata.namespace)" }],
     }),
     vapBinding("b", "p", { paramRef: { name: "limits", parameterNotFoundAction: "Deny" } }),
     { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "limits" }, data: {} },
