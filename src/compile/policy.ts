@@ -295,10 +295,18 @@ class PolicyCompiler {
    * otherwise, the variables before it typed by their expressions, `Object`/`JSONPatch` for mutations,
    * and `authorizer` in every expression but a messageExpression (validating/plugin.go).
    */
-  private checkSpec(mutation: boolean, authorizer: boolean): CheckSpec {
+  private checkSpec(mutation: boolean, authorizer: boolean, seesVariables: boolean): CheckSpec {
     const params = this.policy.paramKind === undefined ? null : celTypes.DYN;
-    const vars = this.variableTypes.map(([n, t]) => `${n}:${t === undefined ? "-" : typeString(t)}`);
-    const key = JSON.stringify([this.kubernetesVersion ?? "", params !== null, mutation, authorizer, vars]);
+    const variables = seesVariables ? this.variableTypes : [];
+    const vars = variables.map(([n, t]) => `${n}:${t === undefined ? "-" : typeString(t)}`);
+    const key = JSON.stringify([
+      this.kubernetesVersion ?? "",
+      params !== null,
+      mutation,
+      authorizer,
+      seesVariables,
+      vars,
+    ]);
     // Policies share environments (most have the same variables, or none): each is built once.
     const cacheKey = `${key}\u0000${JSON.stringify(this.extras)}`;
     let env = CHECK_ENVS.get(cacheKey);
@@ -306,7 +314,8 @@ class PolicyCompiler {
       env = admissionCheckEnv({
         params,
         authorizer,
-        variables: this.variableTypes,
+        declareVariables: seesVariables,
+        variables,
         mutation,
         extras: this.extras,
         // The release's new-expression environment (cel/env/releases.ts), not the release's own.
@@ -350,13 +359,17 @@ class PolicyCompiler {
     mutation = false,
     authorizer = true,
   ): CompiledExpression {
+    // A matchCondition cannot name `variables`: the API server validates it with its stateless
+    // compiler, which declares none (admissionregistration validation.go
+    // validateMatchConditionsExpression), and refuses the policy otherwise.
+    const seesVariables = kind !== "matchCondition";
     const env = createEnvironment({
       variables: declaredVariables(this.policy.paramKind !== undefined, authorizer),
-      policyVariables,
+      ...(seesVariables ? { policyVariables } : {}),
       extras: this.extras,
       ...(mutation ? { structTypes: ["Object", "JSONPatch"] } : {}),
     });
-    const r = compile(source, env, this.shared, this.checkSpec(mutation, authorizer));
+    const r = compile(source, env, this.shared, this.checkSpec(mutation, authorizer, seesVariables));
     if (!r.ok) {
       for (const p of r.problems) this.report(path, p);
       return {

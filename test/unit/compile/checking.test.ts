@@ -208,3 +208,23 @@ test("schema typing: kinds without a schema, wildcards or several kinds leave ob
   });
   assert.deepEqual(schemaTyped(wild).diagnostics, []);
 });
+
+// kubernetes pkg/apis/admissionregistration/validation/validation.go validateMatchConditionsExpression:
+// a policy's matchConditions are validated by the stateless compiler, which declares no `variables`,
+// so the API server refuses a matchCondition that names one; validations still see them.
+test("a matchCondition cannot name variables; a validation can", () => {
+  const set = compileDocs(
+    vap("p", {
+      variables: [{ name: "v", expression: "true" }],
+      matchConditions: [{ name: "m", expression: "variables.v" }],
+      validations: [{ expression: "variables.v" }],
+    }),
+  );
+  assert.deepEqual(problems(set), [
+    [
+      "PE_CEL_UNKNOWN_IDENT",
+      "spec.matchConditions[0].expression",
+      "undeclared reference to 'variables' (in container '')",
+    ],
+  ]);
+});
