@@ -24,8 +24,8 @@ import { loadPolicyPaths } from "../../../sources/files.ts";
 import { type DataDocument, isJsonObject, parseDocuments } from "../../input/documents.ts";
 import { AuditTally, type ReportApi } from "../../output/audit.ts";
 import { errorCount, formatDiagnostics } from "../../output/diagnostics.ts";
-import { HELP_OPTION, parseCommandArgs, splitList, usageError, userPath } from "../args.ts";
-import { parseExtras } from "../expression.ts";
+import { HELP_OPTION, parseCommandArgs, usageError, userPath } from "../args.ts";
+import { extrasAndUser, outputAndPolicies } from "../dry-run.ts";
 import { type CliIO, EXIT_OK, EXIT_OUTCOME, EXIT_USAGE } from "../io.ts";
 
 export const name = "audit";
@@ -295,39 +295,49 @@ async function auditCluster(
   }
 }
 
-export async function run(args: readonly string[], io: CliIO): Promise<number> {
-  const parsed = parseCommandArgs({ name, usage, help }, args, OPTIONS, io);
-  if (typeof parsed === "number") return parsed;
-  const { values } = parsed;
-  const fail = (message: string) => usageError(io, { name, usage }, message);
-  const output = values.output as Output;
-  if (!OUTPUTS.includes(output))
-    return fail(`unknown output format '${output}'; expected ${OUTPUTS.join(", ")}`);
-  const policyPaths = values.policy ?? [];
-  if (policyPaths.length === 0) return fail("missing -p/--policy");
+type Values = Exclude<ReturnType<typeof parseCommandArgs<typeof OPTIONS>>, number>["values"];
+
+/** What the options ask for, checked. */
+interface AuditOptions {
+  readonly output: Output;
+  readonly policyPaths: readonly string[];
+  readonly files: readonly string[];
+  readonly pageSize: number;
+  readonly extras: CelExtras;
+  readonly user: UserInfo;
+}
+
+/** The options checked in the order the help lists them; or what is wrong. */
+function auditOptions(values: Values): Result<AuditOptions, string> {
+  const shared = outputAndPolicies(values, OUTPUTS, OUTPUTS.join(", "));
+  if (!shared.ok) return shared;
   const files = values.resource ?? [];
   if (files.length === 0 && values.kubeconfig === undefined)
-    return fail("give -r/--resource FILE or --kubeconfig FILE");
+    return err("give -r/--resource FILE or --kubeconfig FILE");
   if (files.length > 0 && values.kubeconfig !== undefined)
-    return fail("-r/--resource and --kubeconfig are alternatives: audit files or a cluster");
-  if (files.filter((f) => f === "-").length > 1) return fail("standard input ('-') can be read only once");
+    return err("-r/--resource and --kubeconfig are alternatives: audit files or a cluster");
+  if (files.filter((f) => f === "-").length > 1) return err("standard input ('-') can be read only once");
   const pageSize = Number(values["page-size"]);
   if (!Number.isInteger(pageSize) || pageSize < 1)
-    return fail(`--page-size must be a positive whole number, got '${values["page-size"]}'`);
-  let extras: CelExtras = {};
-  if (values["cel-extras"] !== undefined) {
-    const e = parseExtras(values["cel-extras"]);
-    if (!e.ok) return fail(e.error);
-    extras = e.value;
-  }
-  const user: UserInfo = {
-    username: values.user ?? "celgate",
-    groups: values.groups !== undefined ? splitList(values.groups) : ["system:authenticated"],
-  };
+    return err(`--page-size must be a positive whole number, got '${values["page-size"]}'`);
+  const request = extrasAndUser(values);
+  if (!request.ok) return request;
+  const { extras, userInfo: user } = request.value;
+  return ok({ ...shared.value, files, pageSize, extras, user });
+}
 
+/**
+ * The policies compiled, with the parameter objects of --params among their resources; or the exit
+ * status after reporting the policy files' errors.
+ */
+async function loadPolicies(
+  io: CliIO,
+  policyPaths: readonly string[],
+  paramFiles: readonly string[],
+  extras: CelExtras,
+): Promise<CompiledPolicySet | number> {
   const loaded = await loadPolicyPaths(policyPaths.map((p) => userPath(io, p)));
   const compiled = compilePolicySet(loaded.set, { extras });
-  const paramFiles = values.params ?? [];
   const params =
     paramFiles.length > 0 ? await loadPolicyPaths(paramFiles.map((p) => userPath(io, p))) : undefined;
   const diagnostics = [...loaded.diagnostics, ...compiled.diagnostics, ...(params?.diagnostics ?? [])];
@@ -336,10 +346,20 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     io.stderr("celgate audit: the policy files have errors; nothing was audited\n");
     return EXIT_USAGE;
   }
-  const set: CompiledPolicySet = {
-    ...compiled,
-    resources: [...compiled.resources, ...(params?.set.resources ?? [])],
-  };
+  return { ...compiled, resources: [...compiled.resources, ...(params?.set.resources ?? [])] };
+}
+
+export async function run(args: readonly string[], io: CliIO): Promise<number> {
+  const parsed = parseCommandArgs({ name, usage, help }, args, OPTIONS, io);
+  if (typeof parsed === "number") return parsed;
+  const { values } = parsed;
+  const fail = (message: string) => usageError(io, { name, usage }, message);
+  const checked = auditOptions(values);
+  if (!checked.ok) return fail(checked.error);
+  const { output, policyPaths, files, pageSize, extras, user } = checked.value;
+
+  const set = await loadPolicies(io, policyPaths, values.params ?? [], extras);
+  if (typeof set === "number") return set;
   const reports = output === "policyreport" || output === "openreports";
   const tally = new AuditTally({ reports, findings: output === "json" || output === "yaml" });
   const progress = io.isTTY ? (note: string) => io.stderr(`\r\x1b[Kcelgate audit: ${note}`) : () => {};
@@ -360,6 +380,13 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     return EXIT_USAGE;
   }
 
+  printTally(io, tally, output);
+  if (values.stats) printStats(io, tally, started);
+  return tally.failed() ? EXIT_OUTCOME : EXIT_OK;
+}
+
+/** The tally in the chosen format, on standard output. */
+function printTally(io: CliIO, tally: AuditTally, output: Output): void {
   if (output === "table") io.stdout(tally.table());
   else if (output === "json") io.stdout(tally.json());
   else if (output === "yaml") io.stdout(tally.yaml());
@@ -368,13 +395,14 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     const docs = tally.reports(api, new Date());
     io.stdout(JSON.stringify({ apiVersion: "v1", kind: "List", items: docs }, null, 2) + "\n");
   }
-  if (values.stats) {
-    const seconds = (performance.now() - started) / 1000;
-    const rate = seconds > 0 ? Math.round(tally.objectCount / seconds) : tally.objectCount;
-    const maxRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
-    io.stderr(
-      `celgate audit: ${tally.objectCount} objects in ${seconds.toFixed(2)} s (${rate} objects/s), peak RSS ${maxRssMb} MB\n`,
-    );
-  }
-  return tally.failed() ? EXIT_OUTCOME : EXIT_OK;
+}
+
+/** `--stats`: objects, objects per second and the process's peak memory, on standard error. */
+function printStats(io: CliIO, tally: AuditTally, started: number): void {
+  const seconds = (performance.now() - started) / 1000;
+  const rate = seconds > 0 ? Math.round(tally.objectCount / seconds) : tally.objectCount;
+  const maxRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
+  io.stderr(
+    `celgate audit: ${tally.objectCount} objects in ${seconds.toFixed(2)} s (${rate} objects/s), peak RSS ${maxRssMb} MB\n`,
+  );
 }

@@ -4,14 +4,14 @@
  */
 import { randomUUID } from "node:crypto";
 import { type CelExtras, NEWEST_RELEASE, OLDEST_RELEASE } from "../../../cel/index.ts";
-import { type CompiledPolicySet, compilePolicySet } from "../../../compile/policy.ts";
+import { type CompiledPolicySet, type CompileOptions, compilePolicySet } from "../../../compile/policy.ts";
 import type { Diagnostic } from "../../../errors.ts";
 import { admit, OFFLINE_DEADLINE_MS } from "../../../engine/admit.ts";
 import { contextFromResources, type EngineContext } from "../../../engine/context.ts";
 import { decide } from "../../../engine/decision.ts";
-import { type AdmissionRequest, DEFAULT_USER, OPERATIONS, type UserInfo } from "../../../request/types.ts";
+import { type AdmissionRequest, OPERATIONS, type UserInfo } from "../../../request/types.ts";
 import { KindScopes } from "../../../kube/scope.ts";
-import type { Operation } from "../../../policy/types.ts";
+import type { Operation, ResourceObject } from "../../../policy/types.ts";
 import { err, ok, type Result } from "../../../result.ts";
 import { loadPolicyPaths } from "../../../sources/files.ts";
 import { errorCount, formatDiagnostics, plural } from "../../output/diagnostics.ts";
@@ -29,13 +29,12 @@ import {
   KUBERNETES_VERSION_OPTION,
   kubernetesVersionOf,
   parseCommandArgs,
-  splitList,
   usageError,
   userPath,
 } from "../args.ts";
 import { isJsonObject, parseDocuments, readDocuments, readSingleDocument } from "../../input/documents.ts";
 import { decodeSavedReview } from "../../admission/saved.ts";
-import { parseExtras } from "../expression.ts";
+import { extrasAndUser, outputAndPolicies } from "../dry-run.ts";
 import { type CliIO, EXIT_OK, EXIT_OUTCOME, EXIT_USAGE } from "../io.ts";
 import { writeMutated } from "../mutated.ts";
 import { terminalWidth } from "../terminal.ts";
@@ -253,37 +252,73 @@ function reportInputErrors(io: CliIO, diagnostics: readonly Diagnostic[]): boole
   return true;
 }
 
+type Values = Exclude<ReturnType<typeof parseCommandArgs<typeof OPTIONS>>, number>["values"];
+
+/** What the options ask for, checked. */
+interface EvalOptions {
+  readonly output: Output;
+  readonly policyPaths: readonly string[];
+  readonly resourceFiles: readonly string[];
+  readonly oldFile: string | undefined;
+  readonly operation: Operation;
+  readonly extras: CelExtras;
+  readonly release: string | undefined;
+  readonly userInfo: UserInfo;
+}
+
+/** The options checked in the order the help lists them; or what is wrong. */
+function evalOptions(values: Values): Result<EvalOptions, string> {
+  const shared = outputAndPolicies(values, OUTPUTS, "table, json or yaml");
+  if (!shared.ok) return shared;
+  const resourceFiles = values.resource ?? [];
+  if (resourceFiles.length === 0) return err("missing -r/--resource");
+  const oldFile = values["old-resource"];
+  const operation = (values.operation?.toUpperCase() ?? (oldFile ? "UPDATE" : "CREATE")) as Operation;
+  if (!OPERATIONS.includes(operation))
+    return err(`unknown operation '${values.operation}'; expected ${OPERATIONS.join(", ")}`);
+  if (operation === "UPDATE" && !oldFile) return err("--operation UPDATE needs --old-resource");
+  if (operation !== "UPDATE" && oldFile) return err(`--old-resource is only for UPDATE, not ${operation}`);
+  const request = extrasAndUser(values);
+  if (!request.ok) return request;
+  const release = kubernetesVersionOf(values["kubernetes-version"]);
+  if (!release.ok) return release;
+  const { extras, userInfo } = request.value;
+  return ok({ ...shared.value, resourceFiles, oldFile, operation, extras, release: release.value, userInfo });
+}
+
+/** The policies compiled, and the files read; or the exit status after reporting their errors. */
+interface LoadedPolicies {
+  readonly set: CompiledPolicySet;
+  /** The policy files' and --params' resources: parameter objects, Namespaces, CRDs. */
+  readonly resources: readonly ResourceObject[];
+  readonly files: readonly string[];
+}
+
+async function loadPolicies(
+  io: CliIO,
+  policyPaths: readonly string[],
+  paramFiles: readonly string[],
+  compile: CompileOptions,
+): Promise<LoadedPolicies | number> {
+  const loaded = await loadPolicyPaths(policyPaths.map((p) => userPath(io, p)));
+  const params =
+    paramFiles.length > 0 ? await loadPolicyPaths(paramFiles.map((p) => userPath(io, p))) : undefined;
+  // Compiled with the params' files too: a CustomResourceDefinition there gives its kind's scope.
+  const resources = [...loaded.set.resources, ...(params?.set.resources ?? [])];
+  const set: CompiledPolicySet = compilePolicySet({ ...loaded.set, resources }, compile);
+  const problems = [...loaded.diagnostics, ...set.diagnostics, ...(params?.diagnostics ?? [])];
+  if (reportInputErrors(io, withNameHints(problems, loaded.set.policies))) return EXIT_USAGE;
+  return { set, resources, files: [...loaded.files, ...(params?.files ?? [])] };
+}
+
 export async function run(args: readonly string[], io: CliIO): Promise<number> {
   const parsed = parseCommandArgs({ name, usage, help }, args, OPTIONS, io);
   if (typeof parsed === "number") return parsed;
   const { values } = parsed;
   const fail = (message: string) => usageError(io, { name, usage }, message);
-
-  const output = values.output as Output;
-  if (!OUTPUTS.includes(output))
-    return fail(`unknown output format '${output}'; expected table, json or yaml`);
-  const policyPaths = values.policy ?? [];
-  const resourceFiles = values.resource ?? [];
-  if (policyPaths.length === 0) return fail("missing -p/--policy");
-  if (resourceFiles.length === 0) return fail("missing -r/--resource");
-  const oldFile = values["old-resource"];
-  const operation = (values.operation?.toUpperCase() ?? (oldFile ? "UPDATE" : "CREATE")) as Operation;
-  if (!OPERATIONS.includes(operation))
-    return fail(`unknown operation '${values.operation}'; expected ${OPERATIONS.join(", ")}`);
-  if (operation === "UPDATE" && !oldFile) return fail("--operation UPDATE needs --old-resource");
-  if (operation !== "UPDATE" && oldFile) return fail(`--old-resource is only for UPDATE, not ${operation}`);
-  let extras: CelExtras = {};
-  if (values["cel-extras"] !== undefined) {
-    const e = parseExtras(values["cel-extras"]);
-    if (!e.ok) return fail(e.error);
-    extras = e.value;
-  }
-  const release = kubernetesVersionOf(values["kubernetes-version"]);
-  if (!release.ok) return fail(release.error);
-  const userInfo: UserInfo = {
-    username: values.user ?? DEFAULT_USER.username,
-    groups: values.groups !== undefined ? splitList(values.groups) : [...DEFAULT_USER.groups],
-  };
+  const checked = evalOptions(values);
+  if (!checked.ok) return fail(checked.error);
+  const { output, policyPaths, resourceFiles, oldFile, operation, extras, release, userInfo } = checked.value;
 
   // Inputs first: a typo in a resource path should not wait for every policy to compile.
   const inputs = await readInputs(resourceFiles, oldFile, values["namespace-object"], io);
@@ -298,37 +333,25 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
       `--${requestFlags[0]} cannot be given with an AdmissionReview: the review's request says what it is`,
     );
 
-  const loaded = await loadPolicyPaths(policyPaths.map((p) => userPath(io, p)));
-  const paramFiles = values.params ?? [];
-  const params =
-    paramFiles.length > 0 ? await loadPolicyPaths(paramFiles.map((p) => userPath(io, p))) : undefined;
-  // Compiled with the params' files too: a CustomResourceDefinition there gives its kind's scope.
-  const allResources = [...loaded.set.resources, ...(params?.set.resources ?? [])];
-  const set: CompiledPolicySet = compilePolicySet(
-    { ...loaded.set, resources: allResources },
-    compileChoice(extras, release.value),
-  );
-  const problems = [...loaded.diagnostics, ...set.diagnostics, ...(params?.diagnostics ?? [])];
-  if (reportInputErrors(io, withNameHints(problems, loaded.set.policies))) return EXIT_USAGE;
-
+  const loaded = await loadPolicies(io, policyPaths, values.params ?? [], compileChoice(extras, release));
+  if (typeof loaded === "number") return loaded;
   const defaults = !values["no-defaults"];
   const explain = values.explain ?? false;
+  const namespaceName = namespaceObject && resourceRefName(namespaceObject);
   const evaluations = evaluateAll(resources, olds, {
-    set,
+    set: loaded.set,
     // Offline, a namespace no file defines exists, as a Namespace created with only its name.
-    ctx: contextFromResources(allResources, {
+    ctx: contextFromResources(loaded.resources, {
       assumeNamespaces: true,
       defaults,
       ...(namespaceObject ? { namespaceObject } : {}),
     }),
-    scopes: KindScopes.from(allResources.map((r) => r.object)),
+    scopes: KindScopes.from(loaded.resources.map((r) => r.object)),
     build: {
       operation,
       userInfo,
       ...(values.subresource ? { subResource: values.subresource } : {}),
-      ...(namespaceObject && resourceRefName(namespaceObject)
-        ? { defaultNamespace: resourceRefName(namespaceObject) as string }
-        : {}),
+      ...(namespaceName ? { defaultNamespace: namespaceName } : {}),
     },
     defaults,
     explain,
@@ -337,24 +360,38 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
 
   const outDir = values["write-mutated"];
   if (outDir !== undefined) {
-    const notWritten = resources
-      .map((r) => r.review?.operation ?? operation)
-      .find((op) => op === "DELETE" || op === "CONNECT");
-    if (notWritten !== undefined)
-      return fail(`--write-mutated writes the objects of CREATE and UPDATE, not ${notWritten}`);
-    const inputs = [
-      ...[...resourceFiles, oldFile, values["namespace-object"]]
-        .filter((f): f is string => f !== undefined && f !== "-")
-        .map((f) => userPath(io, f)),
+    const given = [...resourceFiles, oldFile, values["namespace-object"]];
+    const written = await writeMutatedFiles(io, outDir, evaluations.value, resources, operation, [
+      ...given.filter((f): f is string => f !== undefined && f !== "-").map((f) => userPath(io, f)),
       ...loaded.files,
-      ...(params?.files ?? []),
-    ];
-    const written = await writeMutated(userPath(io, outDir), evaluations.value, inputs);
-    if (!written.ok) return fail(written.error);
-    io.stderr(`celgate eval: wrote ${plural(written.value.length, "object", "objects")} to ${outDir}\n`);
+    ]);
+    if (written !== undefined) return fail(written);
   }
   const view = { explain, showSkipped: values["show-skipped"] ?? false };
   return report(evaluations.value, output, view, io);
+}
+
+/**
+ * `--write-mutated DIR`: each object as admission leaves it, never over one of the `inputs`; or what
+ * is wrong (a DELETE or CONNECT has no object to write).
+ */
+async function writeMutatedFiles(
+  io: CliIO,
+  outDir: string,
+  evaluations: readonly ResourceEvaluation[],
+  resources: readonly InputResource[],
+  operation: Operation,
+  inputs: readonly string[],
+): Promise<string | undefined> {
+  const notWritten = resources
+    .map((r) => r.review?.operation ?? operation)
+    .find((op) => op === "DELETE" || op === "CONNECT");
+  if (notWritten !== undefined)
+    return `--write-mutated writes the objects of CREATE and UPDATE, not ${notWritten}`;
+  const written = await writeMutated(userPath(io, outDir), evaluations, inputs);
+  if (!written.ok) return written.error;
+  io.stderr(`celgate eval: wrote ${plural(written.value.length, "object", "objects")} to ${outDir}\n`);
+  return undefined;
 }
 
 /** What every resource of one `eval` run is evaluated with. */

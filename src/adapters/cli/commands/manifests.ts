@@ -21,6 +21,7 @@ import {
 } from "../../../manifests/webhooks.ts";
 import { rbacManifests } from "../../../manifests/rbac.ts";
 import { loadSnapshot } from "../../../sources/store.ts";
+import type { CompiledPolicySet } from "../../../compile/policy.ts";
 import { HELP_OPTION, parseCommandArgs, splitList, usageError, userPath } from "../args.ts";
 import { type CliIO, EXIT_OK, EXIT_OUTCOME, EXIT_USAGE } from "../io.ts";
 
@@ -173,77 +174,75 @@ async function readTrust(
   return {};
 }
 
+type Values = Exclude<ReturnType<typeof parseCommandArgs<typeof OPTIONS>>, number>["values"];
+
+/** What every form of the command takes: the policies, the Service, and the webhooks' timing. */
+interface Target {
+  readonly policies: readonly string[];
+  readonly service: string;
+  readonly namespace: string;
+  readonly port: number;
+  readonly timeoutSeconds: number;
+  readonly requestTimeout: number;
+  readonly excludeNamespaces: readonly string[];
+}
+
+/** The options every form takes, checked in the order the help lists them; or what is wrong. */
+function targetOf(values: Values): Target | string {
+  const policies = values.policies ?? [];
+  if (policies.length === 0) return "missing --policies PATH";
+  const service = values.service;
+  if (service === undefined) return "missing --service NAME";
+  if (!DNS1035_LABEL.test(service))
+    return `--service must be a Service name (lower-case RFC 1035 label), got '${service}'`;
+  const namespace = values.namespace;
+  if (namespace === undefined) return "missing --namespace NS";
+  if (!DNS1123_LABEL.test(namespace))
+    return `--namespace must be a namespace name (lower-case RFC 1123 label), got '${namespace}'`;
+  const port = integer(values.port, 1, 65535);
+  if (port === undefined) return `--port must be a port number from 1 to 65535, got '${values.port}'`;
+  const timeoutSeconds = integer(values["timeout-seconds"], 1, 30);
+  if (timeoutSeconds === undefined)
+    return `--timeout-seconds must be a whole number of seconds from 1 to 30, got '${values["timeout-seconds"]}'`;
+  const requestTimeout = integer(values["request-timeout"], 1, 3600);
+  if (requestTimeout === undefined)
+    return `--request-timeout must be a whole number of seconds from 1 to 3600, got '${values["request-timeout"]}'`;
+  const excludeNamespaces = (values["exclude-namespace"] ?? []).flatMap(splitList);
+  for (const ns of excludeNamespaces)
+    if (!DNS1123_LABEL.test(ns))
+      return `--exclude-namespace must name namespaces (lower-case RFC 1123 labels), got '${ns}'`;
+  return { policies, service, namespace, port, timeoutSeconds, requestTimeout, excludeNamespaces };
+}
+
+/** The policies compiled, or the exit status after saying why they do not load. */
+async function loadPolicies(io: CliIO, policies: readonly string[]): Promise<CompiledPolicySet | number> {
+  const loaded = await loadSnapshot(policies.map((p) => userPath(io, p)));
+  if (loaded.ok) return loaded.snapshot.set;
+  io.stderr(
+    `celgate manifests: the policies do not load:\n${loaded.diagnostics.map((d) => `${formatDiagnostic(d)}\n`).join("")}`,
+  );
+  return EXIT_USAGE;
+}
+
 export async function run(args: readonly string[], io: CliIO): Promise<number> {
   const parsed = parseCommandArgs({ name, usage, help }, args, OPTIONS, io);
   if (typeof parsed === "number") return parsed;
   const { values } = parsed;
   const fail = (message: string) => usageError(io, { name, usage }, message);
-  const policies = values.policies ?? [];
-  if (policies.length === 0) return fail("missing --policies PATH");
-  const service = values.service;
-  if (service === undefined) return fail("missing --service NAME");
-  if (!DNS1035_LABEL.test(service))
-    return fail(`--service must be a Service name (lower-case RFC 1035 label), got '${service}'`);
-  const namespace = values.namespace;
-  if (namespace === undefined) return fail("missing --namespace NS");
-  if (!DNS1123_LABEL.test(namespace))
-    return fail(`--namespace must be a namespace name (lower-case RFC 1123 label), got '${namespace}'`);
-  const port = integer(values.port, 1, 65535);
-  if (port === undefined) return fail(`--port must be a port number from 1 to 65535, got '${values.port}'`);
-  const timeoutSeconds = integer(values["timeout-seconds"], 1, 30);
-  if (timeoutSeconds === undefined)
-    return fail(
-      `--timeout-seconds must be a whole number of seconds from 1 to 30, got '${values["timeout-seconds"]}'`,
-    );
-  const requestTimeout = integer(values["request-timeout"], 1, 3600);
-  if (requestTimeout === undefined)
-    return fail(
-      `--request-timeout must be a whole number of seconds from 1 to 3600, got '${values["request-timeout"]}'`,
-    );
-  const excludeNamespaces = (values["exclude-namespace"] ?? []).flatMap(splitList);
-  for (const ns of excludeNamespaces)
-    if (!DNS1123_LABEL.test(ns))
-      return fail(`--exclude-namespace must name namespaces (lower-case RFC 1123 labels), got '${ns}'`);
-  if (values.rbac) {
-    if (values["ca-bundle"] !== undefined || values["cert-manager"] !== undefined)
-      return fail("--rbac prints RBAC only: it takes no --ca-bundle or --cert-manager");
-    const serviceAccount = values["service-account"] ?? service;
-    if (!DNS1123_SUBDOMAIN.test(serviceAccount))
-      return fail(`--service-account must be a ServiceAccount name, got '${serviceAccount}'`);
-    const loaded = await loadSnapshot(policies.map((p) => userPath(io, p)));
-    if (!loaded.ok) {
-      io.stderr(
-        `celgate manifests: the policies do not load:\n${loaded.diagnostics.map((d) => `${formatDiagnostic(d)}\n`).join("")}`,
-      );
-      return EXIT_USAGE;
-    }
-    const rbac = rbacManifests(loaded.snapshot.set, {
-      name: service,
-      namespace,
-      serviceAccount,
-      policiesFromCluster: values["policies-from-cluster"],
-    });
-    for (const note of rbac.notes) io.stderr(`celgate manifests: ${note}\n`);
-    io.stdout(renderDocuments(rbac.documents));
-    return EXIT_OK;
-  }
+  const target = targetOf(values);
+  if (typeof target === "string") return fail(target);
+  if (values.rbac) return printRbac(io, values, target);
   if (values["service-account"] !== undefined || values["policies-from-cluster"])
     return fail("--service-account and --policies-from-cluster go with --rbac");
   if (values["ca-bundle"] !== undefined && values["cert-manager"] !== undefined)
     return fail("--ca-bundle and --cert-manager are alternatives: give one");
-
   const trust = await readTrust(io, values["ca-bundle"], values["cert-manager"]);
   if (typeof trust === "string") return fail(trust);
+  const set = await loadPolicies(io, target.policies);
+  if (typeof set === "number") return set;
+  const { service, namespace, port, timeoutSeconds, requestTimeout, excludeNamespaces } = target;
   const { caBundle, certManager } = trust;
-
-  const loaded = await loadSnapshot(policies.map((p) => userPath(io, p)));
-  if (!loaded.ok) {
-    io.stderr(
-      `celgate manifests: the policies do not load:\n${loaded.diagnostics.map((d) => `${formatDiagnostic(d)}\n`).join("")}`,
-    );
-    return EXIT_USAGE;
-  }
-  const result = webhookManifests(loaded.snapshot.set, {
+  const result = webhookManifests(set, {
     service,
     namespace,
     port,
@@ -257,12 +256,48 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     return fail(
       `with --timeout-seconds ${timeoutSeconds}, one request can wait ${worst.seconds} s on celgate's webhooks (${worst.webhooks.join(", ")}), past the API server's ${requestTimeout} s request deadline (--request-timeout); lower --timeout-seconds to ${Math.floor((requestTimeout * timeoutSeconds) / worst.seconds)} or less`,
     );
+  printNotes(io, target, trust, result);
+  if (values["check-drift"] !== undefined) return checkDrift(io, values["check-drift"], result);
+  if (result.documents.length > 0) io.stdout(renderDocuments(result.documents));
+  return EXIT_OK;
+}
+
+/** `--rbac`: the ServiceAccount, roles and bindings celgate needs, instead of the webhooks. */
+async function printRbac(io: CliIO, values: Values, target: Target): Promise<number> {
+  const fail = (message: string) => usageError(io, { name, usage }, message);
+  if (values["ca-bundle"] !== undefined || values["cert-manager"] !== undefined)
+    return fail("--rbac prints RBAC only: it takes no --ca-bundle or --cert-manager");
+  const serviceAccount = values["service-account"] ?? target.service;
+  if (!DNS1123_SUBDOMAIN.test(serviceAccount))
+    return fail(`--service-account must be a ServiceAccount name, got '${serviceAccount}'`);
+  const set = await loadPolicies(io, target.policies);
+  if (typeof set === "number") return set;
+  const rbac = rbacManifests(set, {
+    name: target.service,
+    namespace: target.namespace,
+    serviceAccount,
+    policiesFromCluster: values["policies-from-cluster"],
+  });
+  for (const note of rbac.notes) io.stderr(`celgate manifests: ${note}\n`);
+  io.stdout(renderDocuments(rbac.documents));
+  return EXIT_OK;
+}
+
+/** The notes and warnings of the webhooks generated, with what the trust chosen and the deadline add. */
+function printNotes(
+  io: CliIO,
+  target: Target,
+  trust: { caBundle?: string; certManager?: CertManagerIssuer },
+  result: WebhookManifests,
+): void {
+  const { service, namespace, requestTimeout } = target;
+  const worst = result.worstCase;
   const notes = [...result.notes];
-  if (certManager)
+  if (trust.certManager)
     notes.push(
       `cert-manager: the Certificate ${namespace}/${certificateName(service)} writes Secret ${certificateName(service)}; mount it as celgate's --tls-cert/--tls-key`,
     );
-  else if (caBundle === undefined)
+  else if (trust.caBundle === undefined)
     notes.push(
       "no --ca-bundle or --cert-manager: the API server will verify celgate's certificate against its own trust roots",
     );
@@ -273,9 +308,6 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     );
   for (const note of notes) io.stderr(`celgate manifests: ${note}\n`);
   for (const warning of warnings) io.stderr(`celgate manifests: warning: ${warning}\n`);
-  if (values["check-drift"] !== undefined) return checkDrift(io, values["check-drift"], result);
-  if (result.documents.length > 0) io.stdout(renderDocuments(result.documents));
-  return EXIT_OK;
 }
 
 const GENERATED = { file: "(generated)", line: 1, column: 1 };
