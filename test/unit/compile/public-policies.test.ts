@@ -106,9 +106,9 @@ test("public policies refused: a conditional of a map and null (cel-go checker/t
   ]);
 });
 
-test("public policies refused: a matchCondition reading variables (kubernetes pkg/apis/admissionregistration/validation/validation.go)", {
-  todo: "celgate declares `variables` in matchConditions; validation.go validateMatchConditionsExpression compiles them with the stateless compiler (no variable composition), so the API server refuses this policy",
-}, () => {
+// validation.go validateMatchConditionsExpression compiles matchConditions with the stateless compiler
+// (no variable composition), so the API server refuses this policy.
+test("public policies refused: a matchCondition reading variables (kubernetes pkg/apis/admissionregistration/validation/validation.go)", () => {
   assert.deepEqual(errors(compileFile("refused-cel-playground-match-condition-variable.yaml")), [
     [
       "PE_CEL_UNKNOWN_IDENT",
