@@ -230,6 +230,10 @@ test("check --kubernetes-version 1.30 names each expression that would not compi
     assert.equal((await cli(["check", "--kubernetes-version", "1.33", semver])).code, 1);
     assert.equal((await cli(["check", "--kubernetes-version", "1.34", semver])).code, 0);
     assert.equal((await cli(["check", semver])).code, 0);
+    // serve --dry-run reports as check does, for the same release.
+    const dry = await cli(["serve", "--policies", semver, "--dry-run", "--kubernetes-version", "1.30"]);
+    assert.equal(dry.code, 1);
+    assert.match(dry.stdout, /`isSemver` arrives in 1\.33/);
     const matrix = await cli(["check", "--matrix", semver]);
     assert.match(matrix.stdout, /no\s+no\s+no\s+no\s+ok\s+ok\s+ok\s+1\.34\s+1\.36/);
     assert.match(

@@ -1,6 +1,7 @@
 /** `celgate serve`: the policies as an HTTPS admission webhook, until SIGTERM or SIGINT. */
 import { NEWEST_RELEASE, OLDEST_RELEASE } from "../../../cel/index.ts";
-import { startWebhook } from "../../server/app.ts";
+import { type ServeOptions, startWebhook } from "../../server/app.ts";
+import { err, ok, type Result } from "../../../result.ts";
 import { CLOSE_TIMEOUT_MS, DEFAULT_LIMITS } from "../../server/server.ts";
 import { loadTlsMaterial } from "../../server/tls.ts";
 import { isLogLevel, LOG_LEVELS } from "../../server/review-log.ts";
@@ -150,74 +151,91 @@ export function curlExample(url: string): string {
   return `try it: curl -sk https://${host}:${u.port}/validate -H 'content-type: application/json' -d '${JSON.stringify(review)}'`;
 }
 
-export async function run(args: readonly string[], io: CliIO): Promise<number> {
-  const parsed = parseCommandArgs({ name, usage, help }, args, OPTIONS, io);
-  if (typeof parsed === "number") return parsed;
-  const { values } = parsed;
-  const fail = (message: string) => usageError(io, { name, usage }, message);
+type ServeValues = ParsedServeArgs["values"];
+type ParsedServeArgs = Exclude<ReturnType<typeof parseServeArgs>, number>;
+
+function parseServeArgs(args: readonly string[], io: CliIO) {
+  return parseCommandArgs({ name, usage, help }, args, OPTIONS, io);
+}
+
+/** serve's options from its flags, in the order they are checked, or the first flag that is wrong. */
+function serveOptions(values: ServeValues, io: CliIO): Result<ServeOptions, string> {
   const policies = values.policies ?? [];
-  if (policies.length === 0) return fail("missing --policies PATH");
+  if (policies.length === 0) return err("missing --policies PATH");
   const admissionPort = port(values.port);
-  if (admissionPort === undefined) return fail(`--port must be a port number, got '${values.port}'`);
+  if (admissionPort === undefined) return err(`--port must be a port number, got '${values.port}'`);
   const metricsPort = port(values["metrics-port"]);
   if (metricsPort === undefined)
-    return fail(`--metrics-port must be a port number, got '${values["metrics-port"]}'`);
+    return err(`--metrics-port must be a port number, got '${values["metrics-port"]}'`);
   const drain = Number(values["drain-seconds"]);
   if (!Number.isFinite(drain) || drain < 0)
-    return fail(`--drain-seconds must be a number of seconds, got '${values["drain-seconds"]}'`);
+    return err(`--drain-seconds must be a number of seconds, got '${values["drain-seconds"]}'`);
   const logLevel = values["log-level"];
-  if (!isLogLevel(logLevel)) return fail(`--log-level must be one of ${LOG_LEVELS.join(", ")}`);
+  if (!isLogLevel(logLevel)) return err(`--log-level must be one of ${LOG_LEVELS.join(", ")}`);
   let celExtras = {};
   if (values["cel-extras"] !== undefined) {
     const e = parseExtras(values["cel-extras"]);
-    if (!e.ok) return fail(e.error);
+    if (!e.ok) return e;
     celExtras = e.value;
   }
   const release = kubernetesVersionOf(values["kubernetes-version"]);
-  if (!release.ok) return fail(release.error);
+  if (!release.ok) return release;
   if (values["no-cluster"] && (values.kubeconfig !== undefined || values["policies-from-cluster"]))
-    return fail("--no-cluster cannot go with --kubeconfig or --policies-from-cluster");
+    return err("--no-cluster cannot go with --kubeconfig or --policies-from-cluster");
   const maxConnections = Number(values["max-connections"]);
   if (!Number.isInteger(maxConnections) || maxConnections < 1)
-    return fail(`--max-connections must be a whole number above 0, got '${values["max-connections"]}'`);
+    return err(`--max-connections must be a whole number above 0, got '${values["max-connections"]}'`);
   const inflightMib = Number(values["max-inflight-mib"]);
   if (!Number.isFinite(inflightMib) || inflightMib < 1)
-    return fail(
-      `--max-inflight-mib must be a number of MiB, at least 1, got '${values["max-inflight-mib"]}'`,
-    );
-  // The same loading, compiling and report as `celgate check`, so the two can never disagree.
-  if (values["dry-run"]) {
-    const certificate = dryRunCertificate(values["tls-cert"], values["tls-key"], io);
-    if (certificate !== undefined) return fail(certificate);
-    return check.run(
-      [...policies, ...(values["cel-extras"] !== undefined ? ["--cel-extras", values["cel-extras"]] : [])],
-      io,
-    );
-  }
-  const log = (line: string) => io.stderr(`${line}\n`);
-  const started = await startWebhook(
-    {
-      policies: policies.map((p) => userPath(io, p)),
-      host: values.host,
-      port: admissionPort,
-      metricsPort,
-      ...(values["tls-cert"] ? { tlsCert: userPath(io, values["tls-cert"]) } : {}),
-      ...(values["tls-key"] ? { tlsKey: userPath(io, values["tls-key"]) } : {}),
-      ...(values["client-ca"] ? { clientCa: userPath(io, values["client-ca"]) } : {}),
-      drainMs: drain * 1000,
-      limits: { maxConnections, maxBytesInFlight: Math.round(inflightMib * 1048576) },
-      celExtras,
-      ...(release.value !== undefined ? { kubernetesVersion: release.value } : {}),
-      logLevel,
-      cluster: {
-        disabled: values["no-cluster"],
-        ...(values.kubeconfig !== undefined ? { kubeconfig: userPath(io, values.kubeconfig) } : {}),
-        policiesFromCluster: values["policies-from-cluster"],
-      },
-      logValues: values["log-values"],
+    return err(`--max-inflight-mib must be a number of MiB, at least 1, got '${values["max-inflight-mib"]}'`);
+  return ok({
+    policies: policies.map((p) => userPath(io, p)),
+    host: values.host,
+    port: admissionPort,
+    metricsPort,
+    ...(values["tls-cert"] ? { tlsCert: userPath(io, values["tls-cert"]) } : {}),
+    ...(values["tls-key"] ? { tlsKey: userPath(io, values["tls-key"]) } : {}),
+    ...(values["client-ca"] ? { clientCa: userPath(io, values["client-ca"]) } : {}),
+    drainMs: drain * 1000,
+    limits: { maxConnections, maxBytesInFlight: Math.round(inflightMib * 1048576) },
+    celExtras,
+    ...(release.value !== undefined ? { kubernetesVersion: release.value } : {}),
+    logLevel,
+    cluster: {
+      disabled: values["no-cluster"],
+      ...(values.kubeconfig !== undefined ? { kubeconfig: userPath(io, values.kubeconfig) } : {}),
+      policiesFromCluster: values["policies-from-cluster"],
     },
-    log,
+    logValues: values["log-values"],
+  });
+}
+
+/** `--dry-run`: the same loading, compiling and report as `celgate check`, so the two never disagree. */
+function dryRun(values: ServeValues, io: CliIO, fail: (message: string) => number): Promise<number> | number {
+  const certificate = dryRunCertificate(values["tls-cert"], values["tls-key"], io);
+  if (certificate !== undefined) return fail(certificate);
+  return check.run(
+    [
+      ...(values.policies ?? []),
+      ...(values["cel-extras"] !== undefined ? ["--cel-extras", values["cel-extras"]] : []),
+      ...(values["kubernetes-version"] !== undefined
+        ? ["--kubernetes-version", values["kubernetes-version"]]
+        : []),
+    ],
+    io,
   );
+}
+
+export async function run(args: readonly string[], io: CliIO): Promise<number> {
+  const parsed = parseServeArgs(args, io);
+  if (typeof parsed === "number") return parsed;
+  const { values } = parsed;
+  const fail = (message: string) => usageError(io, { name, usage }, message);
+  const options = serveOptions(values, io);
+  if (!options.ok) return fail(options.error);
+  if (values["dry-run"]) return dryRun(values, io, fail);
+  const log = (line: string) => io.stderr(`${line}\n`);
+  const started = await startWebhook(options.value, log);
   if (!started.ok) {
     io.stderr(`celgate serve: ${started.message}\n`);
     return EXIT_USAGE;
