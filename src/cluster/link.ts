@@ -70,6 +70,11 @@ export async function openClusterLink(
   return ok(createLink(connected.value, options));
 }
 
+/**
+ * The link over a connected client: caches, SubjectAccessReviewer, readiness and metrics, wired to
+ * each other. One function a little over the usual length: the returned object's methods close over
+ * those parts, which is what keeps them private.
+ */
 export function createLink(client: ApiClient, options: ClusterLinkOptions): ClusterLink {
   const metrics = createClusterMetrics(options.registry);
   const log = options.log;

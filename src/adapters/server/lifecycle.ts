@@ -147,7 +147,8 @@ export interface TlsWatchOptions {
  * Follows a certificate and key on disk. It watches the directories rather than the files because
  * Kubernetes updates a mounted Secret by re-pointing a `..data` symlink, which a watch on the old
  * file never reports. A pair that fails to load or does not match is reported once and the old
- * one kept; the next change is tried again.
+ * one kept; the next change is tried again. One function a little over the usual length: the
+ * watchers, the poll and the debounce share the state of one pair, and read best side by side.
  */
 export function watchTlsFiles(
   certFile: string,
