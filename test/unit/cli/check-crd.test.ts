@@ -72,7 +72,10 @@ test("--crd FILE: object typed from the CRD's schema; a misspelt field is a warn
     r.stdout,
     /policy\.yaml:14:\d+: warning: spec\.validations\[1\]\.expression: undefined field 'containres' \[PE_CEL_UNKNOWN_IDENT\]\n/,
   );
-  assert.match(r.stdout, /\(with object typed as Widget from its schema\)\nhint: did you mean 'containers'\?\n/);
+  assert.match(
+    r.stdout,
+    /\(with object typed as Widget from its schema\)\nhint: did you mean 'containers'\?\n/,
+  );
   assert.match(r.stdout, /1 policy, 0 bindings, 1 problem \(0 errors, 1 warning\)\n$/);
   // --strict fails on the warning; without the CRD the policy checks clean (object is dyn).
   assert.equal((await cli(["check", "--strict", path("policies"), "--crd", path("crds")])).code, 1);
@@ -99,4 +102,16 @@ test("--crd PATH that holds no CustomResourceDefinition is a warning, as an empt
   const r = await cli(["check", path("policies"), "--crd", path("none")]);
   assert.equal(r.code, 0);
   assert.match(r.stdout, /warning: --crd .*none holds no CustomResourceDefinition \[PE_NO_POLICIES\]/);
+});
+
+test("--crd with --matrix or --static-manifests, which type nothing from schemas, is a usage error", async () => {
+  const m = await cli(["check", "--matrix", path("policies"), "--crd", path("crds")]);
+  assert.equal(m.code, 2);
+  assert.match(
+    m.stderr,
+    /--matrix reports what each release accepts, without schema typing: give no --crd with it/,
+  );
+  const s = await cli(["check", "--static-manifests", path("policies"), "--crd", path("crds")]);
+  assert.equal(s.code, 2);
+  assert.match(s.stderr, /give no --crd with it/);
 });

@@ -191,6 +191,8 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
       return fail(
         `--static-manifests checks for Kubernetes 1.36+ (KEP-5793): give no --kubernetes-version with it`,
       );
+    if (values.crd !== undefined)
+      return fail("--static-manifests types nothing from schemas: give no --crd with it");
     return checkStatic(io, staticDir, output);
   }
   if (positionals.length === 0) return fail("missing the policy files or directories to check");
@@ -204,6 +206,8 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   if (!release.ok) return fail(release.error);
   if (values.matrix && release.value !== undefined)
     return fail("--matrix checks every release: give no --kubernetes-version with it");
+  if (values.matrix && values.crd !== undefined)
+    return fail("--matrix reports what each release accepts, without schema typing: give no --crd with it");
 
   const paths = positionals.map((p) => userPath(io, p));
   const loaded = await loadPolicyPaths(paths);
