@@ -32,7 +32,15 @@ import {
 } from "../cel/index.ts";
 import type { Diagnostic } from "../errors.ts";
 import { KindScopes } from "../kube/scope.ts";
-import { type ObjectSchemaType, objectSchemaType, schemaCheckEnv } from "./schema-typing.ts";
+import type { KindSchema } from "../kube/schemas/index.ts";
+import {
+  customResourceSchemas,
+  fieldHint,
+  type PolicySchemaTypes,
+  policySchemaTypes,
+  schemaCheckEnv,
+  schemaNote,
+} from "./schema-typing.ts";
 import { PreparedMatch } from "../match/index.ts";
 import { apiVersionProblem } from "./served.ts";
 import type {
@@ -159,10 +167,14 @@ export interface CompileOptions {
    */
   readonly kubernetesVersion?: string;
   /**
-   * Check every expression of a policy that matches one built-in kind again with `object` typed
-   * from that kind's schema, and report what that finds as warnings (schema-typing.ts; `check`).
+   * Check every expression of a policy again with `object` typed from the schema of the one kind
+   * its matchConstraints name and `params` from its paramKind's (built-in kinds, and custom
+   * resources of the CustomResourceDefinitions among the set's objects and `crds`), and report what
+   * that finds as warnings (schema-typing.ts; `check`).
    */
   readonly schemaTyping?: boolean;
+  /** More CustomResourceDefinitions for schema typing (`check --crd`), besides the set's own. */
+  readonly crds?: readonly ResourceObject[];
 }
 
 /** A mutation's expression: its JSONPatch's or its ApplyConfiguration's, as its patchType says. */
@@ -244,17 +256,18 @@ class PolicyCompiler {
   private readonly typedVariables: [string, CelType | undefined][] = [];
   /** The schema-typed pass's type of the last expression. */
   private lastTyped: CelType | undefined;
-  /** `object`'s schema type, when asked for and the policy matches one built-in kind. */
-  private readonly schema: ObjectSchemaType | undefined;
+  /** `object`'s and `params`' schema types, when asked for and either kind has a schema. */
+  private readonly schema: PolicySchemaTypes | undefined;
   constructor(
     private readonly policy: ParsedPolicy,
     private readonly extras: CelExtras,
     /** Canonical keys of the subexpressions this policy's expressions share. */
     private readonly shared: SharedKeys,
     private readonly kubernetesVersion: string | undefined,
-    schemaTyping: boolean,
+    /** The custom resources' schemas when schema typing is asked for, else undefined. */
+    schemaTyping: readonly KindSchema[] | undefined,
   ) {
-    this.schema = schemaTyping ? objectSchemaType(policy) : undefined;
+    this.schema = schemaTyping && policySchemaTypes(policy, schemaTyping);
   }
 
   /** Records a compiled variable, which the expressions after it see with its checked type. */
@@ -279,14 +292,15 @@ class PolicyCompiler {
       kubernetesVersion: this.kubernetesVersion,
       authorizer,
     });
+    schema.misses.length = 0;
     const r = typeCheck(source, this.extras.bind === true, env);
     this.lastTyped = r.type;
-    for (const p of r.problems)
-      this.report(
-        path,
-        { ...p, rendered: `${p.rendered}\n(with object typed as ${schema.kind} from its schema)` },
-        "warning",
-      );
+    const note = schemaNote(schema);
+    for (const p of r.problems) {
+      const hint = fieldHint(schema, p.message);
+      const rendered = `${p.rendered}\n${note}${hint === undefined ? "" : `\nhint: ${hint}`}`;
+      this.report(path, { ...p, rendered }, "warning");
+    }
   }
 
   /**
@@ -404,7 +418,12 @@ class PolicyCompiler {
 }
 
 /** Compiles one policy. Never throws; problems are in `diagnostics`. */
-export function compilePolicy(policy: ParsedPolicy, options: CompileOptions = {}): CompiledPolicy {
+export function compilePolicy(
+  policy: ParsedPolicy,
+  options: CompileOptions = {},
+  /** The custom resources' schemas for schema typing (compilePolicySet reads them once per set). */
+  crds: readonly KindSchema[] = [],
+): CompiledPolicy {
   const { extras, problem } = extrasFor(policy, options.extras);
   const shared =
     options.shareSubexpressions === false
@@ -415,7 +434,7 @@ export function compilePolicy(policy: ParsedPolicy, options: CompileOptions = {}
     extras,
     shared,
     options.kubernetesVersion,
-    options.schemaTyping === true,
+    options.schemaTyping === true ? crds : undefined,
   );
   const served = options.kubernetesVersion && apiVersionProblem(policy, options.kubernetesVersion);
   if (served) c.diagnostics.push(served);
@@ -537,7 +556,10 @@ function compileMutating(
 
 /** Compiles a whole set: policies, then bindings joined to their policies. */
 export function compilePolicySet(set: PolicySet, options: CompileOptions = {}): CompiledPolicySet {
-  const policies = set.policies.map((p) => compilePolicy(p, options));
+  const crds = options.schemaTyping
+    ? customResourceSchemas([...set.resources, ...(options.crds ?? [])])
+    : { kinds: [], diagnostics: [] };
+  const policies = set.policies.map((p) => compilePolicy(p, options, crds.kinds));
   const byKey = new Map(policies.map((p) => [`${p.kind}/${p.name}`, p]));
   const bindings: CompiledBinding[] = [];
   const bound = new Set<CompiledPolicy>();
@@ -558,8 +580,9 @@ export function compilePolicySet(set: PolicySet, options: CompileOptions = {}): 
     unbound,
     resources: set.resources,
     diagnostics: [
+      ...crds.diagnostics,
       ...policies.flatMap((p) => p.diagnostics),
-      ...paramScopeWarnings(set),
+      ...paramScopeWarnings(set, options.crds ?? []),
       ...(release === undefined ? [] : set.bindings.flatMap((b) => apiVersionProblem(b, release) ?? [])),
     ],
   };
@@ -570,8 +593,8 @@ export function compilePolicySet(set: PolicySet, options: CompileOptions = {}): 
  * the files. Its params are looked up as a namespaced kind's (policy_dispatcher.go CollectParams reads
  * the scope from the API server's REST mapping), and `check` says so.
  */
-function paramScopeWarnings(set: PolicySet): Diagnostic[] {
-  const scopes = KindScopes.from(set.resources.map((r) => r.object));
+function paramScopeWarnings(set: PolicySet, crds: readonly ResourceObject[]): Diagnostic[] {
+  const scopes = KindScopes.from([...set.resources, ...crds].map((r) => r.object));
   const out: Diagnostic[] = [];
   for (const p of set.policies) {
     const kind = p.paramKind;

@@ -229,6 +229,20 @@ export function messageTypesOf(t: DeclType, options: TypeProviderOptions = {}): 
 export interface KindCelType {
   readonly type: CelType;
   readonly messages: readonly MessageType[];
+  /** Each message type's declared field names (escaped), for a did-you-mean on an undefined field. */
+  readonly fieldNames: ReadonlyMap<string, readonly string[]>;
+}
+
+/** The declared field names of every object type inside `t`, by type name. */
+function fieldNamesOf(
+  t: DeclType,
+  out: Map<string, readonly string[]> = new Map(),
+): Map<string, readonly string[]> {
+  if (t.kind === "object") {
+    out.set(t.name, [...t.fields.keys()]);
+    for (const ft of t.fields.values()) fieldNamesOf(ft, out);
+  } else if (t.kind === "list" || t.kind === "map") fieldNamesOf(t.elem, out);
+  return out;
 }
 
 /**
@@ -243,5 +257,9 @@ export function kindCelType(
   const decl = schemaDeclType(k.schema, true, k.definition, new Set(), options.untypedAsDyn === true);
   if (decl === undefined) return undefined;
   const named = assignTypeNames(decl, rootName);
-  return { type: celTypeOf(named), messages: messageTypesOf(named, options) };
+  return {
+    type: celTypeOf(named),
+    messages: messageTypesOf(named, options),
+    fieldNames: fieldNamesOf(named),
+  };
 }

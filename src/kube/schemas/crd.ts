@@ -84,6 +84,7 @@ export function readCustomResourceDefinition(object: unknown, locator?: FieldLoc
   const spec = isObject(object.spec) ? object.spec : {};
   const group = spec.group;
   const kind = isObject(spec.names) ? spec.names.kind : undefined;
+  const plural = isObject(spec.names) ? spec.names.plural : undefined;
   if (typeof group !== "string" || group === "")
     report("PE_MISSING_FIELD", "spec.group", "spec.group must name the API group");
   if (typeof kind !== "string" || kind === "")
@@ -128,6 +129,7 @@ export function readCustomResourceDefinition(object: unknown, locator?: FieldLoc
       schema: published(root as Schema),
       definition: builtinDefinition,
       origin: "crd",
+      ...(typeof plural === "string" && plural !== "" ? { resource: plural } : {}),
     });
   });
   return { kinds, diagnostics };

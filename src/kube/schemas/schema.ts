@@ -51,6 +51,8 @@ export interface KindSchema {
   readonly origin: "builtin" | "crd";
   /** The definition the kind's schema is (built-ins: `io.k8s.api.apps.v1.Deployment`). */
   readonly definitionName?: string;
+  /** A custom resource's resource name (its CRD's `spec.names.plural`), as resourceRules name it. */
+  readonly resource?: string;
 }
 
 const COMPONENTS = "#/components/schemas/";

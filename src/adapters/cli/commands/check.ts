@@ -5,7 +5,8 @@ import { type CelExtras, NEWEST_RELEASE, OLDEST_RELEASE } from "../../../cel/ind
 import { type CompiledPolicy, type CompiledPolicySet, compilePolicySet } from "../../../compile/policy.ts";
 import type { Diagnostic } from "../../../errors.ts";
 import { checkStaticManifests, STATIC_EXTENSIONS, type StaticFile } from "../../../manifests/static.ts";
-import type { PolicySet, RejectedBinding } from "../../../policy/types.ts";
+import type { PolicySet, RejectedBinding, ResourceObject } from "../../../policy/types.ts";
+import { isCustomResourceDefinition } from "../../../kube/schemas/index.ts";
 import { loadPolicyPaths } from "../../../sources/files.ts";
 import {
   type CheckReport,
@@ -47,6 +48,8 @@ Options:
                            default ${NEWEST_RELEASE}; see below)
   --matrix                 compile for every release modelled and print, for each policy, the
                            oldest and newest that accept it (a table, or -o json)
+  --crd FILE|DIR           read CustomResourceDefinitions from FILE or DIR (repeatable) to type
+                           object and params of the custom resources a policy matches (see below)
   --strict                 warnings fail too (exit 1), e.g. a PATH that holds no policy
   --static-manifests DIR   check DIR as the API server's manifest-based admission configuration
                            would read it (a plugin's staticManifestsDir, KEP-5793, Kubernetes 1.36+)
@@ -72,10 +75,14 @@ that refuses or warns does so. Exit status 1 when a policy is accepted by no rel
 has errors.
 
 Expressions are type-checked as the API server checks them (cel-go's checker, Kubernetes' newest
-modelled CEL environment). A policy whose matchConstraints name exactly one built-in kind is
-checked again with object and oldObject typed from that kind's schema (Kubernetes 1.36): what
-only that finds (a misspelt field, a field of the wrong type) is a warning, as the API server only
-warns about it.
+modelled CEL environment). A policy whose matchConstraints name exactly one kind with a schema is
+checked again with object and oldObject typed from that schema, and params from its paramKind's
+when that has one: built-in kinds (Kubernetes 1.36), and custom resources whose
+CustomResourceDefinition is among the PATHs or given with --crd (the served version's
+openAPIV3Schema, matched by group, version and plural). What only that finds (a misspelt field,
+with a did-you-mean, or a field of the wrong type) is a warning, as the API server only warns
+about it (and never types custom resources or params). A CRD whose schema is not structural is an
+error (PE_CRD_SCHEMA), as the API server refuses it, and its kind stays untyped.
 
 --static-manifests DIR is the pre-flight for files the API server loads at startup, where a bad
 file stops it from starting. It reads DIR's own .yaml, .yml and .json files (not subdirectories)
@@ -97,6 +104,7 @@ const OPTIONS = {
     "cel-extras": { type: "string" },
     ...KUBERNETES_VERSION_OPTION,
     matrix: { type: "boolean" },
+    crd: { type: "string", multiple: true },
     "static-manifests": { type: "string" },
     strict: { type: "boolean" },
   },
@@ -183,6 +191,8 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
       return fail(
         `--static-manifests checks for Kubernetes 1.36+ (KEP-5793): give no --kubernetes-version with it`,
       );
+    if (values.crd !== undefined)
+      return fail("--static-manifests types nothing from schemas: give no --crd with it");
     return checkStatic(io, staticDir, output);
   }
   if (positionals.length === 0) return fail("missing the policy files or directories to check");
@@ -196,16 +206,24 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   if (!release.ok) return fail(release.error);
   if (values.matrix && release.value !== undefined)
     return fail("--matrix checks every release: give no --kubernetes-version with it");
+  if (values.matrix && values.crd !== undefined)
+    return fail("--matrix reports what each release accepts, without schema typing: give no --crd with it");
 
   const paths = positionals.map((p) => userPath(io, p));
   const loaded = await loadPolicyPaths(paths);
   if (values.matrix) return printMatrix(io, loaded.set, loaded.diagnostics, extras, output);
+  const crdPaths = values.crd ?? [];
+  const crds = await loadCrds(
+    crdPaths.map((p) => userPath(io, p)),
+    crdPaths,
+  );
   // Schema-typed checking (warnings) is check's: it costs compile time the server need not spend.
   const compiled = compilePolicySet(loaded.set, {
     ...compileChoice(extras, release.value),
     schemaTyping: true,
+    crds: crds.objects,
   });
-  const problems = [...loaded.diagnostics, ...compiled.diagnostics];
+  const problems = [...loaded.diagnostics, ...crds.diagnostics, ...compiled.diagnostics];
   const report: CheckReport = {
     files: loaded.files,
     policies: compiled.policies.length,
@@ -220,6 +238,40 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   const errors = errorCount(report.diagnostics);
   const failing = values.strict ? report.diagnostics.length : errors;
   return failing > 0 ? EXIT_OUTCOME : EXIT_OK;
+}
+
+/** Problems of reading a --crd file; those of the policies or bindings it may also hold are not check's. */
+const CRD_FILE_PROBLEMS: ReadonlySet<Diagnostic["code"]> = new Set([
+  "PE_IO",
+  "PE_YAML_SYNTAX",
+  "PE_NOT_OBJECT",
+]);
+
+/**
+ * `--crd FILE|DIR`: the CustomResourceDefinitions the paths hold (read as policy files are), the
+ * problems reading them, and a warning for a path that holds none, as for an empty PATH.
+ */
+async function loadCrds(
+  paths: readonly string[],
+  written: readonly string[],
+): Promise<{ objects: ResourceObject[]; diagnostics: Diagnostic[] }> {
+  if (paths.length === 0) return { objects: [], diagnostics: [] };
+  const loaded = await loadPolicyPaths(paths);
+  const objects = loaded.set.resources.filter((r) => isCustomResourceDefinition(r.object));
+  const diagnostics = loaded.diagnostics.filter((d) => CRD_FILE_PROBLEMS.has(d.code));
+  paths.forEach((path, i) => {
+    const files = [
+      ...objects.map((o) => o.source.locate("metadata.name").file),
+      ...diagnostics.flatMap((d) => (d.location ? [d.location.file] : [])),
+    ];
+    if (!files.some((f) => under(f, path)))
+      diagnostics.push({
+        code: "PE_NO_POLICIES",
+        severity: "warning",
+        message: `--crd ${written[i] ?? path} holds no CustomResourceDefinition`,
+      });
+  });
+  return { objects, diagnostics };
 }
 
 /** `--matrix`: the file problems first (on stderr), then the table or JSON of releases per policy. */
