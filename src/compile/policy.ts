@@ -278,6 +278,8 @@ class PolicyCompiler {
       ...(seesVariables ? { policyVariables } : {}),
       extras: this.extras,
       ...(mutation ? { structTypes: ["Object", "JSONPatch"] } : {}),
+      // The release decides the run time as well as the checker (releases.ts RuntimeSwitches).
+      ...(this.kubernetesVersion !== undefined ? { kubernetesVersion: this.kubernetesVersion } : {}),
     });
     const r = compile(source, env, this.shared, this.checkSpec(mutation, authorizer, seesVariables));
     if (!r.ok) {

@@ -7,7 +7,10 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { type CompiledPolicySet, compilePolicySet } from "../../../src/compile/policy.ts";
 import { parsePolicyText } from "../../../src/policy/parse.ts";
-import { map, mapBinding, vap, vapBinding, yamlDocs } from "../../helpers/engine.ts";
+import { contextFromSet } from "../../../src/engine/context.ts";
+import { decide } from "../../../src/engine/decision.ts";
+import { validate } from "../../../src/engine/validating.ts";
+import { map, mapBinding, podObject, podRequest, vap, vapBinding, yamlDocs } from "../../helpers/engine.ts";
 
 type Doc = Record<string, unknown>;
 
@@ -94,4 +97,23 @@ void test("without kubernetesVersion every API version celgate reads is accepted
 void test("a release outside the modelled range is reported, not thrown", () => {
   const set = at("v1", [vap("p", { validations: [{ expression: "true" }] })], "1.12");
   assert.match(String(rows(set)[0]?.[3]), /Kubernetes 1\.12 is not modelled; celgate models 1\.30 to 1\.36/);
+});
+
+// cel-go ext/strings.go before v0.22 (Kubernetes before 1.32): indexOf past the end is an error.
+// A policy compiled for a release runs with that release's run time, not only its checker.
+test("a policy compiled for 1.31 runs indexOf past the end as 1.31 does; for 1.32 it gives -1", () => {
+  const text = yamlDocs(
+    vap("p", { failurePolicy: "Fail", validations: [{ expression: "'abc'.indexOf('c', 3) == -1" }] }),
+    vapBinding("b", "p"),
+  );
+  const decisionAt = (kubernetesVersion: string) => {
+    const set = compilePolicySet(parsePolicyText(text, "p.yaml").set, { kubernetesVersion });
+    return decide(
+      validate(set, podRequest(podObject()), contextFromSet(set), { deadline: performance.now() + 10_000 }),
+    );
+  };
+  const old = decisionAt("1.31");
+  assert.equal(old.allowed, false);
+  assert.match(old.status?.message ?? "", /index out of range: 3/);
+  assert.equal(decisionAt("1.32").allowed, true);
 });
