@@ -186,6 +186,8 @@ export interface PostOptions {
   readonly query?: string;
 }
 
+const JSON_TYPE = { "content-type": "application/json" } as const;
+
 /** POSTs a review and decodes the reply; fails unless it is a 200 with an AdmissionReview. */
 export async function postReview(
   port: number,
@@ -200,6 +202,8 @@ export async function postReview(
     ca,
     path: options.query ? `${path}?${options.query}` : path,
     body,
+    // A body given as text (JSON that JSON.stringify cannot write, such as deep nesting) is JSON too.
+    ...(typeof body === "string" ? { headers: JSON_TYPE } : {}),
     ...(options.agent ? { agent: options.agent } : {}),
     timeoutMs: options.timeoutMs ?? 10_000,
   });

@@ -14,6 +14,7 @@
  */
 import type { IncomingMessage } from "node:http";
 import { errorCodes, type FastifyReply, type FastifyRequest } from "fastify";
+import { NOT_JSON, parseReviewText } from "../admission/json-text.ts";
 import { DISCARD_MS, discardBody } from "./connections.ts";
 import { BODY_LIMIT, type HttpsApp, problem } from "./http.ts";
 
@@ -176,12 +177,8 @@ function finishBody(
       ? (chunks[0] as Buffer).toString("utf8")
       : Buffer.concat(chunks, length).toString("utf8");
   request.celgateBody = text;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY());
-    return;
-  }
-  done(null, parsed);
+  const parsed = parseReviewText(text);
+  if (parsed.ok) done(null, parsed.value);
+  else if (parsed.error === NOT_JSON) done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY());
+  else done(Object.assign(new Error(parsed.error), { statusCode: 400 }));
 }

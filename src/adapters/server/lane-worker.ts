@@ -7,6 +7,7 @@ import { parentPort } from "node:worker_threads";
 import { compilePolicySet } from "../../compile/policy.ts";
 import { loadPolicyPaths } from "../../sources/files.ts";
 import { decodeAdmissionReview } from "../admission/codec.ts";
+import { parseReviewText } from "../admission/json-text.ts";
 import { type Admitter, serveAdmitter } from "./admitter.ts";
 import {
   type FromWorker,
@@ -47,17 +48,13 @@ function review(
   deadline: number,
   debugging: boolean,
 ): LaneAnswer {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(
-      typeof body === "string"
-        ? body
-        : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8"),
-    );
-  } catch {
-    return { kind: "invalid", reason: "request body is not valid JSON" };
-  }
-  const decoded = decodeAdmissionReview(parsed);
+  const parsed = parseReviewText(
+    typeof body === "string"
+      ? body
+      : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8"),
+  );
+  if (!parsed.ok) return { kind: "invalid", reason: parsed.error };
+  const decoded = decodeAdmissionReview(parsed.value);
   if (!decoded.ok) return { kind: "invalid", reason: decoded.error.reason };
   const identity = identityOf(decoded.value.request);
   try {

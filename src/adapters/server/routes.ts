@@ -11,6 +11,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { AdmissionDecision, PolicyResult } from "../../engine/types.ts";
 import { type DecodedReview, decodeAdmissionReview } from "../admission/codec.ts";
+import { parseReviewText } from "../admission/json-text.ts";
 import type { ReviewAdmitter } from "./admitter.ts";
 import { type ReviewBatcher, SLICED } from "./batch.ts";
 import { UNPARSED } from "./body.ts";
@@ -124,10 +125,10 @@ export function reviewHandler(route: ReviewRoute, c: ReviewContext) {
       // No lane for this policy set: parsed here after all.
       body = parseHere(raw);
     }
-    const decoded = body === INVALID_JSON ? undefined : decodeAdmissionReview(body);
+    const decoded = body instanceof Unparsable ? undefined : decodeAdmissionReview(body);
     if (decoded === undefined || !decoded.ok) {
       c.recordInvalid(request);
-      const reason = decoded === undefined ? "request body is not valid JSON" : decoded.error.reason;
+      const reason = decoded === undefined ? (body as Unparsable).reason : decoded.error.reason;
       return reply.code(400).send(problem(400, reason));
     }
     const review = decoded.value;
@@ -177,15 +178,15 @@ function toLane(
 /** How much longer the second slice of a review cut at its first is, when the lane is busy. */
 const RETRY_SLICE_FACTOR = 4;
 
-const INVALID_JSON: unique symbol = Symbol("celgate.invalid-json");
+/** A body that parseHere refused, and why. */
+class Unparsable {
+  constructor(readonly reason: string) {}
+}
 
 /** A body the parser left for the slow lane, parsed on the main thread when there is none. */
 function parseHere(raw: string | Buffer | null): unknown {
-  try {
-    return JSON.parse(typeof raw === "string" ? raw : (raw ?? Buffer.alloc(0)).toString("utf8"));
-  } catch {
-    return INVALID_JSON;
-  }
+  const parsed = parseReviewText(typeof raw === "string" ? raw : (raw ?? Buffer.alloc(0)).toString("utf8"));
+  return parsed.ok ? parsed.value : new Unparsable(parsed.error);
 }
 
 function send(c: ReviewContext, reply: FastifyReply, payload: unknown): FastifyReply {

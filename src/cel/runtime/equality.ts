@@ -42,7 +42,51 @@ function compareNumeric(a: bigint | number, b: bigint | number): number {
   return fl === d ? 0 : -sign;
 }
 
+/** What {@link shallowEquals} says of two values: equal, unequal, or two containers to compare member by member. */
+const DEEP = 2;
+type Shallow = boolean | typeof DEEP;
+
 export function celEquals(a: CelValue, b: CelValue): boolean {
+  const r = shallowEquals(a, b);
+  return r === DEEP ? deepEquals(a, b) : r;
+}
+
+/**
+ * Two lists, maps or optionals compared member by member. An explicit stack of pending pairs
+ * replaces recursion, so equality is linear in the values' size whatever their depth (request data
+ * nests as deep as the API server's decoder lets it) and decides the same on every thread, whatever
+ * its stack size, as Go's growable stacks let cel-go decide.
+ */
+function deepEquals(a: CelValue, b: CelValue): boolean {
+  const pending: CelValue[] = [a, b];
+  while (pending.length > 0) {
+    const y = pending.pop() as CelValue;
+    const x = pending.pop() as CelValue;
+    const r = shallowEquals(x, y);
+    if (r === false) return false;
+    if (r === true) continue;
+    if (Array.isArray(x)) {
+      // Pushed last to first, so members are compared in order, as cel-go's list Equal does.
+      const ys = y as readonly CelValue[];
+      for (let i = x.length - 1; i >= 0; i--) pending.push(x[i] as CelValue, ys[i] as CelValue);
+    } else if (x instanceof Optional) {
+      pending.push(x.value(), (y as Optional).value());
+    } else {
+      for (const k of mapKeys(x as CelMap)) {
+        const vy = mapGet(y as CelMap, k);
+        if (vy === undefined) return false;
+        pending.push(mapGet(x as CelMap, k) as CelValue, vy);
+      }
+    }
+  }
+  return true;
+}
+
+/**
+ * Equality of two values but for the members of containers: {@link DEEP} for two lists of one
+ * length, two maps of one size or two optionals that both hold a value, whose members decide.
+ */
+function shallowEquals(a: CelValue, b: CelValue): Shallow {
   // An object type's own Equal decides even against itself (Kubernetes' quantity arithmetic results
   // equal nothing, library/quantity.ts).
   if (a === b) return typeof a === "number" ? !Number.isNaN(a) : !(a instanceof CelObject) || a.equals(b);
@@ -55,19 +99,11 @@ export function celEquals(a: CelValue, b: CelValue): boolean {
     return nb !== undefined && compareNumeric(na, nb) === 0;
   }
   if (a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!celEquals(a[i], b[i])) return false;
-    return true;
-  }
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && (a.length === 0 || DEEP);
   if (a instanceof CelMap || isPlainMap(a)) {
     if (!(b instanceof CelMap || isPlainMap(b))) return false;
-    if (mapSize(a) !== mapSize(b)) return false;
-    for (const k of mapKeys(a)) {
-      const vb = mapGet(b, k);
-      if (vb === undefined || !celEquals(mapGet(a, k) as CelValue, vb)) return false;
-    }
-    return true;
+    const size = mapSize(a);
+    return size === mapSize(b) && (size === 0 || DEEP);
   }
   if (a instanceof Uint8Array) {
     if (!(b instanceof Uint8Array) || a.length !== b.length) return false;
@@ -80,7 +116,7 @@ export function celEquals(a: CelValue, b: CelValue): boolean {
   if (a instanceof Optional) {
     if (!(b instanceof Optional)) return false;
     if (!a.hasValue() || !b.hasValue()) return a.hasValue() === b.hasValue();
-    return celEquals(a.value(), b.value());
+    return DEEP;
   }
   if (a instanceof CelObject) return a.equals(b);
   return false;

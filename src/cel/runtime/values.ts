@@ -249,10 +249,59 @@ export function fromJson(x: unknown): CelValue {
 function jsonList(a: readonly unknown[]): CelList {
   for (let i = 0; i < a.length; i++) {
     const x = a[i];
-    if (typeof x === "number" ? isIntegral(x) : x === undefined || (Array.isArray(x) && jsonList(x) !== x))
-      return a.map((e) => fromJson(e));
+    if (typeof x === "number" ? isIntegral(x) : x === undefined || Array.isArray(x)) return convertList(a, i);
   }
   return a as CelList;
+}
+
+/** A list being converted by {@link convertList}: its source, the next index, and its copy once one is needed. */
+interface ListFrame {
+  readonly src: readonly unknown[];
+  i: number;
+  out: CelValue[] | undefined;
+}
+
+/**
+ * The elements of a JSON list as CEL values, from index `start` on (those before it need no
+ * conversion). Lists nested in it are converted here too, since a list's elements are read as they
+ * are, while maps stay JSON and are read through {@link fromJson}. Each element is looked at once
+ * and an explicit stack replaces recursion, so the work is linear in the list's size whatever its
+ * depth (request data nests as deep as the API server's decoder lets it), and the same on every
+ * thread whatever its stack size.
+ */
+function convertList(root: readonly unknown[], start: number): CelList {
+  const stack: ListFrame[] = [{ src: root, i: start, out: undefined }];
+  let finished: CelList | undefined;
+  for (;;) {
+    const f = stack[stack.length - 1] as ListFrame;
+    if (finished !== undefined) {
+      // The nested list at f.i has been converted.
+      if (finished !== f.src[f.i] && f.out === undefined) f.out = f.src.slice(0, f.i) as CelValue[];
+      f.out?.push(finished);
+      f.i++;
+      finished = undefined;
+    }
+    let nested: readonly unknown[] | undefined;
+    while (f.i < f.src.length) {
+      const x = f.src[f.i];
+      if (Array.isArray(x)) {
+        nested = x;
+        break;
+      }
+      const y =
+        typeof x === "number" ? (isIntegral(x) ? BigInt(x) : x) : x === undefined ? null : (x as CelValue);
+      if (y !== x && f.out === undefined) f.out = f.src.slice(0, f.i) as CelValue[];
+      f.out?.push(y);
+      f.i++;
+    }
+    if (nested !== undefined) {
+      stack.push({ src: nested, i: 0, out: undefined });
+      continue;
+    }
+    stack.pop();
+    finished = f.out ?? (f.src as CelList);
+    if (stack.length === 0) return finished;
+  }
 }
 
 /**

@@ -288,3 +288,31 @@ test("a member holding undefined reads as absent, as in the JSON it stands for, 
     }
   }
 });
+
+/** A JSON list nested `depth` levels as text, `[[…[leaf],1]…,1]` (JSON.stringify itself recurses). */
+function nestedListText(depth: number, leaf: string): string {
+  return `${"[".repeat(depth - 1)}[${leaf}]${",1]".repeat(depth - 1)}`;
+}
+
+test("nested JSON lists are converted once each, at any depth: each level is read as typed (issue 37 item 1)", () => {
+  // Each level was converted twice, so 40 levels took 2^40 steps; 100,000 levels also overflowed the stack.
+  for (const depth of [40, 100_000]) {
+    const raw = JSON.parse(`{"spec":{"deep":${nestedListText(depth, "2.5")}}}`) as CelValue;
+    const source = `object.spec.deep[1] + 1 == 2 && object.spec.deep[0][1] == 1`;
+    assert.deepEqual(evalWith(source, raw), { value: "bool(true)" }, `depth ${depth}`);
+  }
+  // A list of lists that needs no conversion is read as it is.
+  const strings = JSON.parse(`{"spec":{"deep":${nestedListText(50, '"s"').replaceAll(",1]", ',"t"]')}}}`);
+  assert.deepEqual(evalWith("object.spec.deep[1]", strings as CelValue), { value: '"t"' });
+});
+
+test("lists nested 100,000 deep compare without recursion, equal or differing at the innermost level", () => {
+  const doc = (a: string, b: string) =>
+    JSON.parse(`{"spec":{"a":${nestedListText(100_000, a)},"b":${nestedListText(100_000, b)}}}`) as CelValue;
+  assert.deepEqual(evalWith("object.spec.a == object.spec.b", doc("1", "1")), { value: "bool(true)" });
+  assert.deepEqual(evalWith("object.spec.a == object.spec.b", doc("1", "1.0")), { value: "bool(true)" });
+  assert.deepEqual(evalWith("object.spec.a != object.spec.b", doc("1", "2")), { value: "bool(true)" });
+  assert.deepEqual(evalWith("object.spec.a == object.spec.b", doc('{"k":[1]}', '{"k":[2]}')), {
+    value: "bool(false)",
+  });
+});
