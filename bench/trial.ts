@@ -7,7 +7,9 @@
  *
  * Phases: load at 50, 200 and 500 connections; policy reloads under load (files rewritten, truncated
  * and rewritten as editors do, added and removed, none of which changes a decision); fuzzed bodies
- * among ordinary ones (anything but a 5xx or a dropped connection is an answer); costly-but-legal
+ * among ordinary ones (anything but a 5xx or a dropped connection is an answer); deeply nested
+ * reviews among ordinary ones (lists 40 and 10,000 levels deep, decided as on the quiet server, and
+ * one level past the API server's decoder, a 400); costly-but-legal
  * reviews on two connections beside ordinary ones; and SIGTERM under load (a server with a 2 s
  * drain; every client moves on when told `Connection: close`, and none may see an error).
  *
@@ -32,6 +34,7 @@ import { parseArgs } from "node:util";
 import { isMain, rootPath, table } from "./common.ts";
 import { costlyReview } from "./isolation.ts";
 import { badPodReview, podReview } from "./review.ts";
+import { DEEP_DEPTHS, deepPodReview } from "./trial-deep.ts";
 
 /** The server, from the same build as this file (dist-bench), or the sources under tsx. */
 function serveCommand(): string[] {
@@ -363,8 +366,16 @@ async function shots(port: number, log: (line: string) => void) {
   log(
     `decisions on the quiet server: ordinary Pod "${expectGood.slice(0, 60)}", bad Pod "${expectBad.slice(0, 60)}…", costly Widget "${expectCostly}"`,
   );
+  const deep: Shot[] = [];
+  for (const depth of DEEP_DEPTHS) {
+    const body = deepPodReview(depth);
+    deep.push({ body, expect: decision(await post(agent, port, body)) });
+  }
+  const tooDeep = deep.at(-1)?.expect;
+  if (tooDeep !== "HTTP 400") throw new Error(`a review nested past the decoder's limit got ${tooDeep}`);
   return {
     good,
+    deep: (n: number): Shot => deep[n % deep.length] as Shot,
     ordinary: (n: number): Shot =>
       n % 2 === 0 ? { body: good, expect: expectGood } : { body: bad, expect: expectBad },
     costly: { body: costlyBody, expect: expectCostly } satisfies Shot,
@@ -398,6 +409,11 @@ export async function runTrial(seconds: number, log: (line: string) => void): Pr
     done(
       await phase("fuzzed bodies among ordinary ones, 50 conns", server, seconds, 50, (_c, n) =>
         n % 4 === 0 ? fuzz(s.good, n) : s.ordinary(n),
+      ),
+    );
+    done(
+      await phase("deeply nested reviews among ordinary ones, 50 conns", server, seconds, 50, (_c, n) =>
+        n % 4 === 0 ? s.deep(n / 4) : s.ordinary(n),
       ),
     );
     done(
