@@ -26,7 +26,7 @@ export interface Diagnostic {
   readonly object?: { readonly kind: string; readonly name: string };
 }
 
-/** The code catalog. README's "Diagnostic codes" table is kept in sync with this by a test. */
+/** The code catalog. docs/diagnostics.md's table is kept in sync with this by a test. */
 export const DIAGNOSTIC_CODES = {
   PE_IO: "a file or directory could not be read",
   PE_YAML_SYNTAX: "the file is not valid YAML or JSON",

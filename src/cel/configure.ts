@@ -27,7 +27,7 @@ export interface RuntimeOptions {
   readonly raiseBytecodeLimit?: boolean;
 }
 
-/** The environment variable that chooses the codegen mode for the `celgate` command (README "Evaluation"). */
+/** The environment variable that chooses the codegen mode for the `celgate` command (docs/policy-format.md, "Evaluation"). */
 export const CODEGEN_ENV = "CELGATE_CEL_CODEGEN";
 
 /** The mode a `CELGATE_CEL_CODEGEN` value names; undefined when it names none (the CLI warns then). */

@@ -58,7 +58,7 @@ void test("configureRuntime applies what the entry point asks, once", () => {
   assert.deepEqual(r, { mode: "never", flags: ["--max-optimized-bytecode-size=524288"], ok: true });
 });
 
-void test("CELGATE_CEL_CODEGEN names the mode; unset or unknown is lazy (README 'Evaluation')", () => {
+void test("CELGATE_CEL_CODEGEN names the mode; unset or unknown is lazy (docs/policy-format.md 'Evaluation')", () => {
   assert.deepEqual(runtimeOptionsFromEnv({}), { codegen: "lazy", raiseBytecodeLimit: true });
   assert.deepEqual(runtimeOptionsFromEnv({ CELGATE_CEL_CODEGEN: "always" }).codegen, "always");
   assert.deepEqual(runtimeOptionsFromEnv({ CELGATE_CEL_CODEGEN: "never" }).codegen, "never");

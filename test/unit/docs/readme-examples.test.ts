@@ -1,9 +1,9 @@
 /**
- * The README's examples, run: the first policy as written, the quick start's curl request
- * against the bundled policies with the reply the README shows, and the library example.
+ * The docs' examples, run: README's first policy as written and its quick start's curl request
+ * against the bundled policies with the reply README shows, and docs/library.md's example.
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,14 +15,9 @@ import { FAR, compileText, contextFor, deploymentRequest } from "../../helpers/e
 import { decide } from "../../../src/engine/decision.ts";
 import { validate } from "../../../src/engine/validating.ts";
 
-const readme = readFileSync(new URL("../../../README.md", import.meta.url), "utf8");
+import { doc, readme, section as sectionOf } from "../../helpers/docs.ts";
 
-function section(title: string): string {
-  const start = readme.indexOf(`## ${title}`);
-  assert.ok(start >= 0, `README has a section '${title}'`);
-  const end = readme.indexOf("\n## ", start + 3);
-  return readme.slice(start, end < 0 ? undefined : end);
-}
+const section = (title: string): string => sectionOf(readme, title);
 
 function fenced(text: string, lang: string): string[] {
   return [...text.matchAll(new RegExp(`\`\`\`${lang}\\n([\\s\\S]*?)\`\`\``, "g"))].map((m) => m[1] as string);
@@ -94,8 +89,8 @@ void test("README's quick start request gets the reply README shows, from the bu
   assert.deepEqual(JSON.parse(reply), JSON.parse(shown.replace(/\n /g, " ")));
 });
 
-void test("README's library example runs and prints what README says", async (t) => {
-  const [js] = fenced(section("As a library"), "js");
+void test("docs/library.md's example runs and prints what the page says", async (t) => {
+  const [js] = fenced(doc("library.md"), "js");
   assert.ok(js);
   const expected = [...js.matchAll(/^\/\/ (.*)$/gm)].map((m) => m[1] as string);
   const index = fileURLToPath(new URL("../../../src/index.ts", import.meta.url));

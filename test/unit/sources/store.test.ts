@@ -409,11 +409,10 @@ void test("watching: a truncate-then-rewrite never serves the empty file, and a 
   assert.deepEqual(reported.slice(before).map(status), ["held", "applied"]);
 });
 
-void test("README and serve --help state the settle time the store uses", async () => {
-  const { readFile } = await import("node:fs/promises");
+void test("the docs and serve --help state the settle time the store uses", async () => {
   const { help } = await import("../../../src/adapters/cli/commands/serve.ts");
-  const readme = await readFile(new URL("../../../README.md", import.meta.url), "utf8");
+  const { userDocs } = await import("../../helpers/docs.ts");
   const stated = `${DEFAULT_SETTLE_MS / 1000} s apart`;
-  assert.ok(readme.includes(stated), `README must say "${stated}"`);
+  assert.ok(userDocs.includes(stated), `the docs must say "${stated}"`);
   assert.ok(help.includes(stated), `serve --help must say "${stated}"`);
 });
