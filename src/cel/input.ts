@@ -82,6 +82,39 @@ function bytesToBase64(b: Uint8Array): string {
 
 /** Renders a CEL value as JSON (the `celgate expr` output format and mutation results). */
 export function toJson(v: CelValue): unknown {
+  return toJsonAt(v, 0);
+}
+
+/**
+ * Containers nested deeper than this are rendered with an explicit stack: values from request data
+ * nest as deep as the API server's decoder allows (10,000 levels), past what recursion can take.
+ */
+const RECURSE_DEPTH = 256;
+
+function toJsonAt(v: CelValue, depth: number): unknown {
+  const scalar = scalarToJson(v);
+  if (scalar !== NESTED) return scalar;
+  if (depth >= RECURSE_DEPTH) return toJsonDeep(v);
+  const d = depth + 1;
+  if (Array.isArray(v)) return v.map((x) => toJsonAt(x, d));
+  if (isPlainMap(v)) {
+    const out: Record<string, unknown> = {};
+    for (const k in v) if (Object.hasOwn(v, k)) setMember(out, k, toJsonAt(v[k] as CelValue, d));
+    return out;
+  }
+  if (v instanceof CelMap) {
+    const out: Record<string, unknown> = {};
+    for (const [k, val] of v.entries()) setMember(out, mapKeyToJson(k), toJsonAt(val, d));
+    return out;
+  }
+  const opt = v as Optional;
+  return { optional: true, value: toJsonAt(opt.value(), d) };
+}
+
+/** What {@link scalarToJson} gives for a list, a map or an optional holding a value. */
+const NESTED: unique symbol = Symbol("nested");
+
+function scalarToJson(v: CelValue): unknown {
   switch (typeof v) {
     case "bigint":
       return intToJson(v);
@@ -92,29 +125,72 @@ export function toJson(v: CelValue): unknown {
       return v;
     case "object": {
       if (v === null) return null;
-      if (Array.isArray(v)) return v.map(toJson);
-      if (isPlainMap(v)) {
-        const out: Record<string, unknown> = {};
-        for (const k in v) if (Object.hasOwn(v, k)) setMember(out, k, toJson(v[k] as CelValue));
-        return out;
-      }
-      if (v instanceof CelMap) {
-        const out: Record<string, unknown> = {};
-        for (const [k, val] of v.entries())
-          setMember(out, k instanceof UInt ? k.value.toString() : String(k), toJson(val));
-        return out;
-      }
+      if (Array.isArray(v) || isPlainMap(v) || v instanceof CelMap) return NESTED;
       if (v instanceof UInt) return intToJson(v.value);
       if (v instanceof Uint8Array) return bytesToBase64(v);
       if (v instanceof Duration) return formatDuration(v);
       if (v instanceof Timestamp) return formatTimestamp(v);
       if (v instanceof CelType) return v.name;
-      if (v instanceof Optional)
-        return v.hasValue() ? { optional: true, value: toJson(v.value()) } : { optional: true };
+      if (v instanceof Optional) return v.hasValue() ? NESTED : { optional: true };
       if (v instanceof CelObject) return v.toJSON();
       return null;
     }
     default:
       return null;
   }
+}
+
+function mapKeyToJson(k: CelValue): string {
+  return k instanceof UInt ? k.value.toString() : String(k);
+}
+
+/** A container's members to render, with the keys of a map (an optional is a map of `value`). */
+interface Pending {
+  readonly values: readonly CelValue[];
+  readonly keys: readonly string[] | undefined;
+  readonly out: unknown[] | Record<string, unknown>;
+  i: number;
+}
+
+function pendingOf(v: CelValue): Pending {
+  if (Array.isArray(v)) return { values: v, keys: undefined, out: new Array(v.length), i: 0 };
+  if (v instanceof Optional) return { values: [v.value()], keys: ["value"], out: { optional: true }, i: 0 };
+  const keys: string[] = [];
+  const values: CelValue[] = [];
+  if (v instanceof CelMap)
+    for (const [k, val] of v.entries()) {
+      keys.push(mapKeyToJson(k));
+      values.push(val);
+    }
+  else
+    for (const k in v as Record<string, CelValue>)
+      if (Object.hasOwn(v as object, k)) {
+        keys.push(k);
+        values.push((v as Record<string, CelValue>)[k] as CelValue);
+      }
+  return { values, keys, out: {}, i: 0 };
+}
+
+/** {@link toJson} of a container with an explicit stack: the same result at any depth. */
+function toJsonDeep(v: CelValue): unknown {
+  const root = pendingOf(v);
+  const stack = [root];
+  while (stack.length > 0) {
+    const p = stack[stack.length - 1] as Pending;
+    if (p.i === p.values.length) {
+      stack.pop();
+      continue;
+    }
+    const i = p.i++;
+    const x = p.values[i] as CelValue;
+    let y = scalarToJson(x);
+    if (y === NESTED) {
+      const child = pendingOf(x);
+      stack.push(child);
+      y = child.out;
+    }
+    if (p.keys === undefined) (p.out as unknown[])[i] = y;
+    else setMember(p.out as Record<string, unknown>, p.keys[i] as string, y);
+  }
+  return root.out;
 }

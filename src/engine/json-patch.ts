@@ -23,6 +23,7 @@
 import { numError, parseInt64 } from "../cel/index.ts";
 import { setMember } from "../cel/index.ts";
 import { copyMap, isObject, type JsonObject, jsonEqual, pointerSegment } from "./json-values.ts";
+import { cloneJson } from "../request/json-deep.ts";
 import type { JsonPatchOp } from "./types.ts";
 
 /** One operation as the expression gave it: any op name, a path ("" when unset), maybe a value. */
@@ -242,7 +243,7 @@ function childEqual(a: unknown, b: unknown): boolean {
 
 /** A value placed at a second spot: copied, so that changing one place never changes the other. */
 function cloned(v: unknown): unknown {
-  return typeof v === "object" && v !== null ? structuredClone(v) : v;
+  return typeof v === "object" && v !== null ? cloneJson(v) : v;
 }
 
 /** The document being patched, copied container by container as operations change them. */

@@ -8,24 +8,31 @@ export function isObject(v: unknown): v is JsonObject {
 
 /** Deep equality of JSON values (key order does not matter; an undefined member is absent). */
 export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
-    return true;
-  }
-  if (isObject(a) && isObject(b)) {
-    let na = 0;
-    for (const k in a) {
-      if (!Object.hasOwn(a, k) || a[k] === undefined) continue;
-      na++;
-      if (!Object.hasOwn(b, k) || !jsonEqual(a[k], b[k])) return false;
+  // Pairs still to compare: an explicit stack, so any depth of request data compares (recursion
+  // would run out of stack on the deepest objects the API server decodes).
+  const pending: unknown[] = [a, b];
+  while (pending.length > 0) {
+    const y = pending.pop();
+    const x = pending.pop();
+    if (x === y) continue;
+    if (Array.isArray(x) || Array.isArray(y)) {
+      if (!Array.isArray(x) || !Array.isArray(y) || x.length !== y.length) return false;
+      for (let i = x.length - 1; i >= 0; i--) pending.push(x[i], y[i]);
+      continue;
     }
-    let nb = 0;
-    for (const k in b) if (Object.hasOwn(b, k) && b[k] !== undefined) nb++;
-    return na === nb;
+    if (!isObject(x) || !isObject(y)) return false;
+    let nx = 0;
+    for (const k in x) {
+      if (!Object.hasOwn(x, k) || x[k] === undefined) continue;
+      nx++;
+      if (!Object.hasOwn(y, k)) return false;
+      pending.push(x[k], y[k]);
+    }
+    let ny = 0;
+    for (const k in y) if (Object.hasOwn(y, k) && y[k] !== undefined) ny++;
+    if (nx !== ny) return false;
   }
-  return false;
+  return true;
 }
 
 /** RFC 6901: `~` and `/` in a member name are escaped. */

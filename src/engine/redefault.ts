@@ -11,6 +11,7 @@
  * parent the defaults made is added with its parent (one `add` of the finished parent).
  */
 import { applyDefaultsWithPointers, hasDefaults } from "../kube/defaults/index.ts";
+import { cloneJson } from "../request/json-deep.ts";
 import type { JsonPatchOp } from "./types.ts";
 
 type JsonObject = Record<string, unknown>;
@@ -61,7 +62,7 @@ export function defaultAfterMutation(
   const { apiVersion, kind } = object;
   if (typeof apiVersion !== "string" || typeof kind !== "string" || !hasDefaults(apiVersion, kind))
     return undefined;
-  const after = structuredClone(object);
+  const after = cloneJson(object);
   const { fields, pointers } = applyDefaultsWithPointers(after);
   if (fields.length === 0) return undefined;
   const ops: JsonPatchOp[] = [];
@@ -80,7 +81,7 @@ export function defaultAfterMutation(
     // The defaults made a parent on the way: add it once, finished (its value after every default).
     for (const m of made) if (missing === m || missing.startsWith(`${m}/`)) return;
     made.add(missing);
-    ops.push({ op: "add", path: missing, value: structuredClone(valueAt(after, missing)) });
+    ops.push({ op: "add", path: missing, value: cloneJson(valueAt(after, missing)) });
   });
   return { object: after, ops };
 }

@@ -4,6 +4,7 @@
  * and the objects as the API server hands them to admission: with the request's namespace and with
  * the defaults it applies when it decodes them.
  */
+import { cloneJson } from "../request/json-deep.ts";
 import type { AdmissionRequest, UserInfo } from "../request/types.ts";
 import { applyDefaults, type DefaultedField } from "../kube/defaults/index.ts";
 import { expectedObjectNamespace, isNamespaceKind, resourceForKind, splitApiVersion } from "../kube/kinds.ts";
@@ -158,7 +159,7 @@ function admittedObject(
     return err(
       `${what} names namespace '${own}' but the request is for namespace '${expected}': the API server rejects this before admission (400 BadRequest: the namespace of the provided object does not match the namespace sent on the request)`,
     );
-  const object = structuredClone(given);
+  const object = cloneJson(given);
   if (own !== expected) {
     if (expected === "") delete (object.metadata as JsonObject).namespace;
     else object.metadata = { ...metadata(object), namespace: expected };

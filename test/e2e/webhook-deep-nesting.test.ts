@@ -20,6 +20,7 @@ import { fileURLToPath } from "node:url";
 import { send } from "../helpers/https.ts";
 import { startKubeApiServer } from "../helpers/kube-apiserver.ts";
 import {
+  decodePatch,
   postReview,
   scrape,
   startTestWebhook,
@@ -193,5 +194,69 @@ void test("connected to a cluster, a Pod with a list nested 40 deep is decided a
   for (const body of [podReview("create", object), podReview("update", object, object)]) {
     const reply = await postReview(w.port, w.ca, "/validate", body, { timeoutMs: 30_000 });
     assert.equal(typeof reply.response.allowed, "boolean");
+  }
+});
+
+const COPY_DEEP = `
+apiVersion: admissionregistration.k8s.io/v1beta1
+kind: MutatingAdmissionPolicy
+metadata: { name: copy-deep }
+spec:
+  failurePolicy: Fail
+  reinvocationPolicy: Never
+  matchConstraints:
+    resourceRules:
+      - apiGroups: ["example.com"]
+        apiVersions: ["v1"]
+        operations: ["CREATE"]
+        resources: ["widgets"]
+  mutations:
+    - patchType: JSONPatch
+      jsonPatch:
+        expression: '[JSONPatch{op: "add", path: "/spec/copy", value: object.spec.deep}]'
+    - patchType: ApplyConfiguration
+      applyConfiguration:
+        expression: "Object{spec: Object.spec{applied: object.spec.deep}}"
+---
+apiVersion: admissionregistration.k8s.io/v1beta1
+kind: MutatingAdmissionPolicyBinding
+metadata: { name: copy-deep }
+spec: { policyName: copy-deep }
+`;
+
+/** How deep a JSON list nests (its first element's chain). */
+function listDepth(v: unknown): number {
+  let depth = 0;
+  for (let x = v; Array.isArray(x); x = x[0]) depth++;
+  return depth;
+}
+
+void test("mutations that copy a list nested as deep as the API server decodes patch it whole, on either thread", {
+  timeout: 180_000,
+}, async (t) => {
+  // Rendering the mutation's value, applying it, and writing the patch each recursed, and failed with
+  // "Maximum call stack size exceeded" (an HTTP 500) from about 4,000 levels.
+  const dir = await tempDir(t);
+  await writeFile(join(dir, "copy-deep.yaml"), COPY_DEEP);
+  const w = await startTestWebhook(t, { policies: [dir] });
+  await waitFor(
+    "the slow lane to build the policy set",
+    () => (w.webhook.slowLaneReady() ? true : undefined),
+    60_000,
+  );
+  const depth = 9_990;
+  for (const pad of [0, TO_THE_LANE]) {
+    const annotations = pad > 0 ? `,"annotations":{"pad":"${"x".repeat(pad)}"}` : "";
+    const body = `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"w","kind":{"group":"example.com","version":"v1","kind":"Widget"},"resource":{"group":"example.com","version":"v1","resource":"widgets"},"namespace":"team-a","operation":"CREATE","userInfo":{"username":"alice"},"object":{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","namespace":"team-a"${annotations}},"spec":{"deep":${nestedList(depth)}}}}}`;
+    const reply = await postReview(w.port, w.ca, "/mutate", body, { timeoutMs: 60_000 });
+    assert.equal(reply.response.allowed, true);
+    const ops = decodePatch(reply.response) as { op: string; path: string; value: unknown }[];
+    assert.deepEqual(
+      ops.map((o) => [o.op, o.path, listDepth(o.value)]),
+      [
+        ["add", "/spec/copy", depth],
+        ["add", "/spec/applied", depth],
+      ],
+    );
   }
 });

@@ -17,6 +17,7 @@ import {
 import type { Operation } from "../../policy/types.ts";
 import { createHash } from "node:crypto";
 import { setMember } from "../../cel/index.ts";
+import { stringifyJson } from "../../request/json-deep.ts";
 import { err, ok, type Result } from "../../result.ts";
 
 export const ADMISSION_V1 = "admission.k8s.io/v1";
@@ -366,7 +367,7 @@ export function encodePatch(ops: readonly JsonPatchOp[]): string {
     ...(o.from !== undefined ? { from: o.from } : {}),
     ...("value" in o && o.op !== "remove" && o.op !== "move" && o.op !== "copy" ? { value: o.value } : {}),
   }));
-  return Buffer.from(JSON.stringify(clean), "utf8").toString("base64");
+  return Buffer.from(stringifyJson(clean), "utf8").toString("base64");
 }
 
 /**

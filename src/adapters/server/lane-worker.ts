@@ -5,6 +5,7 @@
  */
 import { parentPort } from "node:worker_threads";
 import { compilePolicySet } from "../../compile/policy.ts";
+import type { PolicyResult } from "../../engine/types.ts";
 import { loadPolicyPaths } from "../../sources/files.ts";
 import { decodeAdmissionReview } from "../admission/codec.ts";
 import { parseReviewText } from "../admission/json-text.ts";
@@ -26,6 +27,21 @@ if (port === null) throw new Error("lane-worker.ts runs in the slow lane's worke
 const admitters = new Map<number, Admitter>();
 
 const post = (message: FromWorker): void => port.postMessage(message);
+
+/**
+ * Sends an answer. Copying it to the main thread recurses into every value it holds, and a trace's
+ * values (debug log) can nest as deep as the request's data, past what the copy's recursion takes:
+ * then the answer goes without its traces rather than not at all.
+ */
+function postAnswer(id: number, answer: LaneAnswer): void {
+  try {
+    post({ type: "answer", id, answer });
+  } catch (e) {
+    if (!(e instanceof RangeError) || !("results" in answer) || answer.results === undefined) throw e;
+    const results = answer.results.map((r) => ({ ...r, trace: [] }));
+    post({ type: "answer", id, answer: { ...answer, results } });
+  }
+}
 
 async function load(version: number, recipe: LaneRecipe): Promise<void> {
   try {
@@ -69,8 +85,9 @@ function review(
       allowed: reply.response.allowed,
       outcome,
       identity,
-      // Without the debug log the engine records no trace, so these carry none.
-      results: decision.results,
+      // Without the debug log the engine records no trace, so these carry none; nor the patches
+      // (the reply has them), which the main thread's metrics and trace log do not read.
+      results: decision.results.map(withoutPatch),
       secret: isSecretRequest(decoded.value.request),
     };
   } catch (e) {
@@ -110,7 +127,13 @@ port.on("message", (message: ToWorker) => {
         return;
       }
       const answer = review(admitter, message.body, message.route, message.deadline, message.debugging);
-      post({ type: "answer", id: message.id, answer });
+      postAnswer(message.id, answer);
     }
   });
 });
+
+function withoutPatch(r: PolicyResult): PolicyResult {
+  if (r.patch === undefined) return r;
+  const { patch: _patch, ...rest } = r;
+  return rest;
+}
