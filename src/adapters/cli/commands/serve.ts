@@ -38,7 +38,8 @@ Options:
   --drain-seconds N      on SIGTERM keep answering for N seconds before closing (default 10;
                          0 closes at once); then requests in flight get up to ${CLOSE_TIMEOUT_MS / 1000} s more
   --max-connections N    open connections at most (default ${DEFAULT_LIMITS.maxConnections}); at the cap the
-                         connection idle longest is closed to make room, or a new one is refused
+                         one waiting longest for its client (idle, mid-handshake, or still
+                         sending its request) is closed to make room, or a new one is refused
   --max-inflight-mib N   MiB of request bodies over 64 KiB held at once (default ${DEFAULT_LIMITS.maxBytesInFlight / 1048576});
                          a request past it is answered 429 before its body is read
   --max-policy-file-mib N
