@@ -30,6 +30,10 @@ export interface Diagnostic {
 export const DIAGNOSTIC_CODES = {
   PE_IO: "a file or directory could not be read",
   PE_YAML_SYNTAX: "the file is not valid YAML or JSON",
+  PE_TOO_LARGE:
+    "a policy file, or the policy files together, hold more bytes than `serve` reads (`--max-policy-file-mib`, `--max-policy-set-mib`); not read",
+  PE_YAML_ALIASES:
+    "a YAML document's aliases expand too far (an alias bomb, judged as Kubernetes' YAML decoder judges it), or an alias is inside the node it names",
   PE_NOT_OBJECT: "a document is not a mapping with apiVersion and kind",
   PE_UNKNOWN_KIND: "apiVersion/kind is not one celgate reads",
   PE_MISSING_FIELD: "a required field is absent",

@@ -5,6 +5,7 @@
  */
 import { isMap, isSeq, LineCounter, type Node, parseAllDocuments } from "yaml";
 import type { Diagnostic, SourceLocation } from "../errors.ts";
+import { aliasExcessMessage, checkAliases } from "../yaml/aliases.ts";
 import { resolveAlias, TextPositions, YamlSourceMap } from "../yaml/source-map.ts";
 
 export interface SourceObject {
@@ -45,7 +46,18 @@ export function readObjects(
     }
     const root = resolveAlias(doc, doc.contents) as Node | null;
     if (root === null || root === undefined) continue;
-    const value: unknown = doc.toJS({ maxAliasCount: 100 });
+    const excess = checkAliases(doc);
+    if (excess !== undefined) {
+      diagnostics.push({
+        code: "PE_YAML_ALIASES",
+        severity: "error",
+        message: aliasExcessMessage(excess),
+        location: positions.at(excess.alias.range?.[0] ?? 0),
+      });
+      continue;
+    }
+    // Bounded by checkAliases above, by Kubernetes' rule rather than the yaml package's fixed count.
+    const value: unknown = doc.toJS({ maxAliasCount: -1 });
     if (value === null || value === undefined) continue;
     const add = (node: Node, v: unknown, list?: SourceObject["list"]) => {
       const map = new YamlSourceMap(positions, doc, node);

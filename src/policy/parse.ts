@@ -11,6 +11,7 @@
 import { isMap, isScalar, isSeq, LineCounter, parseAllDocuments, visit } from "yaml";
 import type { Document, YAMLError, YAMLMap } from "yaml";
 import type { Diagnostic, DiagnosticSeverity } from "../errors.ts";
+import { aliasExcessMessage, checkAliases } from "../yaml/aliases.ts";
 import { atNodes, type Field, offsetOf, YamlMap, type YamlNode, YamlReader } from "../yaml/reader.ts";
 import { resolveAlias, TextPositions, YamlSourceMap } from "../yaml/source-map.ts";
 import { describe, missing, POLICY_WORDING } from "./read.ts";
@@ -46,7 +47,9 @@ function readResource(
 ): ResourceObject | undefined {
   const meta = readMetadata(r, top, false);
   if (r.errors > 0 || meta.name === undefined) return undefined;
-  const object = node.toJS(r.doc) as Record<string, unknown>;
+  // The document's aliases were bounded by checkAliases; the yaml package's own count would refuse
+  // a file that merely uses one anchor more than 100 times.
+  const object = node.toJS(r.doc, { maxAliasCount: -1 }) as Record<string, unknown>;
   return {
     apiVersion,
     kind,
@@ -253,6 +256,16 @@ export function parsePolicyText(text: string, file: string): { set: PolicySet; d
       },
     });
     if (unresolved) continue;
+    const excess = checkAliases(doc);
+    if (excess !== undefined) {
+      diagnostics.push({
+        code: "PE_YAML_ALIASES",
+        severity: "error",
+        message: aliasExcessMessage(excess),
+        location: positions.at(offsetOf(excess.alias, 0)),
+      });
+      continue;
+    }
 
     const dc: DocContext = { positions, doc, diagnostics };
     const root = resolveAlias(doc, doc.contents);

@@ -4,7 +4,7 @@
  * same set and the same diagnostics, whatever order the filesystem lists entries in.
  */
 import { createHash } from "node:crypto";
-import { lstat, readdir, readFile, realpath, stat } from "node:fs/promises";
+import { lstat, open, readdir, realpath, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { Diagnostic } from "../errors.ts";
 import { checkReferences, mergePolicySets, parsePolicyText } from "../policy/parse.ts";
@@ -29,6 +29,67 @@ function ioDiagnostic(file: string, error: unknown): Diagnostic {
     message: `cannot read ${file}: ${reason}`,
     location: { file, line: 1, column: 1 },
   };
+}
+
+/**
+ * How many bytes a load may read: per file, and for all the files together. A reload runs beside the
+ * set that serves, and a parsed set holds many times its text (the syntax trees the source maps
+ * point into), so what a reload may read is bounded before anything is read, not after. A file or a
+ * set over its bound is a PE_TOO_LARGE diagnostic and is not read.
+ */
+export interface ReadLimits {
+  readonly maxFileBytes: number;
+  readonly maxSetBytes: number;
+}
+
+/**
+ * serve's defaults. One file: 1 MiB, the most a ConfigMap holds (the API server refuses a larger
+ * one: pkg/apis/core/validation ValidateConfigMap, MaxSecretSize), which is how policies reach a
+ * Deployment. All files: 4 MiB, so the set being loaded and the set serving fit the Deployment's
+ * heap together. Both are flags of `serve`.
+ */
+export const DEFAULT_READ_LIMITS: ReadLimits = { maxFileBytes: 1024 * 1024, maxSetBytes: 4 * 1024 * 1024 };
+
+const NO_LIMITS: ReadLimits = {
+  maxFileBytes: Number.POSITIVE_INFINITY,
+  maxSetBytes: Number.POSITIVE_INFINITY,
+};
+
+/** A limit as people set it: MiB when it is whole MiB, else bytes. */
+function mib(bytes: number): string {
+  return bytes % 1048576 === 0 ? `${bytes / 1048576} MiB` : `${bytes} bytes`;
+}
+
+function tooLarge(file: string, message: string): Diagnostic {
+  return { code: "PE_TOO_LARGE", severity: "error", message, location: { file, line: 1, column: 1 } };
+}
+
+/**
+ * Reads `file` whole if it holds at most `max` bytes; `undefined` when it holds more (nothing
+ * beyond max + 1 bytes is read, however large the file or however it grew since it was listed).
+ */
+async function readAtMost(file: string, max: number): Promise<Buffer | undefined> {
+  const handle = await open(file, "r");
+  try {
+    const size = (await handle.stat()).size;
+    if (size > max) return undefined;
+    let buffer = Buffer.allocUnsafe(Math.min(size, max) + 1);
+    let length = 0;
+    for (;;) {
+      if (length === buffer.length) {
+        if (length > max) return undefined;
+        const grown = Buffer.allocUnsafe(Math.min(buffer.length * 2, max + 1));
+        buffer.copy(grown, 0, 0, length);
+        buffer = grown;
+      }
+      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, null);
+      if (bytesRead === 0) break;
+      length += bytesRead;
+    }
+    return length > max ? undefined : buffer.subarray(0, length);
+  } finally {
+    await handle.close();
+  }
 }
 
 /** Code-point order rather than locale order, so the result does not depend on the machine's locale. */
@@ -143,7 +204,10 @@ export interface PolicyFilesRead {
  * contribute their `.yaml`, `.yml` and `.json` files except `*.test.yaml` and `fixtures/`) without
  * parsing them. The same file reached twice (named and inside a named directory) is read once.
  */
-export async function readPolicyFiles(paths: readonly string[]): Promise<PolicyFilesRead> {
+export async function readPolicyFiles(
+  paths: readonly string[],
+  limits: ReadLimits = NO_LIMITS,
+): Promise<PolicyFilesRead> {
   const diagnostics: Diagnostic[] = [];
   const candidates: string[] = [];
   const visitedDirs = new Set<string>();
@@ -159,11 +223,45 @@ export async function readPolicyFiles(paths: readonly string[]): Promise<PolicyF
     else candidates.push(path);
   }
 
+  // The sizes first, in order, so which files a set over its bound leaves unread does not depend on
+  // which read finished first; then the reads, each bounded again (a file may grow meanwhile).
+  const sizes = await mapBounded(candidates, IO_CONCURRENCY, (file) =>
+    stat(file).then(
+      (info) => info.size,
+      () => 0,
+    ),
+  );
+  let planned = 0;
+  const refused = candidates.map((file, i): Diagnostic | undefined => {
+    const size = sizes[i] ?? 0;
+    if (size > limits.maxFileBytes)
+      return tooLarge(
+        file,
+        `${file} is ${size} bytes, over the ${mib(limits.maxFileBytes)} one policy file may hold; not read`,
+      );
+    if (planned + size > limits.maxSetBytes)
+      return tooLarge(
+        file,
+        `the policy files pass the ${mib(limits.maxSetBytes)} a policy set may hold at ${file} (${size} bytes, ${planned} before it); not read`,
+      );
+    planned += size;
+    return undefined;
+  });
   // Read concurrently, then taken one by one in the candidates' order, so diagnostics, the
   // fingerprint and the merged set do not depend on which read finished first.
-  const reads = await mapBounded(candidates, IO_CONCURRENCY, async (file): Promise<Read> => {
+  const reads = await mapBounded(Array.from(candidates.keys()), IO_CONCURRENCY, async (i): Promise<Read> => {
+    const file = candidates[i] as string;
+    const before = refused[i];
+    if (before !== undefined) return { error: before };
     try {
-      const [real, bytes] = await Promise.all([realpath(file), readFile(file)]);
+      const [real, bytes] = await Promise.all([realpath(file), readAtMost(file, limits.maxFileBytes)]);
+      if (bytes === undefined)
+        return {
+          error: tooLarge(
+            file,
+            `${file} grew over the ${mib(limits.maxFileBytes)} one policy file may hold; not read`,
+          ),
+        };
       return { real, bytes };
     } catch (error) {
       return { error: ioDiagnostic(file, error) };
@@ -173,9 +271,17 @@ export async function readPolicyFiles(paths: readonly string[]): Promise<PolicyF
   for (const d of diagnostics) hash.update(`!${d.message}\n`);
   const entries: PolicyFileRead[] = [];
   const seenFiles = new Set<string>();
+  let total = 0;
   for (let i = 0; i < candidates.length; i++) {
     const file = candidates[i] as string;
-    const read = reads[i] as Read;
+    let read = reads[i] as Read;
+    if (!("error" in read) && total + read.bytes.length > limits.maxSetBytes)
+      read = {
+        error: tooLarge(
+          file,
+          `the policy files pass the ${mib(limits.maxSetBytes)} a policy set may hold at ${file} (${read.bytes.length} bytes, ${total} before it); not read`,
+        ),
+      };
     if ("error" in read) {
       entries.push({ file, error: read.error });
       hash.update(`!${read.error.message}\n`);
@@ -183,6 +289,7 @@ export async function readPolicyFiles(paths: readonly string[]): Promise<PolicyF
     }
     if (seenFiles.has(read.real)) continue;
     seenFiles.add(read.real);
+    total += read.bytes.length;
     hash.update(`${file}\0${read.bytes.length}\0`).update(read.bytes).update("\n");
     entries.push({ file, text: read.bytes.toString("utf8") });
   }
@@ -190,8 +297,11 @@ export async function readPolicyFiles(paths: readonly string[]): Promise<PolicyF
 }
 
 /** The fingerprint of what the paths hold now (readPolicyFiles without keeping the text). */
-export async function fingerprintPolicyFiles(paths: readonly string[]): Promise<string> {
-  return (await readPolicyFiles(paths)).fingerprint;
+export async function fingerprintPolicyFiles(
+  paths: readonly string[],
+  limits: ReadLimits = NO_LIMITS,
+): Promise<string> {
+  return (await readPolicyFiles(paths, limits)).fingerprint;
 }
 
 export interface LoadHooks {
@@ -209,7 +319,24 @@ export interface LoadedPolicyFiles {
   readonly files: string[];
   /** readPolicyFiles' fingerprint of the bytes this set was parsed from. */
   readonly fingerprint: string;
+  /** What each file read contributes to `set`: its own content, or the fallback's (see LoadOptions). */
+  readonly fileSets: ReadonlyMap<string, PolicySet>;
+  /** Files that could not be read or have an error; with a fallback, they contribute its content. */
+  readonly failedFiles: readonly string[];
 }
+
+export interface LoadOptions {
+  readonly hooks?: LoadHooks;
+  readonly limits?: ReadLimits;
+  /**
+   * What a file that cannot be read or has an error contributes instead of its own content (its
+   * last good content, or nothing when it had none); without it, such a file contributes what of it
+   * parsed, and its errors are the caller's to weigh.
+   */
+  readonly fallback?: (file: string) => PolicySet | undefined;
+}
+
+const EMPTY_SET: PolicySet = { policies: [], bindings: [], resources: [] };
 
 /**
  * Reads every policy file under the given paths (see readPolicyFiles), parses and merges what they
@@ -217,24 +344,34 @@ export interface LoadedPolicyFiles {
  */
 export async function loadPolicyPaths(
   paths: readonly string[],
-  hooks: LoadHooks = {},
+  options: LoadOptions = {},
 ): Promise<LoadedPolicyFiles> {
-  const read = await readPolicyFiles(paths);
+  const read = await readPolicyFiles(paths, options.limits ?? NO_LIMITS);
   const files: string[] = [];
   for (const entry of read.entries) if ("text" in entry) files.push(entry.file);
-  await hooks.afterRead?.(files);
+  await options.hooks?.afterRead?.(files);
   const diagnostics = [...read.diagnostics];
-  const sets: PolicySet[] = [];
+  const fileSets = new Map<string, PolicySet>();
+  const failedFiles: string[] = [];
+  const fallback = options.fallback;
   for (const entry of read.entries) {
+    let set: PolicySet;
+    let failed: boolean;
     if ("error" in entry) {
       diagnostics.push(entry.error);
-      continue;
+      [set, failed] = [EMPTY_SET, true];
+    } else {
+      const parsed = parsePolicyText(entry.text, entry.file);
+      diagnostics.push(...parsed.diagnostics);
+      [set, failed] = [parsed.set, parsed.diagnostics.some((d) => d.severity === "error")];
     }
-    const parsed = parsePolicyText(entry.text, entry.file);
-    sets.push(parsed.set);
-    diagnostics.push(...parsed.diagnostics);
+    if (failed) {
+      failedFiles.push(entry.file);
+      if (fallback !== undefined) set = fallback(entry.file) ?? EMPTY_SET;
+    }
+    fileSets.set(entry.file, set);
   }
-  const set = mergePolicySets(sets);
+  const set = mergePolicySets([...fileSets.values()]);
   diagnostics.push(...checkReferences(set));
-  return { set, diagnostics, files, fingerprint: read.fingerprint };
+  return { set, diagnostics, files, fingerprint: read.fingerprint, fileSets, failedFiles };
 }

@@ -7,7 +7,11 @@
  * - What was loaded is known by the bytes read (files.ts fingerprints them as it reads), never by a
  *   later look at the files: a write that lands while a load runs is a difference, and a load whose
  *   files changed under it is run again.
- * - A set whose files do not parse is rejected; the last good one keeps serving.
+ * - A file that cannot be read, does not parse, or is over the read limits keeps contributing what
+ *   it last contributed while it was good (nothing, for a file that never was), and the other
+ *   files' changes are applied: one broken file does not hold back a fix made meanwhile in another,
+ *   and never removes what it held. The reload is reported as partial, naming the files. A first
+ *   load has nothing to fall back on, so there any such file fails the load.
  * - A set that would remove an object the serving set holds (a policy, binding, param or Namespace:
  *   a file emptied, truncated, deleted, a document taken out) is held back until the files read the
  *   same twice, `settleMs` apart. Editors and `kubectl cp` truncate a file and then write it, so the
@@ -18,7 +22,15 @@
 import { watch } from "node:fs";
 import { type CompiledPolicySet, type CompileOptions, compilePolicySet } from "../compile/policy.ts";
 import type { Diagnostic } from "../errors.ts";
-import { fingerprintPolicyFiles, type LoadHooks, loadPolicyPaths } from "./files.ts";
+import type { PolicySet } from "../policy/types.ts";
+import {
+  DEFAULT_READ_LIMITS,
+  fingerprintPolicyFiles,
+  type LoadHooks,
+  type LoadOptions,
+  loadPolicyPaths,
+  type ReadLimits,
+} from "./files.ts";
 import {
   compareInventories,
   type Inventory,
@@ -38,6 +50,10 @@ export interface PolicySnapshot {
   readonly inventory: Inventory;
   /** The fingerprint of the bytes this set was parsed from (see files.ts). */
   readonly fingerprint: string;
+  /** What each file contributes to the set: its content, or its last good content (failedFiles). */
+  readonly fileSets: ReadonlyMap<string, PolicySet>;
+  /** Files that could not be read or have errors, and contribute their last good content instead. */
+  readonly failedFiles: readonly string[];
 }
 
 export type LoadOutcome =
@@ -49,14 +65,21 @@ export type LoadOutcome =
       readonly fingerprint: string;
     };
 
-/** Loads and compiles once. A set is rejected only when a file cannot be read or parsed. */
+/**
+ * Loads and compiles once. Without a fallback (a first load), a set is rejected when a file cannot
+ * be read or parsed; with one, such a file contributes the fallback's content, and only errors of
+ * the whole set (a name defined twice) reject it.
+ */
 export async function loadSnapshot(
   paths: readonly string[],
   options: CompileOptions = {},
-  hooks: LoadHooks = {},
+  load: LoadOptions = {},
 ): Promise<LoadOutcome> {
-  const loaded = await loadPolicyPaths([...paths], hooks);
-  const fatal = loaded.diagnostics.filter((d) => d.severity === "error");
+  const loaded = await loadPolicyPaths([...paths], load);
+  const failed = new Set(load.fallback === undefined ? [] : loaded.failedFiles);
+  const fatal = loaded.diagnostics.filter(
+    (d) => d.severity === "error" && (d.location === undefined || !failed.has(d.location.file)),
+  );
   if (fatal.length > 0)
     return {
       ok: false,
@@ -74,13 +97,18 @@ export async function loadSnapshot(
       loadedAt: new Date(),
       inventory: inventoryOf(loaded.set),
       fingerprint: loaded.fingerprint,
+      fileSets: loaded.fileSets,
+      failedFiles: [...failed],
     },
   };
 }
 
 /** What a reload did. Every outcome but `unchanged` is reported to `onReload`, once. */
 export type ReloadOutcome =
-  /** The new set serves now. */
+  /**
+   * The new set serves now; the files in `snapshot.failedFiles` (with their errors in its
+   * diagnostics) contribute their last good content.
+   */
   | { readonly status: "applied"; readonly snapshot: PolicySnapshot; readonly changes: InventoryChanges }
   /** The files do not parse; the last good set keeps serving. */
   | {
@@ -99,6 +127,8 @@ export type ReloadOutcome =
       readonly settleMs: number;
       readonly reported: boolean;
     }
+  /** The reload itself failed (a fault, not the files' content); the last good set keeps serving. */
+  | { readonly status: "failed"; readonly error: string }
   /** The files hold what is serving already. */
   | { readonly status: "unchanged" };
 
@@ -124,6 +154,8 @@ export interface PolicyStoreOptions {
   readonly onReload?: (outcome: ReportedOutcome) => void;
   /** Passed to the loader; tests use it to change files in the middle of a load. */
   readonly loadHooks?: LoadHooks;
+  /** How many bytes a load may read, per file and in all (DEFAULT_READ_LIMITS unless given). */
+  readonly limits?: ReadLimits;
   /** A monotonic clock in milliseconds; performance.now() unless a test passes its own. */
   readonly now?: () => number;
 }
@@ -161,7 +193,9 @@ export class PolicyStore {
     paths: readonly string[],
     options: PolicyStoreOptions = {},
   ): Promise<{ store: PolicyStore } | { diagnostics: readonly Diagnostic[] }> {
-    const first = await loadSnapshot(paths, options.compile);
+    const first = await loadSnapshot(paths, options.compile, {
+      limits: options.limits ?? DEFAULT_READ_LIMITS,
+    });
     if (!first.ok) return { diagnostics: first.diagnostics };
     return { store: new PolicyStore(paths, first.snapshot, options) };
   }
@@ -180,17 +214,48 @@ export class PolicyStore {
   }
 
   private async load(): Promise<ReloadOutcome> {
-    const load = () => loadSnapshot(this.paths, this.options.compile, this.options.loadHooks);
-    let loaded = await load();
-    // Did the files change while they were being loaded? Then what was loaded is already old.
-    for (let i = 1; i < MAX_LOADS_PER_RELOAD; i++) {
-      if ((await fingerprintPolicyFiles(this.paths)) === fingerprintOf(loaded)) break;
-      loaded = await load();
+    let outcome: ReloadOutcome;
+    try {
+      outcome = await this.loadLatest();
+    } catch (error) {
+      // A fault of the reload itself: reported once for these files (the watcher looks again when
+      // they change, not on every poll), and the serving set stays.
+      this.serving = false;
+      this.seen = await fingerprintPolicyFiles(this.paths, this.limits).catch(() => this.seen);
+      outcome = { status: "failed", error: error instanceof Error ? error.message : String(error) };
     }
-    const outcome = this.decide(loaded);
     if (outcome.status !== "unchanged" && !(outcome.status === "held" && !outcome.reported))
       this.options.onReload?.(outcome);
     return outcome;
+  }
+
+  private get limits(): ReadLimits {
+    return this.options.limits ?? DEFAULT_READ_LIMITS;
+  }
+
+  private async loadLatest(): Promise<ReloadOutcome> {
+    const load = () =>
+      loadSnapshot(this.paths, this.options.compile, {
+        ...(this.options.loadHooks ? { hooks: this.options.loadHooks } : {}),
+        limits: this.limits,
+        // The serving set's content of a file, which is its last good content when it failed before.
+        fallback: (file) => this.snapshot.fileSets.get(file),
+      });
+    let loaded = await load();
+    // Did the files change while they were being loaded? Then what was loaded is already old.
+    for (let i = 1; i < MAX_LOADS_PER_RELOAD; i++) {
+      if ((await fingerprintPolicyFiles(this.paths, this.limits)) === fingerprintOf(loaded)) break;
+      loaded = await load();
+    }
+    return this.decide(loaded);
+  }
+
+  /** Reports a reload that failed outside load() (the watcher's own look at the files). */
+  private failed(error: unknown): void {
+    this.options.onReload?.({
+      status: "failed",
+      error: error instanceof Error ? error.message : String(error),
+    });
   }
 
   private decide(loaded: LoadOutcome): ReloadOutcome {
@@ -234,7 +299,7 @@ export class PolicyStore {
   private settleAfter(ms: number): void {
     if (!this.watching) return;
     clearTimeout(this.settleTimer);
-    this.settleTimer = setTimeout(() => void this.reload().catch(() => undefined), Math.max(0, ms));
+    this.settleTimer = setTimeout(() => void this.reload().catch((e) => this.failed(e)), Math.max(0, ms));
     this.settleTimer.unref();
   }
 
@@ -243,9 +308,9 @@ export class PolicyStore {
     if (this.watching) return;
     this.watching = true;
     const check = serialized(async () => {
-      if ((await fingerprintPolicyFiles(this.paths)) !== this.seen) await this.reload();
+      if ((await fingerprintPolicyFiles(this.paths, this.limits)) !== this.seen) await this.reload();
     });
-    const look = () => void check().catch(() => undefined);
+    const look = () => void check().catch((e) => this.failed(e));
     let debounce: NodeJS.Timeout | undefined;
     const soon = () => {
       clearTimeout(debounce);

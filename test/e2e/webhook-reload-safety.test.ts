@@ -281,3 +281,73 @@ void test("a policy removed on purpose is applied once the files have settled", 
   assert.equal(sampleValue(text, "celgate_policy_last_reload_success"), 1);
   assert.equal(sampleValue(text, "celgate_policy_reload_suspect_total"), 1);
 });
+
+/** Nine levels of ten aliases each: a dozen lines that stand for a billion nodes. */
+const ALIAS_BOMB = [
+  "apiVersion: v1",
+  "kind: ConfigMap",
+  "metadata:",
+  "  name: bomb",
+  'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]',
+  ...["b", "c", "d", "e", "f", "g", "h", "i"].map(
+    (n, i) => `${n}: &${n} [${Array(10).fill(`*${"abcdefghi"[i]}`).join(",")}]`,
+  ),
+  "",
+].join("\n");
+
+void test("an alias bomb and a file just over the size limit on reload: each is one error line and a metric, the last good content of that file serves, a fix in another file is applied (issue 37 item 6, issue 36 items 3 and 5)", {
+  timeout: 90_000,
+}, async (t) => {
+  const dir = await tempDir(t);
+  const file = join(dir, "cap.yaml");
+  const other = join(dir, "other.yaml");
+  await writeFile(file, capPolicy(5));
+  await writeFile(other, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\ndata:\n  a: b\n");
+  const log = new CapturedLog();
+  const maxFileBytes = 64 * 1024;
+  const { webhook, port, ca } = await startTestWebhook(t, {
+    policies: [dir],
+    logLevel: "info",
+    logStream: log,
+    pollMs: 200,
+    readLimits: { maxFileBytes, maxSetBytes: 1024 * 1024 },
+  });
+  const load = denialLoad(t, port, ca);
+  await waitFor("the load to run", async () => ((await load.probe()) === 5 ? true : undefined));
+
+  // The bomb lands in the other file; the cap is lowered meanwhile.
+  await writeFile(other, ALIAS_BOMB);
+  await writeFile(file, capPolicy(4));
+  await waitFor("the cap's change to be served", async () => ((await load.probe()) === 4 ? true : undefined));
+  const partial = await waitFor("the partial reload's line", async () =>
+    log.reloads().find((e) => e.result === "partial"),
+  );
+  assert.equal(partial.level, 50);
+  assert.deepEqual(partial.failedFiles, [other]);
+  const codes = (partial.diagnostics as { code: string; file: string; line: number }[]).map((d) => [
+    d.code,
+    d.file,
+    d.line,
+  ]);
+  assert.deepEqual(codes, [["PE_YAML_ALIASES", other, 8]]);
+
+  // Now the cap's own file grows just over the limit (one large value): it keeps its last good content.
+  await writeFile(file, `${capPolicy(3)}# ${"x".repeat(maxFileBytes)}\n`);
+  await waitFor("the oversized file's line", async () =>
+    log
+      .reloads()
+      .find(
+        (e) =>
+          e.result === "partial" &&
+          (e.diagnostics as { code: string }[]).some((d) => d.code === "PE_TOO_LARGE"),
+      ),
+  );
+  assert.equal(await load.probe(), 4, "the oversized file's last good content must keep serving");
+  assertAlwaysDenied(await load.stop(), [5, 4]);
+  const text = await scrape(webhook.metricsUrl);
+  assert.ok((sampleValue(text, "celgate_policy_reloads_total", { result: "partial" }) ?? 0) >= 2);
+  assert.equal(sampleValue(text, "celgate_policy_last_reload_success"), 0);
+  // Not retried on every poll: the same files are reported once each.
+  await sleep(600);
+  assert.equal(log.reloads().filter((e) => e.result === "partial").length, 2, log.lines.join("\n"));
+});

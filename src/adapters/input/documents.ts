@@ -4,8 +4,9 @@
  * and line, never throws. Shared by the CLI and the REPL, so neither imports the other's modules.
  */
 import { readFile } from "node:fs/promises";
-import { parseAllDocuments } from "yaml";
+import { LineCounter, parseAllDocuments } from "yaml";
 import { err, ok, type Result } from "../../result.ts";
+import { aliasExcessMessage, checkAliases } from "../../yaml/aliases.ts";
 
 export interface DataDocument {
   readonly file: string;
@@ -25,7 +26,8 @@ export function parseDocuments(
   file: string,
   options: ParseOptions = {},
 ): Result<DataDocument[], string> {
-  const docs = parseAllDocuments(text, { intAsBigInt: options.bigInts ?? false });
+  const lineCounter = new LineCounter();
+  const docs = parseAllDocuments(text, { intAsBigInt: options.bigInts ?? false, lineCounter });
   if (!Array.isArray(docs)) return ok([]);
   const out: DataDocument[] = [];
   for (const [i, doc] of docs.entries()) {
@@ -36,7 +38,13 @@ export function parseDocuments(
       const first = problem.message.split("\n")[0] ?? problem.message;
       return err(`${where}: not valid YAML or JSON: ${first.replace(/ at line \d+, column \d+:?$/, "")}`);
     }
-    const value: unknown = doc.toJS();
+    const excess = checkAliases(doc);
+    if (excess !== undefined) {
+      const pos = lineCounter.linePos(excess.alias.range?.[0] ?? 0);
+      return err(`${file}:${pos.line}:${pos.col}: ${aliasExcessMessage(excess)}`);
+    }
+    // Bounded by checkAliases above, by Kubernetes' rule rather than the yaml package's fixed count.
+    const value: unknown = doc.toJS({ maxAliasCount: -1 });
     if (value === null || value === undefined) continue;
     out.push({ file, index: i + 1, value });
   }

@@ -14,6 +14,7 @@ import type { CompileOptions } from "../../compile/policy.ts";
 import { type ClusterLink, type ClusterLinkOptions, openClusterLink } from "../../cluster/link.ts";
 import type { ClusterLog } from "../../cluster/observe.ts";
 import type { LabelSelector } from "../../policy/types.ts";
+import type { ReadLimits } from "../../sources/files.ts";
 import type { PolicySnapshot } from "../../sources/store.ts";
 import { PolicyStore } from "../../sources/store.ts";
 import { clusterAdmitterFor } from "./cluster-admitter.ts";
@@ -60,6 +61,8 @@ export interface ServeOptions {
   /** Where the JSON log (reviews, reloads) goes; stdout, in batches, by default. */
   readonly logStream?: LogStream;
   readonly pollMs?: number;
+  /** How many bytes of policy files a load reads, per file and in all (files.ts DEFAULT_READ_LIMITS). */
+  readonly readLimits?: ReadLimits;
   /** How long a reload that removes policies waits for the files to read the same again (store.ts). */
   readonly settleMs?: number;
   /**
@@ -387,6 +390,7 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
   const opened = await PolicyStore.open(options.policies, {
     ...compileOf(options),
     ...(options.pollMs ? { pollMs: options.pollMs } : {}),
+    ...(options.readLimits ? { limits: options.readLimits } : {}),
     ...(options.settleMs !== undefined ? { settleMs: options.settleMs } : {}),
     // Reloads are reported as JSON lines in the log (reload-report.ts), not on stderr.
     onReload: (outcome) => {

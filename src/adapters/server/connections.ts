@@ -4,9 +4,15 @@
  *
  * - A cap on open connections (counted from the TCP accept, before the TLS handshake), because each
  *   holds TLS and HTTP state whether it is used or not. At the cap, a new connection takes the place
- *   of the connection that has been idle longest (no request in flight); when every connection is
- *   busy, the new one is refused. The API server keeps idle connections for 90 s and closes them
- *   itself, so the keep-alive timeout stays above that (http.ts) and the cap does the bounding.
+ *   of the one that has waited longest for its client: idle with no request in flight, still in its
+ *   TLS handshake, or still receiving a request (its headers or its body). Only connections whose
+ *   request has fully arrived and is being answered are never given up; when every connection is
+ *   one of those, the new one is refused. So clients that open connections and then send slowly
+ *   or nothing (a slowloris) cannot hold every slot: each new connection pushes out the one that
+ *   has stalled longest, and an ordinary request, which arrives at once, is never the one pushed
+ *   out. The API server keeps idle connections for 90 s and closes them itself, so the keep-alive
+ *   timeout stays above that (http.ts) and the cap does the bounding; the handshake, header and
+ *   request timeouts (http.ts) end a stalled connection even when there is no pressure.
  * - Closing ends connections as Go's `http.Server.Shutdown` does: a connection whose request is in
  *   flight gets its answer (with `Connection: close`, which the server sets once draining) and then
  *   closes; a connection without one is closed once it has been quiet for a moment — a request the
@@ -29,18 +35,23 @@ interface Connection {
   tls: TLSSocket | undefined;
   /** The response of the last request on it; in flight until it has finished. */
   reply: ServerResponse | undefined;
-  /** performance.now() of the last sign of use: the accept, the handshake, a request, or a look that found it busy. */
+  /** The last request on it: until it is complete, the connection waits for its client. */
+  request: IncomingMessage | undefined;
+  /**
+   * performance.now() of the last sign of use: the accept, the handshake, a request, or a look that
+   * found it answering. For a connection waiting for its client, when that wait began.
+   */
   usedAt: number;
 }
 
 export interface ConnectionOptions {
-  /** Open connections at most; at the cap the longest-idle one makes room, or the new one is refused. */
+  /** Open connections at most; at the cap the one stalled longest makes room, or the new one is refused. */
   readonly maxConnections: number;
   /** How long a connection without a request in flight must stay quiet before a close ends it. */
   readonly quietMs?: number;
   /** How often a close looks at the connections while it waits. */
   readonly pollMs?: number;
-  /** Told of each connection refused at the cap, and each idle one closed to make room. */
+  /** Told of each connection refused at the cap, and each stalled or idle one closed to make room. */
   readonly onShed?: (what: "connection_refused" | "connection_evicted") => void;
 }
 
@@ -92,7 +103,13 @@ export class Connections {
       return;
     }
     const k = key(raw);
-    const c: Connection = { raw, tls: undefined, reply: undefined, usedAt: performance.now() };
+    const c: Connection = {
+      raw,
+      tls: undefined,
+      reply: undefined,
+      request: undefined,
+      usedAt: performance.now(),
+    };
     this.byPeer.set(k, c);
     raw.once("close", () => {
       if (this.byPeer.get(k) === c) this.byPeer.delete(k);
@@ -107,21 +124,27 @@ export class Connections {
     (tls as Tracked)[kConnection] = c;
   }
 
-  /** Called as each request starts (the server's onRequest hook): the connection is busy until `reply` finishes. */
-  requestStarted(socket: Socket, reply: ServerResponse, at: number): void {
+  /**
+   * Called as each request starts (the server's onRequest hook, once its headers are in): the
+   * connection waits for its client until `request` is complete, then is busy until `reply` finishes.
+   */
+  requestStarted(socket: Socket, request: IncomingMessage, reply: ServerResponse, at: number): void {
     const c = (socket as Tracked)[kConnection];
     if (c === undefined) return;
+    c.request = request;
     c.reply = reply;
     c.usedAt = at;
   }
 
-  /** Closes the connection idle longest to make room for a new one; false when every one is busy. */
+  /**
+   * Closes the connection that has waited longest for its client (see the module comment) to make
+   * room for a new one; false when every one is answering a request.
+   */
   private makeRoom(): boolean {
     let oldest: Connection | undefined;
     const now = performance.now();
     for (const c of this.byPeer.values()) {
-      // A handshake that is still going on is not idle; the TLS handshake timeout ends a stalled one.
-      if (c.tls === undefined || this.busy(c, now)) continue;
+      if (this.answering(c, now)) continue;
       if (oldest === undefined || c.usedAt < oldest.usedAt) oldest = c;
     }
     if (oldest === undefined) return false;
@@ -129,6 +152,14 @@ export class Connections {
     this.byPeer.delete(key(oldest.raw));
     oldest.tls?.destroy();
     oldest.raw.destroy();
+    return true;
+  }
+
+  /** Whether `c`'s request has arrived whole and its answer is not out yet; such a connection counts as used now. */
+  private answering(c: Connection, now: number): boolean {
+    if (c.reply === undefined || c.reply.writableFinished) return false;
+    if (c.request !== undefined && !c.request.complete) return false;
+    c.usedAt = now;
     return true;
   }
 

@@ -37,11 +37,18 @@ export function elapsedMs(request: FastifyRequest): number {
 export const BODY_LIMIT = 7 * 1024 * 1024 + 256 * 1024;
 /** Longer than the API server's idle connection timeout (90 s), so it is always the one to close. */
 export const KEEP_ALIVE_TIMEOUT_MS = 100_000;
-/** Headers must arrive within this; protects against clients that trickle bytes. */
-export const HEADERS_TIMEOUT_MS = 15_000;
+/**
+ * Headers must arrive within this; protects against clients that trickle bytes. The API server
+ * writes a request's headers at once; this is a webhook's default timeout (10 s).
+ */
+export const HEADERS_TIMEOUT_MS = 10_000;
 export const CONNECTIONS_CHECK_MS = 2_000;
-/** A whole request (headers and body) within the longest admission timeout plus upload time. */
-export const REQUEST_TIMEOUT_MS = 40_000;
+/**
+ * A whole request (headers and body) must arrive within this, answered 408 otherwise: the longest
+ * timeout a webhook may have (timeoutSeconds is at most 30, admissionregistration validation), after
+ * which the API server has given up on the answer anyway.
+ */
+export const REQUEST_TIMEOUT_MS = 30_000;
 /** An open socket with no traffic at all is closed after this (covers a stalled TLS peer too). */
 export const CONNECTION_TIMEOUT_MS = 120_000;
 

@@ -13,11 +13,12 @@ import type { ReviewOutcome } from "./review.ts";
 export { outcomeOf, type ReviewOutcome } from "./review.ts";
 
 /**
- * How a policy reload ended: the new set serves (`success`), its files do not parse (`failure`), or
- * it would remove policies the serving set holds and waits for the files to settle (`held_back`).
- * In the last two the previous set keeps serving.
+ * How a policy reload ended: the new set serves (`success`); it serves, but some files could not be
+ * read or parsed and keep their last good content (`partial`); its files do not parse or the reload
+ * failed (`failure`); or it would remove policies the serving set holds and waits for the files to
+ * settle (`held_back`). In the last two the previous set keeps serving.
  */
-export type ReloadResult = "success" | "failure" | "held_back";
+export type ReloadResult = "success" | "partial" | "failure" | "held_back";
 
 export interface PoliciesLoaded {
   readonly kind: "ValidatingAdmissionPolicy" | "MutatingAdmissionPolicy";
@@ -110,7 +111,7 @@ export function createWebhookMetrics(registry: Registry): WebhookMetrics {
   });
   const reloads = new Counter({
     name: "celgate_policy_reloads_total",
-    help: "Policy reloads applied (success) or rejected because a file does not parse (failure).",
+    help: "Policy reloads applied (success), applied with some files kept at their last good content because they could not be read or parsed (partial), or rejected or failed (failure).",
     labelNames: ["result"] as const,
     registers,
   });
@@ -126,7 +127,7 @@ export function createWebhookMetrics(registry: Registry): WebhookMetrics {
   });
   const lastReloadSuccess = new Gauge({
     name: "celgate_policy_last_reload_success",
-    help: "1 if the last policy reload was applied, 0 if it was rejected or held back and the previous policies are still in use.",
+    help: "1 if the last policy reload was applied whole, 0 if it was partial, rejected, failed or held back.",
     registers,
   });
   const loaded = new Gauge({

@@ -4,6 +4,8 @@
  * that does not parse is an error line carrying each problem as `celgate check` prints it
  * (`file:line:col: error: path: message [CODE]`) and as fields; a reload held back because it would
  * remove objects is a warning naming them; an applied reload says what it added, removed and changed.
+ * A reload applied while some files failed (they keep their last good content) is an error line
+ * naming them with their problems, as is a reload that failed as a whole.
  */
 import { type Diagnostic, formatDiagnostic } from "../../errors.ts";
 import type { InventoryEntry } from "../../sources/inventory.ts";
@@ -55,22 +57,36 @@ export function reportReload(
 ): void {
   switch (outcome.status) {
     case "applied": {
-      metrics.recordReload("success", outcome.snapshot.loadedAt);
-      const { set } = outcome.snapshot;
+      const { set, failedFiles } = outcome.snapshot;
+      const partial = failedFiles.length > 0;
+      metrics.recordReload(partial ? "partial" : "success", outcome.snapshot.loadedAt);
       const { added, removed, changed } = outcome.changes;
-      log.info(
-        {
-          event: RELOAD_EVENT,
-          result: "success",
-          policies: set.policies.length,
-          bindings: set.bindings.length,
-          added: keys(added),
-          removed: keys(removed),
-          changed: keys(changed),
-          diagnostics: outcome.snapshot.diagnostics.map(diagnosticFields),
-          notes,
-        },
-        `policies reloaded: ${plural(set.policies.length, "policy", "policies")}, ${plural(set.bindings.length, "binding", "bindings")}; ${added.length} added, ${removed.length} removed, ${changed.length} changed`,
+      const summary = `${plural(set.policies.length, "policy", "policies")}, ${plural(set.bindings.length, "binding", "bindings")}; ${added.length} added, ${removed.length} removed, ${changed.length} changed`;
+      const fields = {
+        event: RELOAD_EVENT,
+        result: partial ? "partial" : "success",
+        policies: set.policies.length,
+        bindings: set.bindings.length,
+        added: keys(added),
+        removed: keys(removed),
+        changed: keys(changed),
+        ...(partial ? { failedFiles } : {}),
+        diagnostics: outcome.snapshot.diagnostics.map(diagnosticFields),
+        notes,
+      };
+      if (partial)
+        log.error(
+          fields,
+          `policies reloaded without ${failedFiles.join(", ")}, which keep their last good content (${plural(outcome.snapshot.diagnostics.filter((d) => d.severity === "error").length, "error", "errors")}): ${summary}`,
+        );
+      else log.info(fields, `policies reloaded: ${summary}`);
+      return;
+    }
+    case "failed": {
+      metrics.recordReload("failure");
+      log.error(
+        { event: RELOAD_EVENT, result: "failure", error: outcome.error },
+        `policy reload failed: ${outcome.error}; the last good policies keep serving`,
       );
       return;
     }
@@ -102,6 +118,11 @@ export function reportReload(
         `policy reload held back: it would remove ${keys(outcome.removed).join(", ")}; the last good policies keep serving until the files read the same twice ${outcome.settleMs} ms apart`,
       );
       return;
+    }
+    default: {
+      // Every outcome is reported: a new one that is not fails to compile here.
+      const unreported: never = outcome;
+      throw new Error(`unreported reload outcome ${JSON.stringify(unreported)}`);
     }
   }
 }

@@ -252,7 +252,7 @@ function registerRoutes(
   app.addHook("onRequest", (request, reply, done) => {
     const start = performance.now();
     request.celgateStart = start;
-    connections.requestStarted(request.raw.socket, reply.raw, start);
+    connections.requestStarted(request.raw.socket, request.raw, reply.raw, start);
     if (state.draining) reply.header("connection", "close");
     done();
   });

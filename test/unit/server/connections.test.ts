@@ -9,7 +9,10 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { connect as netConnect, type Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
+import type { Admitter, ReviewOptions } from "../../../src/adapters/server/admitter.ts";
+import type { AdmissionRequest } from "../../../src/request/types.ts";
 import { json, send } from "../../helpers/https.ts";
 import { admissionReview, FixedAdmitter, serverCert, startServer } from "./fakes.ts";
 import { closed, openTls, readResponse, requestHead, sleep } from "./raw.ts";
@@ -86,11 +89,23 @@ void test("abort() ends a long drain at once and drops every connection", { time
   await assert.rejects(send({ port, ca, path: "/healthz", timeoutMs: 2000 }), /ECONNREFUSED/);
 });
 
-void test("at the connection cap the longest-idle connection makes room; when every one is busy a new one is refused", {
+void test("at the connection cap the longest-idle connection makes room; when every one is answering a new one is refused", {
   timeout: 30_000,
 }, async (t) => {
+  // Answers wait for the test to release them, so connections can be caught answering.
+  let release: () => void = () => {};
+  let gate = Promise.resolve();
+  const admitter = new FixedAdmitter();
   const { port, registry } = await startServer(t, {
-    admitter: () => new FixedAdmitter(),
+    // The server awaits an answer that is a promise (as a cluster-connected admitter's is);
+    // startServer's type names only the synchronous kind.
+    admitter: () =>
+      ({
+        review: async (request: AdmissionRequest, options: ReviewOptions) => {
+          await gate;
+          return admitter.review(request, options);
+        },
+      }) as unknown as Admitter,
     limits: { maxConnections: 3 },
   });
   const sockets: TLSSocket[] = [];
@@ -112,26 +127,88 @@ void test("at the connection cap the longest-idle connection makes room; when ev
   const fourth = await openTls(port);
   sockets.push(fourth);
   assert.equal(await closed(first as TLSSocket), true);
-  // Now make all three open connections busy: each has a request whose body is still coming.
-  for (const s of [second, third, fourth]) {
+  // Now all three open connections are answering: each request has arrived whole, its answer held.
+  gate = new Promise((resolve) => {
+    release = resolve;
+  });
+  const answers = [second, third, fourth].map((s) => {
+    const answer = readResponse(s as TLSSocket);
     s?.write(requestHead("/validate", BODY.length));
-    s?.write(BODY.subarray(0, 10));
-  }
+    s?.write(BODY);
+    return answer;
+  });
   await sleep(100);
   await assert.rejects(
     openTls(port, { timeoutMs: 3000 }),
     /ECONNRESET|socket hang up|disconnected|timed out/,
   );
-  // The busy ones are untouched: each completes its request.
-  for (const s of [second, third, fourth]) {
-    const answer = readResponse(s as TLSSocket);
-    s?.write(BODY.subarray(10));
-    assert.equal((await answer).status, 200);
-  }
+  // The answering ones are untouched: each gets its answer.
+  release();
+  for (const answer of answers) assert.equal((await answer).status, 200);
   const text = await registry.metrics();
   assert.match(text, /^celgate_load_shed_total\{reason="connection_evicted"\} 1$/m);
   assert.match(text, /^celgate_load_shed_total\{reason="connection_refused"\} 1$/m);
   assert.match(text, /^celgate_connections_open 3$/m);
+});
+
+void test("a slowloris cannot lock out clients: with every slot taken by connections mid-handshake or trickling a body, ordinary requests are answered (issue 37 item 4)", {
+  timeout: 60_000,
+}, async (t) => {
+  const cap = 20;
+  const { port, registry } = await startServer(t, {
+    admitter: () => new FixedAdmitter(),
+    limits: { maxConnections: cap },
+  });
+  const attackers: (Socket | TLSSocket)[] = [];
+  let trickle: NodeJS.Timeout | undefined;
+  t.after(() => {
+    clearInterval(trickle);
+    for (const s of attackers) s.destroy();
+  });
+  // Half the slots: TCP connections that never start their TLS handshake.
+  for (let i = 0; i < cap / 2; i++) {
+    const s = netConnect({ host: "127.0.0.1", port });
+    s.on("error", () => {});
+    await new Promise((resolve) => s.once("connect", resolve));
+    attackers.push(s);
+  }
+  // The other half: headers sent, then a body that comes one byte at a time.
+  const slowBodies: TLSSocket[] = [];
+  for (let i = 0; i < cap / 2; i++) {
+    const s = await openTls(port);
+    s.on("error", () => {});
+    s.write(requestHead("/validate", BODY.length));
+    s.write(BODY.subarray(0, 1));
+    attackers.push(s);
+    slowBodies.push(s);
+  }
+  let sent = 1;
+  trickle = setInterval(() => {
+    for (const s of slowBodies)
+      if (!s.destroyed && sent < BODY.length - 1) s.write(BODY.subarray(sent, sent + 1));
+    sent++;
+  }, 100);
+  await sleep(200);
+  assert.match(await registry.metrics(), new RegExp(`^celgate_connections_open ${cap}$`, "m"));
+
+  // Ordinary clients, one new connection per request, while the attackers keep trying.
+  let answered = 0;
+  const requests = 30;
+  for (let i = 0; i < requests; i++) {
+    const res = await send({ port, ca, path: "/validate", body: admissionReview({ uid: `u${i}` }) }).catch(
+      (e: Error) => ({ status: 0, body: e.message }),
+    );
+    if (res.status === 200) answered++;
+    // An attacker reconnects for each slot it lost, as a slowloris does.
+    const s = netConnect({ host: "127.0.0.1", port });
+    s.on("error", () => {});
+    attackers.push(s);
+  }
+  assert.equal(answered, requests, "ordinary requests were refused while slow clients held the slots");
+  const text = await registry.metrics();
+  const evicted = Number(/^celgate_load_shed_total\{reason="connection_evicted"\} (\d+)$/m.exec(text)?.[1]);
+  assert.ok(evicted >= requests, `only ${evicted} connections evicted`);
+  assert.doesNotMatch(text, /^celgate_load_shed_total\{reason="connection_refused"\} [1-9]/m);
 });
 
 void test("during the drain every answer asks the client to reconnect, whenever its request arrived", async (t) => {

@@ -131,17 +131,17 @@ void test("a file that does not parse: one error line with check's file:line:col
   const line = parse(s.lines[0] as string);
   assert.equal(line.level, 50);
   assert.equal(line.event, RELOAD_EVENT);
-  assert.equal(line.result, "failure");
-  assert.deepEqual(line.files, [s.file]);
-  assert.equal(line.msg, "policy reload rejected (1 error); the last good policies keep serving");
+  // The file keeps its last good content (the policy and its binding), so nothing else changes.
+  assert.equal(line.result, "partial");
+  assert.deepEqual(line.failedFiles, [s.file]);
+  assert.equal(
+    line.msg,
+    `policies reloaded without ${s.file}, which keep their last good content (1 error): 1 policy, 1 binding; 0 added, 0 removed, 0 changed`,
+  );
   const diagnostics = line.diagnostics as Record<string, unknown>[];
   assert.deepEqual(
     diagnostics.map((d) => [d.code, d.severity, d.path, d.file, d.line, d.column]),
-    [
-      ["PE_FIELD_VALUE", "error", "spec.failurePolicy", s.file, 6, 18],
-      // The binding of the policy that did not load is inert: a warning, as the API server never matches it.
-      ["PE_UNKNOWN_POLICY", "warning", "spec.policyName", s.file, 21, 15],
-    ],
+    [["PE_FIELD_VALUE", "error", "spec.failurePolicy", s.file, 6, 18]],
   );
   // Exactly what `celgate check` prints for the same file, problem by problem.
   const check = await cli(["check", s.file]);
@@ -154,8 +154,49 @@ void test("a file that does not parse: one error line with check's file:line:col
     diagnostics[0]?.text,
     `${s.file}:6:18: error: spec.failurePolicy: must be one of "Fail", "Ignore"; got "Sometimes" [PE_FIELD_VALUE]`,
   );
-  assert.equal(await sample(s.registry, "celgate_policy_reloads_total", '{result="failure"}'), 1);
+  assert.equal(await sample(s.registry, "celgate_policy_reloads_total", '{result="partial"}'), 1);
   assert.equal(await sample(s.registry, "celgate_policy_last_reload_success"), 0);
+});
+
+void test("a reload that fails as a whole (a fault, not the files) is one error line and a failure, once per content", async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), "celgate-reload-fault-"));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  await writeFile(join(dir, "cap.yaml"), POLICY("cap", 5));
+  const registry = new Registry();
+  const metrics = createWebhookMetrics(registry);
+  const lines: string[] = [];
+  const log = serverLog({ level: "info", stream: { write: (l: string) => void lines.push(l) } });
+  let faults = 1;
+  const opened = await PolicyStore.open([dir], {
+    pollMs: 20,
+    onReload: (o) => reportReload(o, metrics, log),
+    loadHooks: {
+      afterRead: () => {
+        if (faults-- > 0) throw new Error("disk on fire");
+      },
+    },
+  });
+  if (!("store" in opened)) throw new Error("open failed");
+  t.after(() => opened.store.close());
+  metrics.recordReload("success");
+  opened.store.watch();
+  await writeFile(join(dir, "cap.yaml"), POLICY("cap", 3));
+  for (let i = 0; i < 200 && lines.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+  // Polls go on; the same files are not tried (nor reported) again.
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(lines.length, 1, lines.join(""));
+  const line = parse(lines[0] as string);
+  assert.equal(line.level, 50);
+  assert.equal(line.result, "failure");
+  assert.equal(line.error, "disk on fire");
+  assert.equal(line.msg, "policy reload failed: disk on fire; the last good policies keep serving");
+  assert.equal(await sample(registry, "celgate_policy_reloads_total", '{result="failure"}'), 1);
+  assert.equal(await sample(registry, "celgate_policy_last_reload_success"), 0);
+  // The next change loads.
+  await writeFile(join(dir, "cap.yaml"), POLICY("cap", 2));
+  for (let i = 0; i < 200 && lines.length === 1; i++) await new Promise((r) => setTimeout(r, 10));
+  assert.equal(parse(lines[1] as string).result, "success");
+  assert.equal(await sample(registry, "celgate_policy_last_reload_success"), 1);
 });
 
 void test("a compile error does not block a reload; it is on the success line as check prints it", async (t) => {

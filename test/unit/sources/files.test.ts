@@ -234,7 +234,7 @@ test("the fingerprint is of the bytes parsed, not of the file after the load (is
     await writeFile(file, POLICY);
     const before = await fingerprintPolicyFiles([fdir]);
     const loaded = await loadPolicyPaths([fdir], {
-      afterRead: () => writeFile(file, POLICY.replace("p.example.com", "q.example.com")),
+      hooks: { afterRead: () => writeFile(file, POLICY.replace("p.example.com", "q.example.com")) },
     });
     assert.deepEqual(
       loaded.set.policies.map((p) => p.name),

@@ -289,26 +289,118 @@ void test("added and changed objects are applied at once, and say what changed",
   assert.deepEqual(reported.map(status), ["applied", "applied"]);
 });
 
-void test("a file that does not parse keeps the last good set; the same bytes are not news", async (t) => {
+void test("a file that does not parse keeps its last good content; the same bytes are not news", async (t) => {
   const dir = await tempDir(t);
   const file = join(dir, "replicas.yaml");
   await writeFile(file, policy("cap", 5));
   const { store, reported } = await open(t, [dir]);
   await writeFile(file, "kind: [unclosed\n");
-  const rejected = await store.reload();
-  assert.ok(rejected.status === "rejected");
+  const partial = await store.reload();
+  assert.ok(partial.status === "applied");
+  assert.deepEqual(partial.snapshot.failedFiles, [file]);
   assert.deepEqual(
-    rejected.diagnostics.map((d) => d.code),
+    partial.snapshot.diagnostics.map((d) => d.code),
     ["PE_YAML_SYNTAX"],
   );
-  assert.deepEqual(names(store), ["cap"]);
-  // The old content back: applied again (the metrics must read success again), with no changes.
+  assert.deepEqual(partial.changes, { added: [], removed: [], changed: [] });
+  assert.equal(limitOf(store, "cap"), 5);
+  assert.equal(status(await store.reload()), "unchanged");
+  // The old content back: applied whole again (the metrics must read success again), with no changes.
   await writeFile(file, policy("cap", 5));
   const back = await store.reload();
   assert.ok(back.status === "applied");
+  assert.deepEqual(back.snapshot.failedFiles, []);
   assert.deepEqual(back.changes, { added: [], removed: [], changed: [] });
   assert.equal(status(await store.reload()), "unchanged");
-  assert.deepEqual(reported.map(status), ["rejected", "applied"]);
+  assert.deepEqual(reported.map(status), ["applied", "applied"]);
+});
+
+/** A ConfigMap of a dozen lines whose aliases expand to a billion nodes. */
+const ALIAS_BOMB = [
+  "apiVersion: v1",
+  "kind: ConfigMap",
+  "metadata:",
+  "  name: bomb",
+  'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]',
+  ...["b", "c", "d", "e", "f", "g", "h", "i"].map(
+    (n, i) => `${n}: &${n} [${Array(10).fill(`*${"abcdefghi"[i]}`).join(",")}]`,
+  ),
+  "",
+].join("\n");
+
+void test("an alias bomb written over one file keeps its last good content, and a fix made meanwhile in another file is applied (issue 37 item 6)", async (t) => {
+  const dir = await tempDir(t);
+  const a = join(dir, "a.yaml");
+  const b = join(dir, "b.yaml");
+  await writeFile(a, policy("a", 5));
+  await writeFile(b, policy("b", 5));
+  const { store, reported } = await open(t, [dir]);
+  await writeFile(a, `${policy("a", 1)}---\n${ALIAS_BOMB}`);
+  await writeFile(b, policy("b", 2));
+  const outcome = await store.reload();
+  assert.ok(outcome.status === "applied", `got ${outcome.status}`);
+  assert.deepEqual(outcome.snapshot.failedFiles, [a]);
+  assert.deepEqual(
+    outcome.snapshot.diagnostics.filter((d) => d.severity === "error").map((d) => [d.code, d.location?.file]),
+    [["PE_YAML_ALIASES", a]],
+  );
+  assert.equal(limitOf(store, "a"), 5, "the broken file's last good content keeps serving");
+  assert.equal(limitOf(store, "b"), 2, "the other file's fix must be applied");
+  assert.deepEqual(
+    outcome.changes.changed.map((e) => e.key),
+    ["ValidatingAdmissionPolicy/b"],
+  );
+  // Reported once; the same bytes again are not news.
+  assert.equal(status(await store.reload()), "unchanged");
+  assert.equal(reported.length, 1);
+});
+
+void test("a file over the read limit is not read: a new one adds nothing, a known one keeps its last good content (issue 36 item 5)", async (t) => {
+  const dir = await tempDir(t);
+  const a = join(dir, "a.yaml");
+  await writeFile(a, policy("a", 5));
+  const limits = { maxFileBytes: 4096, maxSetBytes: 8192 };
+  const { store } = await open(t, [dir], { limits });
+  // One ConfigMap with one value just over the limit.
+  const big = (name: string) =>
+    `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  v: "${"x".repeat(4096)}"\n`;
+  await writeFile(join(dir, "big.yaml"), big("big"));
+  const added = await store.reload();
+  assert.ok(added.status === "applied");
+  assert.deepEqual(added.snapshot.failedFiles, [join(dir, "big.yaml")]);
+  const d = added.snapshot.diagnostics.find((x) => x.code === "PE_TOO_LARGE");
+  assert.equal(d?.location?.file, join(dir, "big.yaml"));
+  assert.match(d?.message ?? "", /is 41\d\d bytes, over the 4096 bytes one policy file may hold; not read/);
+  assert.deepEqual(store.current().set.resources, []);
+  // The known file grows past the limit: its policy stays as it was.
+  await writeFile(a, `${policy("a", 1)}\n#${"y".repeat(4096)}\n`);
+  const grown = await store.reload();
+  assert.ok(grown.status === "applied");
+  assert.equal(limitOf(store, "a"), 5);
+  // Files under the per-file limit that pass the set's limit together: the later ones are not read.
+  await writeFile(a, policy("a", 4));
+  for (const n of ["c", "d", "e"])
+    await writeFile(join(dir, `${n}.yaml`), big(n).replace("4096", "1").slice(0, 3000));
+  const set = await store.reload();
+  assert.ok(set.status === "applied");
+  assert.equal(limitOf(store, "a"), 4);
+  assert.ok(
+    set.snapshot.diagnostics.some(
+      (x) => x.code === "PE_TOO_LARGE" && /pass the 8192 bytes a policy set may hold/.test(x.message),
+    ),
+    JSON.stringify(set.snapshot.diagnostics.map((x) => x.message)),
+  );
+});
+
+void test("the first load has nothing to fall back on: a file that does not parse fails it", async (t) => {
+  const dir = await tempDir(t);
+  await writeFile(join(dir, "a.yaml"), ALIAS_BOMB);
+  const opened = await PolicyStore.open([dir]);
+  assert.ok("diagnostics" in opened);
+  assert.deepEqual(
+    opened.diagnostics.map((d) => d.code),
+    ["PE_YAML_ALIASES"],
+  );
 });
 
 void test("a ConfigMap volume: each step of kubelet's update is safe, and a half-written swap drops nothing (issue 28 item 2)", async (t) => {

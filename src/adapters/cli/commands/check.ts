@@ -244,6 +244,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
 const CRD_FILE_PROBLEMS: ReadonlySet<Diagnostic["code"]> = new Set([
   "PE_IO",
   "PE_YAML_SYNTAX",
+  "PE_YAML_ALIASES",
   "PE_NOT_OBJECT",
 ]);
 

@@ -2,6 +2,7 @@
 import { NEWEST_RELEASE, OLDEST_RELEASE } from "../../../cel/index.ts";
 import { type ServeOptions, startWebhook } from "../../server/app.ts";
 import { err, ok, type Result } from "../../../result.ts";
+import { DEFAULT_READ_LIMITS } from "../../../sources/files.ts";
 import { CLOSE_TIMEOUT_MS, DEFAULT_LIMITS } from "../../server/server.ts";
 import { loadTlsMaterial } from "../../server/tls.ts";
 import { isLogLevel, LOG_LEVELS } from "../../server/review-log.ts";
@@ -37,9 +38,14 @@ Options:
   --drain-seconds N      on SIGTERM keep answering for N seconds before closing (default 10;
                          0 closes at once); then requests in flight get up to ${CLOSE_TIMEOUT_MS / 1000} s more
   --max-connections N    open connections at most (default ${DEFAULT_LIMITS.maxConnections}); at the cap the
-                         connection idle longest is closed to make room, or a new one is refused
+                         one waiting longest for its client (idle, mid-handshake, or still
+                         sending its request) is closed to make room, or a new one is refused
   --max-inflight-mib N   MiB of request bodies over 64 KiB held at once (default ${DEFAULT_LIMITS.maxBytesInFlight / 1048576});
                          a request past it is answered 429 before its body is read
+  --max-policy-file-mib N
+                         MiB one policy file may hold (default ${DEFAULT_READ_LIMITS.maxFileBytes / 1048576}, a ConfigMap's limit)
+  --max-policy-set-mib N MiB all policy files may hold together (default ${DEFAULT_READ_LIMITS.maxSetBytes / 1048576}); a file
+                         past either is not read (PE_TOO_LARGE) and keeps its last good content
   --dry-run              load and compile the policies, report every problem as \`celgate check\`
                          does, and exit with its status (and check --tls-cert/--tls-key when
                          given); serve nothing
@@ -73,10 +79,12 @@ whose validationActions are only Warn and Audit is served on /validate/ignore, a
 with --client-ca the admission port asks every client for a certificate); GET /metrics on the
 metrics port. Policies without a binding are loaded and checked, not enforced.
 
-Policy reloads never fail open: a file that does not parse keeps the last good policies, and a
-reload that would remove a policy, binding or param (a file emptied, truncated or deleted) waits
-until the files read the same twice, 1 s apart. Each reload is one JSON line in the log
-("event":"policy-reload"), a rejected one with every problem as \`celgate check\` prints it.
+Policy reloads never fail open: a file that cannot be read or parsed (or is over the limits, or
+its YAML aliases expand too far) keeps its last good content while the other files' changes are
+applied, and a reload that would remove a policy, binding or param (a file emptied, truncated or
+deleted) waits until the files read the same twice, 1 s apart. Each reload is one JSON line in the
+log ("event":"policy-reload"), a partial or failed one at error level with every problem as
+\`celgate check\` prints it, and counted in celgate_policy_reloads_total.
 
 On SIGTERM or SIGINT: readiness turns off, answers go on for --drain-seconds (each asking the
 client to reconnect elsewhere), then the server closes; a second signal exits at once.
@@ -105,6 +113,8 @@ const OPTIONS = {
     "policies-from-cluster": { type: "boolean", default: false },
     "max-connections": { type: "string", default: String(DEFAULT_LIMITS.maxConnections) },
     "max-inflight-mib": { type: "string", default: String(DEFAULT_LIMITS.maxBytesInFlight / 1048576) },
+    "max-policy-file-mib": { type: "string", default: String(DEFAULT_READ_LIMITS.maxFileBytes / 1048576) },
+    "max-policy-set-mib": { type: "string", default: String(DEFAULT_READ_LIMITS.maxSetBytes / 1048576) },
     "dry-run": { type: "boolean", default: false },
     "log-values": { type: "boolean", default: false },
   },
@@ -188,8 +198,17 @@ function serveOptions(values: ServeValues, io: CliIO): Result<ServeOptions, stri
   const inflightMib = Number(values["max-inflight-mib"]);
   if (!Number.isFinite(inflightMib) || inflightMib < 1)
     return err(`--max-inflight-mib must be a number of MiB, at least 1, got '${values["max-inflight-mib"]}'`);
+  const fileMib = Number(values["max-policy-file-mib"]);
+  const setMib = Number(values["max-policy-set-mib"]);
+  for (const [flag, v] of [
+    ["max-policy-file-mib", fileMib],
+    ["max-policy-set-mib", setMib],
+  ] as const)
+    if (!Number.isFinite(v) || v <= 0)
+      return err(`--${flag} must be a number of MiB above 0, got '${values[flag]}'`);
   return ok({
     policies: policies.map((p) => userPath(io, p)),
+    readLimits: { maxFileBytes: Math.round(fileMib * 1048576), maxSetBytes: Math.round(setMib * 1048576) },
     host: values.host,
     port: admissionPort,
     metricsPort,
