@@ -3,10 +3,13 @@
  * (page by page, `limit`/`continue`), then watch from the list's resourceVersion with bookmarks on;
  * a watch that ends is opened again from the last resourceVersion seen (an event's or a
  * bookmark's); a `410 Gone` (an `ERROR` event or an expired continue token) means that version is
- * compacted away, so the cache lists again from scratch. Failed requests are retried with capped
- * exponential backoff, and the cache keeps serving what it last had meanwhile.
- * (client-go: tools/cache/reflector.go ListAndWatch, watchHandler; isExpiredError.)
+ * compacted away, so the cache lists again from scratch. Between one list-and-watch and the next,
+ * and before a failed request is tried again, the cache waits client-go's backoff (backoff.ts), so
+ * a server that answers every watch with 410 is not listed in a tight loop; the cache keeps serving
+ * what it last had meanwhile.
+ * (client-go: tools/cache/reflector.go RunWithContext, ListAndWatch, watch; isExpiredError.)
  */
+import { Backoff, REFLECTOR_BACKOFF } from "./backoff.ts";
 import type { ApiClient, WatchEvent, WatchHandle } from "./client.ts";
 import { collectionPath, type ResourceInfo } from "./discovery.ts";
 import { type CacheObserver, type ClusterLog, NO_CACHE_OBSERVER, QUIET_LOG } from "./observe.ts";
@@ -23,6 +26,7 @@ export type KubeObject = Readonly<Record<string, unknown>> & {
 export interface ReflectorOptions {
   /** Objects per list page; client-go's default is 500. */
   readonly pageSize?: number;
+  /** The backoff's first wait and its cap; client-go's (800 ms, 30 s) by default. */
   readonly backoffInitialMs?: number;
   readonly backoffMaxMs?: number;
   readonly log?: ClusterLog;
@@ -130,8 +134,17 @@ export class Reflector {
   }
 
   private async run(): Promise<void> {
-    let backoff = this.options.backoffInitialMs ?? 250;
-    const maxBackoff = this.options.backoffMaxMs ?? 30_000;
+    // One backoff for every wait, as the reflector's delayHandler is: it starts again from its first
+    // wait only when its reset interval has passed, not when a watch opens (a server that opens
+    // every watch and then ends it with 410 would otherwise be listed in a tight loop).
+    const backoff = new Backoff(
+      {
+        ...REFLECTOR_BACKOFF,
+        initialMs: this.options.backoffInitialMs ?? REFLECTOR_BACKOFF.initialMs,
+        maxMs: this.options.backoffMaxMs ?? REFLECTOR_BACKOFF.maxMs,
+      },
+      this.now,
+    );
     let relistReason: "initial" | "expired" | "error" = "initial";
     let lost = false;
     while (!this.stopped) {
@@ -147,22 +160,20 @@ export class Reflector {
             lost = false;
             this.log.info({ resource: this.name, server: this.client.server }, "cluster connection restored");
           }
-          backoff = this.options.backoffInitialMs ?? 250;
         });
         if (this.stopped) return;
         this.observer.watchRestarted(this.name, outcome);
         if (outcome === "expired") {
           this.resourceVersion = "";
           relistReason = "expired";
-          this.log.info({ resource: this.name }, "watch expired (410 Gone): listing again");
+          const waitMs = Math.round(backoff.next());
+          this.log.info({ resource: this.name, inMs: waitMs }, "watch expired (410 Gone): listing again");
+          await this.sleep(waitMs);
           continue;
         }
         // A watch the server ends (its timeout) is opened again at once; one that ends at once
         // is waited for, so a server that closes every watch is not asked in a tight loop.
-        if (this.now() - opened < 1000) {
-          await this.sleep(backoff);
-          backoff = Math.min(maxBackoff, backoff * 2);
-        }
+        if (this.now() - opened < 1000) await this.sleep(backoff.next());
       } catch (e) {
         if (this.stopped) return;
         if (!lost) {
@@ -184,8 +195,7 @@ export class Reflector {
           );
         }
         this.observer.watchRestarted(this.name, "error");
-        await this.sleep(backoff);
-        backoff = Math.min(maxBackoff, backoff * 2);
+        await this.sleep(backoff.next());
       }
     }
   }

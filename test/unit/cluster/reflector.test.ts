@@ -205,3 +205,31 @@ void test("a wrong token is 401 and the cache never syncs", async (t) => {
   assert.equal(res.status, 401);
   assert.equal((res.body as { kind?: string }).kind, "Status");
 });
+
+// client-go tools/cache/reflector.go: a watch that ends in 410 Gone ends ListAndWatch, and the
+// reflector's loop (delayHandler.Until, sliding) waits the backoff before it lists again:
+// defaultBackoffInit 800 ms, doubling (defaultBackoffFactor 2), plus up to as much again of jitter
+// (defaultBackoffJitter 1.0), capped at defaultBackoffMax 30 s. So within 3 s of the first list
+// the lists after it start at least 0.8 s and then 0.8 + 1.6 s in: three at most.
+void test("a watch that answers every time with 410 Gone: lists again with client-go's backoff, not in a tight loop", async (t) => {
+  const api = await startKubeApiServer(t);
+  for (let i = 0; i < 3; i++) api.put(configMap(`cm-${i}`, {}));
+  api.expireWatches = true;
+  const client = await clientFor(t, api);
+  const { events, observer } = recorder();
+  const r = new Reflector(client, CONFIGMAPS, { observer });
+  t.after(() => r.stop());
+  r.start();
+  await r.whenSynced();
+  const started = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, 3000));
+  r.stop();
+  const window = performance.now() - started;
+  const lists = api.requests.filter((q) => q.startsWith("GET /api/v1/configmaps?limit=")).length;
+  const watches = api.requests.filter((q) => q.includes("watch=true")).length;
+  t.diagnostic(`${lists} lists and ${watches} watches in ${window.toFixed(0)} ms of 410 Gone`);
+  assert.ok(lists >= 2, `it lists again after 410 (${lists} lists)`);
+  assert.ok(lists <= 3 + (window > 3200 ? 1 : 0), `${lists} lists in ${window.toFixed(0)} ms`);
+  assert.equal(events.filter((e) => e === "relisted configmaps expired").length, lists - 1);
+  assert.equal(r.size, 3, "the cache keeps serving its objects meanwhile");
+});
