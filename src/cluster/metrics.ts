@@ -33,7 +33,7 @@ export function createClusterMetrics(registry: Registry): ClusterMetrics {
   });
   const age = new Gauge({
     name: "celgate_cluster_cache_age_seconds",
-    help: "How old the cached state of a resource may be: 0 while its watch is open, else the time since it last was; absent before the first list.",
+    help: "How old the cached state of a resource may be: 0 while its watch is open and brings events or bookmarks, else the time since the cache was last known current; absent before the first list.",
     labelNames: ["resource"],
     registers,
     collect() {
@@ -49,7 +49,7 @@ export function createClusterMetrics(registry: Registry): ClusterMetrics {
   });
   const restarts = new Counter({
     name: "celgate_cluster_watch_restarts_total",
-    help: "Watches of a resource opened again, by why the last one ended: closed, expired (410 Gone), error.",
+    help: "Watches of a resource opened again, by why the last one ended: closed, expired (410 Gone), error, silent (no event or bookmark for too long: the API server may be hung).",
     labelNames: ["resource", "reason"],
     registers,
   });

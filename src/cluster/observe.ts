@@ -13,8 +13,8 @@ export interface ClusterLog {
 
 export const QUIET_LOG: ClusterLog = { info: () => {}, warn: () => {}, error: () => {} };
 
-/** Why a watch was opened again. */
-export type WatchRestartReason = "closed" | "expired" | "error";
+/** Why a watch was opened again ("silent": no event or bookmark for too long, see reflector.ts). */
+export type WatchRestartReason = "closed" | "expired" | "error" | "silent";
 
 export interface CacheObserver {
   /** The cache for `resource` has (or has no longer) a first complete list. */

@@ -59,7 +59,13 @@ async function serveConnected(
   t: TestContext,
   api: KubeApiServer,
   policies: string,
-  extra: { policiesFromCluster?: boolean; sarTtlMs?: number; waitReady?: boolean } = {},
+  extra: {
+    policiesFromCluster?: boolean;
+    sarTtlMs?: number;
+    waitReady?: boolean;
+    silenceMs?: number;
+    staleReadiness?: "serve" | "unready";
+  } = {},
 ): Promise<Started> {
   const dir = await tempDir(t);
   const kubeconfig = join(dir, "kubeconfig");
@@ -78,7 +84,12 @@ async function serveConnected(
     cluster: {
       kubeconfig,
       log: { info: line("info"), warn: line("warn"), error: line("error") },
-      reflector: { backoffInitialMs: 20, backoffMaxMs: 100 },
+      reflector: {
+        backoffInitialMs: 20,
+        backoffMaxMs: 100,
+        ...(extra.silenceMs !== undefined ? { silenceMs: extra.silenceMs } : {}),
+      },
+      ...(extra.staleReadiness !== undefined ? { staleReadiness: extra.staleReadiness } : {}),
       staleLogMs: 50,
       ...(extra.policiesFromCluster ? { policiesFromCluster: true } : {}),
       ...(extra.sarTtlMs !== undefined ? { sar: { ttlMs: extra.sarTtlMs } } : {}),
@@ -236,6 +247,47 @@ void test("readiness waits for the first sync; the API server going away leaves 
       ? true
       : undefined,
   );
+});
+
+// A hung API server (SIGSTOP) answers nothing and closes nothing. The watch cache bookmarks every
+// watch about once a minute (apiserver/pkg/storage/cacher cacheWatcher.nextBookmarkTime); here
+// every 100 ms, with the silence threshold at 1.5 s.
+void test("a hung API server: the cache's real age in metrics and one log line; with --cluster-stale-readiness=unready the pod is unready until it wakes", async (t) => {
+  const api = await startKubeApiServer(t, { bookmarkEveryMs: 100 });
+  api.put(namespace("team-a", { env: "prod" }));
+  const w = await serveConnected(t, api, PROD_ONLY, { silenceMs: 1500, staleReadiness: "unready" });
+  const readyz = () => send({ port: w.port, ca: w.ca, path: "/readyz", timeoutMs: 5000 });
+  const age = async () =>
+    sampleValue(await scrape(w.webhook.metricsUrl), "celgate_cluster_cache_age_seconds", {
+      resource: "namespaces",
+    });
+  await waitFor("a current cache", async () => ((await age()) === 0 ? true : undefined));
+  // Quiet but bookmarked: still current a while later.
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  assert.equal(await age(), 0);
+  assert.equal((await readyz()).status, 200);
+
+  api.hang();
+  const hungAt = w.clusterLines.length;
+  const silentLines = () => w.clusterLines.slice(hungAt).filter((l) => l.includes("no event or bookmark"));
+  const notReady = await waitFor("readiness to turn off", async () => {
+    const r = await readyz();
+    return r.status === 503 ? r : undefined;
+  });
+  assert.match(notReady.body, /cluster state .*old \(namespaces\)/);
+  await waitFor("the silence to be logged", () => (silentLines().length > 0 ? true : undefined));
+  assert.ok(((await age()) ?? 0) >= 1.5, "the real age, from the last bookmark");
+  // Hung for another threshold and more: still one line.
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  assert.equal(silentLines().length, 1, w.clusterLines.join("\n"));
+  assert.match(silentLines()[0] ?? "", /"resource":"namespaces".*"cacheAgeSeconds":/);
+  assert.ok(((await age()) ?? 0) >= 3.5, "the age keeps growing");
+  const r = await review(w, deploymentReview({ object: deployment("web", 5) }));
+  assert.equal(r.allowed, false, "decided from the cache: team-a is env=prod");
+
+  api.wake();
+  await waitFor("ready again", async () => ((await readyz()).status === 200 ? true : undefined));
+  await waitFor("a current cache again", async () => ((await age()) === 0 ? true : undefined));
 });
 
 void test("a namespace the cache has never seen is an error that failurePolicy decides", async (t) => {

@@ -52,6 +52,11 @@ interface Watcher {
 export interface KubeApiServerOptions {
   /** Events kept for watch replay; older resourceVersions get 410. Default 10,000. */
   readonly history?: number;
+  /**
+   * Send every watch that allowed them a BOOKMARK this often, as the API server's watch cache does
+   * once a minute (cacher.go defaultBookmarkFrequency); default never (tests call `bookmark()`).
+   */
+  readonly bookmarkEveryMs?: number;
 }
 
 export class KubeApiServer {
@@ -70,6 +75,8 @@ export class KubeApiServer {
   private readonly objects = new Map<string, Map<string, KubeObject>>();
   private history: WatchEvent[] = [];
   private readonly historyLimit: number;
+  private readonly bookmarkEveryMs: number | undefined;
+  private bookmarkTimer: NodeJS.Timeout | undefined;
   private readonly watchers = new Set<Watcher>();
   /** Every request's method and path with query, in order. */
   readonly requests: string[] = [];
@@ -79,6 +86,7 @@ export class KubeApiServer {
 
   constructor(options: KubeApiServerOptions = {}) {
     this.historyLimit = options.history ?? 10_000;
+    this.bookmarkEveryMs = options.bookmarkEveryMs;
     const now = Date.now();
     const authority = generateCertificate({
       subject: { organization: "celgate-test", commonName: "test kube-apiserver CA" },
@@ -149,6 +157,10 @@ export class KubeApiServer {
     if (address && typeof address === "object") this.port = address.port;
     this.server = server;
     this.front = front;
+    if (this.bookmarkEveryMs !== undefined) {
+      this.bookmarkTimer = setInterval(() => this.bookmark(), this.bookmarkEveryMs);
+      this.bookmarkTimer.unref();
+    }
   }
 
   /** Stops answering: the listener closes and every open connection (watches too) is cut. */
@@ -156,6 +168,7 @@ export class KubeApiServer {
     const front = this.front;
     this.server = undefined;
     this.front = undefined;
+    clearInterval(this.bookmarkTimer);
     this.gate.drop();
     for (const w of this.watchers) w.res.destroy();
     this.watchers.clear();

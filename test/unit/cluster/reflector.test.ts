@@ -233,3 +233,51 @@ void test("a watch that answers every time with 410 Gone: lists again with clien
   assert.equal(events.filter((e) => e === "relisted configmaps expired").length, lists - 1);
   assert.equal(r.size, 3, "the cache keeps serving its objects meanwhile");
 });
+
+// A hung API server (SIGSTOP) keeps its connections open and sends nothing. The API server's watch
+// cache sends every watch that asked for them a bookmark about once a minute
+// (apiserver/pkg/storage/cacher: defaultBookmarkFrequency, cacheWatcher.nextBookmarkTime), and
+// keeps its events for that plus 15 s (eventFreshDuration): a watch that brings neither an event
+// nor a bookmark for longer is silent, and the cache is as old as the last thing it heard.
+void test("a hung API server: the silent watch is noticed, the cache's real age reported and logged once, and it catches up on waking", async (t) => {
+  const api = await startKubeApiServer(t);
+  api.put(configMap("a", { v: "1" }));
+  const client = await clientFor(t, api);
+  const lines: { level: string; message: string; fields: Record<string, unknown> }[] = [];
+  const line = (level: string) => (fields: Record<string, unknown>, message: string) =>
+    void lines.push({ level, message, fields });
+  const { events, observer } = recorder();
+  const r = new Reflector(client, CONFIGMAPS, {
+    log: { info: line("info"), warn: line("warn"), error: line("error") },
+    observer,
+    backoffInitialMs: 20,
+    backoffMaxMs: 100,
+    silenceMs: 400,
+  });
+  t.after(() => r.stop());
+  r.start();
+  await r.whenSynced();
+  await eventually(() => r.ageSeconds() === 0, { what: "an open watch" });
+  api.hang();
+  api.put(configMap("a", { v: "2" }));
+  await eventually(() => events.includes("restart configmaps silent"), {
+    what: "the silence to be noticed",
+    timeoutMs: 5000,
+  });
+  assert.ok((r.ageSeconds() ?? 0) >= 0.4);
+  // Still silent a while later: the age grows from the last thing heard, and one line says so.
+  await new Promise((resolve) => setTimeout(resolve, 600));
+  assert.ok((r.ageSeconds() ?? 0) >= 1, `age ${r.ageSeconds()}`);
+  const silent = lines.filter((l) => l.level !== "info");
+  assert.equal(silent.length, 1, JSON.stringify(lines));
+  assert.match(silent[0]!.message, /no event or bookmark/);
+  assert.equal(silent[0]!.fields.resource, "configmaps");
+  assert.ok(Number(silent[0]!.fields.cacheAgeSeconds) >= 0.4);
+  assert.deepEqual(r.get("default", "a")?.data, { v: "1" }, "served from the cache meanwhile");
+  api.wake();
+  await eventually(() => (r.get("default", "a")?.data as { v?: string } | undefined)?.v === "2", {
+    what: "the change made while hung",
+  });
+  await eventually(() => r.ageSeconds() === 0, { what: "a current cache" });
+  assert.ok(lines.some((l) => l.message === "cluster connection restored"));
+});
