@@ -55,7 +55,7 @@ export function createClusterMetrics(registry: Registry): ClusterMetrics {
   });
   const checks = new Counter({
     name: "celgate_authorizer_checks_total",
-    help: "authorizer checks that needed the cluster, answered from the SubjectAccessReview cache (hit) or not (miss).",
+    help: "authorizer checks that needed the cluster, by how they were answered: from the SubjectAccessReview cache (hit), by a SubjectAccessReview (miss), from an answer past its TTL while SubjectAccessReviews fail (stale), or with the last failure while its backoff runs (backoff).",
     labelNames: ["cache"],
     registers,
   });
@@ -83,7 +83,7 @@ export function createClusterMetrics(registry: Registry): ClusterMetrics {
       },
     },
     sar: {
-      check: (hit) => checks.inc({ cache: hit ? "hit" : "miss" }),
+      check: (how) => checks.inc({ cache: how }),
       call: (outcome, seconds) => {
         calls.inc({ outcome });
         if (outcome !== "budget") latency.observe(seconds);

@@ -28,8 +28,12 @@ export interface CacheObserver {
 }
 
 export interface SarObserver {
-  /** A review's authorizer check answered from the cache (`hit`) or sent as a SubjectAccessReview. */
-  check(hit: boolean): void;
+  /**
+   * How a review's authorizer check was answered: from the cache (`hit`), by a SubjectAccessReview
+   * (`miss`), from an answer past its TTL while SARs fail (`stale`), or with the last failure, no
+   * SAR sent while its backoff runs (`backoff`).
+   */
+  check(how: "hit" | "miss" | "stale" | "backoff"): void;
   /** One SubjectAccessReview call and how it ended. */
   call(outcome: "ok" | "error" | "budget", seconds: number): void;
 }

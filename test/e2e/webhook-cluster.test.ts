@@ -587,3 +587,51 @@ void test("under load, SubjectAccessReviews are one per user and check: the rest
     `SAR cache: ${hits} hits, ${misses} misses over 400 reviews (${((100 * hits) / (hits + misses)).toFixed(1)}% hits)`,
   );
 });
+
+// The API server's webhook authorizer keeps an allow for 5 minutes and anything else for 30 s
+// (kube-apiserver --authorization-webhook-cache-authorized-ttl / -unauthorized-ttl), and retries a
+// failed call after 500 ms, ×1.5 (apiserver/plugin/pkg/authorizer/webhook/webhook.go). celgate asks
+// again after its own TTL, but while SubjectAccessReviews fail it serves answers that old, and
+// sends none until the backoff has passed.
+void test("a SubjectAccessReview outage: allowed users stay allowed from their last answer, and SARs follow the backoff", async (t) => {
+  const api = await startKubeApiServer(t);
+  api.put(namespace("team-a"));
+  api.authorize = () => ({ allowed: true, reason: "RBAC" });
+  const w = await serveConnected(t, api, AUTHZ, { sarTtlMs: 100 });
+  const asAlice = () => {
+    const body = deploymentReview();
+    (body.request as { userInfo: unknown }).userInfo = { username: "alice", groups: ["dev"] };
+    return body;
+  };
+  assert.equal((await review(w, asAlice())).allowed, true);
+  assert.equal(api.sarCalls, 2);
+  api.authorize = () => {
+    throw new Error("etcdserver: request timed out");
+  };
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  const started = performance.now();
+  const records = await runLoad({
+    workers: 4,
+    maxRequests: 300,
+    maxMs: 30_000,
+    request: async () => (await postReview(w.port, w.ca, "/validate", asAlice())).response,
+  });
+  const elapsed = performance.now() - started;
+  assert.deepEqual(
+    records
+      .filter((r) => r.error || !r.result?.allowed)
+      .map((r) => r.error?.message ?? r.result?.status?.message),
+    [],
+  );
+  // Tries at 0, then after 500 ms, 750 ms, … (up to 20% later each): two checks per try at most.
+  let tries = 1;
+  for (let at = 0, wait = 500; at + wait <= elapsed; at += wait, wait *= 1.5) tries++;
+  const sent = api.sarCalls - 2;
+  t.diagnostic(`${sent} SARs during ${elapsed.toFixed(0)} ms of outage, ${records.length} reviews`);
+  assert.ok(
+    sent >= 1 && sent <= 2 * tries,
+    `${sent} SARs in ${elapsed.toFixed(0)} ms (at most ${2 * tries})`,
+  );
+  const metrics = await scrape(w.webhook.metricsUrl);
+  assert.ok((sampleValue(metrics, "celgate_authorizer_checks_total", { cache: "stale" }) ?? 0) > 0);
+});
