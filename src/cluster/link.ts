@@ -14,7 +14,7 @@ import { type ApiClient, type ConnectOptions, connect, inCluster } from "./clien
 import { createClusterMetrics } from "./metrics.ts";
 import type { ClusterLog } from "./observe.ts";
 import { ClusterPolicies, combineWithCluster } from "./policies.ts";
-import type { ReflectorOptions } from "./reflector.ts";
+import { DEFAULT_SILENCE_MS, type ReflectorOptions } from "./reflector.ts";
 import { type SarOptions, SubjectAccessReviewer } from "./sar.ts";
 import { type CacheStatus, ClusterState, paramKindsOf } from "./state.ts";
 
@@ -26,11 +26,20 @@ export interface ClusterLinkOptions extends ConnectOptions {
   readonly registry: Registry;
   readonly sar?: Omit<SarOptions, "observer">;
   readonly reflector?: Omit<ReflectorOptions, "log" | "observer" | "onChange">;
+  /**
+   * Whether a pod whose cluster state has gone stale (a cache older than the reflector's `silenceMs`,
+   * 75 s by default) stays ready and decides from it (`serve`, the default: as the API server's own
+   * admission plugin decides from its informers' caches) or reports not ready (`unready`).
+   */
+  readonly staleReadiness?: StaleReadiness;
   /** How often to log the cached state's age while the API server cannot be reached; default 30 s. */
   readonly staleLogMs?: number;
   /** The cluster's policy objects changed: the server should ask for a new admitter. */
   readonly onPoliciesChanged?: () => void;
 }
+
+export const STALE_READINESS = ["serve", "unready"] as const;
+export type StaleReadiness = (typeof STALE_READINESS)[number];
 
 /** What to serve for one policy set from the files. */
 export interface ClusterServing {
@@ -51,6 +60,8 @@ export interface ClusterLink {
   serving(files: CompiledPolicySet): ClusterServing;
   /** True once every cache has completed its first list. */
   ready(): boolean;
+  /** true when the pod may take traffic as far as the cluster goes, else why not (`staleReadiness`). */
+  readiness(): true | string;
   whenReady(timeoutMs: number): Promise<boolean>;
   status(): CacheStatus[];
   stop(): void;
@@ -125,6 +136,15 @@ export function createLink(client: ApiClient, options: ClusterLinkOptions): Clus
   }, options.staleLogMs ?? 30_000);
   stale.unref();
   const ready = () => state.ready() && (policies?.ready() ?? true);
+  const staleSeconds = (options.reflector?.silenceMs ?? DEFAULT_SILENCE_MS) / 1000;
+  const readiness = (): true | string => {
+    if (!ready()) return "the cluster caches have not synced yet";
+    if (options.staleReadiness !== "unready") return true;
+    const old = status().filter((s) => s.ageSeconds !== null && s.ageSeconds >= staleSeconds);
+    if (old.length === 0) return true;
+    const worst = Math.max(...old.map((s) => s.ageSeconds ?? 0));
+    return `cluster state ${Math.round(worst)} s old (${old.map((s) => s.resource).join(", ")}), older than ${staleSeconds} s; --cluster-stale-readiness=unready`;
+  };
   return {
     server: client.server,
     reviewer,
@@ -145,6 +165,7 @@ export function createLink(client: ApiClient, options: ClusterLinkOptions): Clus
       return { set, context: state.context(contextFromSet(set)) };
     },
     ready,
+    readiness,
     whenReady: async (timeoutMs) => {
       const end = performance.now() + timeoutMs;
       if (!(await state.whenReady(timeoutMs))) return false;

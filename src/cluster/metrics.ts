@@ -33,7 +33,7 @@ export function createClusterMetrics(registry: Registry): ClusterMetrics {
   });
   const age = new Gauge({
     name: "celgate_cluster_cache_age_seconds",
-    help: "How old the cached state of a resource may be: 0 while its watch is open, else the time since it last was; absent before the first list.",
+    help: "How old the cached state of a resource may be: 0 while its watch is open and brings events or bookmarks, else the time since the cache was last known current; absent before the first list.",
     labelNames: ["resource"],
     registers,
     collect() {
@@ -49,13 +49,13 @@ export function createClusterMetrics(registry: Registry): ClusterMetrics {
   });
   const restarts = new Counter({
     name: "celgate_cluster_watch_restarts_total",
-    help: "Watches of a resource opened again, by why the last one ended: closed, expired (410 Gone), error.",
+    help: "Watches of a resource opened again, by why the last one ended: closed, expired (410 Gone), error, silent (no event or bookmark for too long: the API server may be hung).",
     labelNames: ["resource", "reason"],
     registers,
   });
   const checks = new Counter({
     name: "celgate_authorizer_checks_total",
-    help: "authorizer checks that needed the cluster, answered from the SubjectAccessReview cache (hit) or not (miss).",
+    help: "authorizer checks that needed the cluster, by how they were answered: from the SubjectAccessReview cache (hit), by a SubjectAccessReview (miss), from an answer past its TTL while SubjectAccessReviews fail (stale), or with the last failure while its backoff runs (backoff).",
     labelNames: ["cache"],
     registers,
   });
@@ -83,7 +83,7 @@ export function createClusterMetrics(registry: Registry): ClusterMetrics {
       },
     },
     sar: {
-      check: (hit) => checks.inc({ cache: hit ? "hit" : "miss" }),
+      check: (how) => checks.inc({ cache: how }),
       call: (outcome, seconds) => {
         calls.inc({ outcome });
         if (outcome !== "budget") latency.observe(seconds);

@@ -13,8 +13,8 @@ export interface ClusterLog {
 
 export const QUIET_LOG: ClusterLog = { info: () => {}, warn: () => {}, error: () => {} };
 
-/** Why a watch was opened again. */
-export type WatchRestartReason = "closed" | "expired" | "error";
+/** Why a watch was opened again ("silent": no event or bookmark for too long, see reflector.ts). */
+export type WatchRestartReason = "closed" | "expired" | "error" | "silent";
 
 export interface CacheObserver {
   /** The cache for `resource` has (or has no longer) a first complete list. */
@@ -28,8 +28,12 @@ export interface CacheObserver {
 }
 
 export interface SarObserver {
-  /** A review's authorizer check answered from the cache (`hit`) or sent as a SubjectAccessReview. */
-  check(hit: boolean): void;
+  /**
+   * How a review's authorizer check was answered: from the cache (`hit`), by a SubjectAccessReview
+   * (`miss`), from an answer past its TTL while SARs fail (`stale`), or with the last failure, no
+   * SAR sent while its backoff runs (`backoff`).
+   */
+  check(how: "hit" | "miss" | "stale" | "backoff"): void;
   /** One SubjectAccessReview call and how it ended. */
   call(outcome: "ok" | "error" | "budget", seconds: number): void;
 }

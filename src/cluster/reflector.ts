@@ -3,13 +3,33 @@
  * (page by page, `limit`/`continue`), then watch from the list's resourceVersion with bookmarks on;
  * a watch that ends is opened again from the last resourceVersion seen (an event's or a
  * bookmark's); a `410 Gone` (an `ERROR` event or an expired continue token) means that version is
- * compacted away, so the cache lists again from scratch. Failed requests are retried with capped
- * exponential backoff, and the cache keeps serving what it last had meanwhile.
- * (client-go: tools/cache/reflector.go ListAndWatch, watchHandler; isExpiredError.)
+ * compacted away, so the cache lists again from scratch. Between one list-and-watch and the next,
+ * and before a failed request is tried again, the cache waits client-go's backoff (backoff.ts), so
+ * a server that answers every watch with 410 is not listed in a tight loop; the cache keeps serving
+ * what it last had meanwhile.
+ * (client-go: tools/cache/reflector.go RunWithContext, ListAndWatch, watch; isExpiredError.)
+ *
+ * A hung API server (stopped, or a connection dropped without a reset) leaves a watch open that
+ * brings nothing. The API server sends each watch that asks for them a bookmark about once a minute
+ * (apiserver/pkg/storage/cacher: defaultBookmarkFrequency, cacheWatcher.nextBookmarkTime) and keeps
+ * its events for that plus 15 s (eventFreshDuration), so a watch that brings no event and no
+ * bookmark for `silenceMs` (that, by default) is taken for lost: the cache's age counts from the
+ * last thing it heard, one log line says so, and the watch is opened again. (client-go finds such
+ * connections with HTTP/2 pings; the client library here speaks HTTP/1.1.)
  */
+import { Backoff, REFLECTOR_BACKOFF } from "./backoff.ts";
 import type { ApiClient, WatchEvent, WatchHandle } from "./client.ts";
 import { collectionPath, type ResourceInfo } from "./discovery.ts";
-import { type CacheObserver, type ClusterLog, NO_CACHE_OBSERVER, QUIET_LOG } from "./observe.ts";
+import {
+  type CacheObserver,
+  type ClusterLog,
+  NO_CACHE_OBSERVER,
+  QUIET_LOG,
+  type WatchRestartReason,
+} from "./observe.ts";
+
+/** The API server's bookmark interval plus 15 s: its own eventFreshDuration (see above). */
+export const DEFAULT_SILENCE_MS = 75_000;
 
 export type KubeObject = Readonly<Record<string, unknown>> & {
   readonly metadata?: {
@@ -23,8 +43,11 @@ export type KubeObject = Readonly<Record<string, unknown>> & {
 export interface ReflectorOptions {
   /** Objects per list page; client-go's default is 500. */
   readonly pageSize?: number;
+  /** The backoff's first wait and its cap; client-go's (800 ms, 30 s) by default. */
   readonly backoffInitialMs?: number;
   readonly backoffMaxMs?: number;
+  /** How long a watch may bring no event or bookmark before it is taken for lost; default 75 s. */
+  readonly silenceMs?: number;
   readonly log?: ClusterLog;
   readonly observer?: CacheObserver;
   /** Called after every change to the store (an event or a relist). */
@@ -56,6 +79,9 @@ export class Reflector {
   /** While a watch is open the cache is current; otherwise, when it last was (undefined: never). */
   private currentSince: number | undefined;
   private watching = false;
+  /** When the open watch last brought anything (its headers, an event, a bookmark). */
+  private lastHeard = 0;
+  private readonly silenceMs: number;
   private readonly log: ClusterLog;
   private readonly observer: CacheObserver;
   private readonly now: () => number;
@@ -70,6 +96,7 @@ export class Reflector {
     this.log = options.log ?? QUIET_LOG;
     this.observer = options.observer ?? NO_CACHE_OBSERVER;
     this.now = options.now ?? (() => performance.now());
+    this.silenceMs = options.silenceMs ?? DEFAULT_SILENCE_MS;
   }
 
   /** Whether the first full list has completed. */
@@ -84,12 +111,17 @@ export class Reflector {
   }
 
   /**
-   * How old the cached state may be, in seconds: 0 while a watch is open, the time since the last
-   * open watch or completed list otherwise, undefined before the first list.
+   * How old the cached state may be, in seconds: 0 while a watch is open and not silent, otherwise
+   * the time since the cache was last known current (the last thing a silent watch brought, the end
+   * of the last watch, or the last completed list); undefined before the first list.
    */
   ageSeconds(): number | undefined {
     if (this.currentSince === undefined) return undefined;
-    return this.watching ? 0 : Math.max(0, (this.now() - this.currentSince) / 1000);
+    if (this.watching) {
+      const silent = this.now() - this.lastHeard;
+      return silent <= this.silenceMs ? 0 : silent / 1000;
+    }
+    return Math.max(0, (this.now() - this.currentSince) / 1000);
   }
 
   /** The last resourceVersion seen (a list's, an event's or a bookmark's): where a new watch starts. */
@@ -130,8 +162,17 @@ export class Reflector {
   }
 
   private async run(): Promise<void> {
-    let backoff = this.options.backoffInitialMs ?? 250;
-    const maxBackoff = this.options.backoffMaxMs ?? 30_000;
+    // One backoff for every wait, as the reflector's delayHandler is: it starts again from its first
+    // wait only when its reset interval has passed, not when a watch opens (a server that opens
+    // every watch and then ends it with 410 would otherwise be listed in a tight loop).
+    const backoff = new Backoff(
+      {
+        ...REFLECTOR_BACKOFF,
+        initialMs: this.options.backoffInitialMs ?? REFLECTOR_BACKOFF.initialMs,
+        maxMs: this.options.backoffMaxMs ?? REFLECTOR_BACKOFF.maxMs,
+      },
+      this.now,
+    );
     let relistReason: "initial" | "expired" | "error" = "initial";
     let lost = false;
     while (!this.stopped) {
@@ -147,22 +188,36 @@ export class Reflector {
             lost = false;
             this.log.info({ resource: this.name, server: this.client.server }, "cluster connection restored");
           }
-          backoff = this.options.backoffInitialMs ?? 250;
         });
         if (this.stopped) return;
         this.observer.watchRestarted(this.name, outcome);
+        if (outcome === "silent") {
+          if (!lost) {
+            lost = true;
+            this.log.error(
+              {
+                resource: this.name,
+                server: this.client.server,
+                silentSeconds: this.silenceMs / 1000,
+                cacheAgeSeconds: this.ageSeconds() ?? null,
+              },
+              "no event or bookmark on the watch: the API server may be hung; serving from the last synced state and opening the watch again",
+            );
+          }
+          await this.sleep(backoff.next());
+          continue;
+        }
         if (outcome === "expired") {
           this.resourceVersion = "";
           relistReason = "expired";
-          this.log.info({ resource: this.name }, "watch expired (410 Gone): listing again");
+          const waitMs = Math.round(backoff.next());
+          this.log.info({ resource: this.name, inMs: waitMs }, "watch expired (410 Gone): listing again");
+          await this.sleep(waitMs);
           continue;
         }
         // A watch the server ends (its timeout) is opened again at once; one that ends at once
         // is waited for, so a server that closes every watch is not asked in a tight loop.
-        if (this.now() - opened < 1000) {
-          await this.sleep(backoff);
-          backoff = Math.min(maxBackoff, backoff * 2);
-        }
+        if (this.now() - opened < 1000) await this.sleep(backoff.next());
       } catch (e) {
         if (this.stopped) return;
         if (!lost) {
@@ -184,8 +239,7 @@ export class Reflector {
           );
         }
         this.observer.watchRestarted(this.name, "error");
-        await this.sleep(backoff);
-        backoff = Math.min(maxBackoff, backoff * 2);
+        await this.sleep(backoff.next());
       }
     }
   }
@@ -259,14 +313,35 @@ export class Reflector {
     return { apiVersion: this.resource.apiVersion, kind: this.resource.kind, ...item };
   }
 
-  /** One watch stream, until it ends: how it ended. Throws when it cannot be opened or fails. */
-  private watchOnce(onOpen: () => void): Promise<"closed" | "expired" | "error"> {
+  /**
+   * One watch stream, until it ends: how it ended ("silent": nothing came for `silenceMs`, not even
+   * its headers, and it was given up). Throws when it cannot be opened or fails.
+   */
+  private watchOnce(onOpen: () => void): Promise<WatchRestartReason> {
     return new Promise((resolve, reject) => {
       let expired = false;
       let failure: string | undefined;
       let opened = false;
       let ended = false;
+      this.lastHeard = this.now();
+      const silence = setInterval(
+        () => {
+          if (ended || this.now() - this.lastHeard <= this.silenceMs) return;
+          ended = true;
+          clearInterval(silence);
+          this.handle?.abort();
+          this.handle = undefined;
+          // Current up to the last thing the watch brought, not up to now.
+          if (this.watching) this.currentSince = this.lastHeard;
+          this.watching = false;
+          resolve("silent");
+        },
+        Math.min(1000, Math.max(10, this.silenceMs / 4)),
+      );
+      silence.unref();
       const onEvent = (e: WatchEvent) => {
+        if (ended) return;
+        this.lastHeard = this.now();
         if (!opened) {
           opened = true;
           onOpen();
@@ -280,7 +355,9 @@ export class Reflector {
         this.apply(e);
       };
       const onDone = (error: (Error & { statusCode?: number }) | null) => {
+        if (ended) return;
         ended = true;
+        clearInterval(silence);
         this.handle = undefined;
         if (this.watching) this.currentSince = this.now();
         this.watching = false;
@@ -301,6 +378,7 @@ export class Reflector {
           else {
             this.handle = handle;
             // The response headers arrived: the stream is open and the cache current from here.
+            this.lastHeard = this.now();
             if (!opened) {
               opened = true;
               onOpen();
@@ -308,7 +386,12 @@ export class Reflector {
             this.watching = true;
           }
         },
-        (e: unknown) => reject(e instanceof Error ? e : new Error(String(e))),
+        (e: unknown) => {
+          if (ended) return;
+          ended = true;
+          clearInterval(silence);
+          reject(e instanceof Error ? e : new Error(String(e)));
+        },
       );
     });
   }

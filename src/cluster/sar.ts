@@ -13,22 +13,48 @@
  *   authorizer answers `decisionOnError`, no-opinion, when its call fails). A SAR's
  *   `status.evaluationError` is such an error too.
  *
- * What celgate adds: answers (not errors) are also kept across reviews for a short time (`ttlMs`),
- * so a burst of requests by one user costs one SAR per distinct check; and one review may send at
- * most `budget` SARs, each bounded by the review's deadline, after which checks answer with an error.
+ * Answers are kept across reviews as the API server's webhook authorizer keeps them
+ * (plugin/pkg/authorizer/webhook/webhook.go: every status it gets, evaluationError included, for
+ * an authorized or an unauthorized TTL; a failed call is never cached): for `ttlMs` (10 s, the
+ * delegated authorizer's default, apiserver/pkg/server/options/authorization.go), so a burst of
+ * requests by one user costs one SAR per distinct check. One review may send at most `budget` SARs,
+ * each bounded by the review's deadline, after which checks answer with an error.
+ *
+ * Where the API server retries a failed call within the request (500 ms, ×1.5, jitter 0.2), a
+ * review here cannot wait: a failed SAR (no answer, or an HTTP error) is remembered instead, and no
+ * SAR is sent for anyone until its backoff has passed (500 ms, ×1.5 after each failure in a row, up
+ * to 10 s; a success starts it over). Meanwhile, and when a SAR fails, a check answers from its last
+ * answer if that is recent enough: an allow up to `staleAllowedMs` old (5 minutes, kube-apiserver's
+ * --authorization-webhook-cache-authorized-ttl: what the API server itself trusts an allow for),
+ * anything else up to `staleOtherMs` (30 s, its -unauthorized-ttl); else with the failure, an error
+ * the expression decides about. An answering API server is always asked once `ttlMs` has passed.
  *
  * The engine is synchronous and a SAR is not: see reviews.ts for how the two meet.
  */
 import type { AuthorizationAnswer, AuthorizationAttributes, AuthorizerBackend } from "../cel/index.ts";
 import type { UserInfo } from "../request/types.ts";
+import { Backoff, type BackoffPolicy } from "./backoff.ts";
 import type { ApiClient } from "./client.ts";
 import { NO_SAR_OBSERVER, type SarObserver } from "./observe.ts";
 
 export const SAR_PATH = "/apis/authorization.k8s.io/v1/subjectaccessreviews";
 
+/** The API server's webhook retry backoff (DefaultRetryBackoffWithInitialDelay(500ms)), capped. */
+export const SAR_FAILURE_BACKOFF: BackoffPolicy = {
+  initialMs: 500,
+  maxMs: 10_000,
+  factor: 1.5,
+  jitter: 0.2,
+  resetMs: 0,
+};
+
 export interface SarOptions {
   /** How long an answer is reused across reviews; default 10 s. 0 turns the shared cache off. */
   readonly ttlMs?: number;
+  /** How old an allow may be served while SARs fail; default 5 minutes. */
+  readonly staleAllowedMs?: number;
+  /** How old any other answer may be served while SARs fail; default 30 s. */
+  readonly staleOtherMs?: number;
   /** Most answers kept; the oldest go first. Default 10,000. */
   readonly maxEntries?: number;
   /** Most SARs one review may send; default 16. */
@@ -106,7 +132,8 @@ function specOf(a: AuthorizationAttributes, user: UserInfo | undefined): SarSpec
 
 interface Cached {
   readonly answer: AuthorizationAnswer;
-  readonly until: number;
+  /** When it was answered. */
+  readonly at: number;
 }
 
 export class SubjectAccessReviewer {
@@ -114,6 +141,12 @@ export class SubjectAccessReviewer {
   /** SARs on their way, by key: concurrent reviews that ask the same check share one. */
   private readonly inFlight = new Map<string, Promise<AuthorizationAnswer>>();
   private readonly ttlMs: number;
+  private readonly staleAllowedMs: number;
+  private readonly staleOtherMs: number;
+  private readonly failures: Backoff;
+  /** No SAR is sent before this (a SAR failed); 0 when the last one succeeded. */
+  private retryAt = 0;
+  private lastFailure = "";
   private readonly maxEntries: number;
   readonly budget: number;
   private readonly timeoutMs: number;
@@ -125,11 +158,14 @@ export class SubjectAccessReviewer {
     options: SarOptions = {},
   ) {
     this.ttlMs = options.ttlMs ?? 10_000;
+    this.staleAllowedMs = options.staleAllowedMs ?? 300_000;
+    this.staleOtherMs = options.staleOtherMs ?? 30_000;
     this.maxEntries = options.maxEntries ?? 10_000;
     this.budget = options.budget ?? 16;
     this.timeoutMs = options.timeoutMs ?? 5_000;
     this.observer = options.observer ?? NO_SAR_OBSERVER;
     this.now = options.now ?? (() => performance.now());
+    this.failures = new Backoff(SAR_FAILURE_BACKOFF, this.now);
   }
 
   /** The authorizer backend for one review by `user`. */
@@ -141,21 +177,52 @@ export class SubjectAccessReviewer {
   cached(key: string): AuthorizationAnswer | undefined {
     const c = this.cache.get(key);
     if (!c) return undefined;
-    if (c.until <= this.now()) {
-      this.cache.delete(key);
-      return undefined;
-    }
+    const age = this.now() - c.at;
+    if (age < this.ttlMs) return c.answer;
+    if (age >= this.ttlMs + this.staleLimit(c.answer)) this.cache.delete(key);
+    return undefined;
+  }
+
+  /** @internal The last answer, if it may stand in for one the API server cannot give now. */
+  stale(key: string): AuthorizationAnswer | undefined {
+    const c = this.cache.get(key);
+    if (!c || this.now() - c.at > this.staleLimit(c.answer)) return undefined;
     return c.answer;
+  }
+
+  private staleLimit(answer: AuthorizationAnswer): number {
+    return answer.decision === "allow" ? this.staleAllowedMs : this.staleOtherMs;
+  }
+
+  /**
+   * @internal While SARs fail and their backoff has not passed: the answer a check gets without a
+   * SAR (its stale answer, or the failure); undefined when a SAR may be sent.
+   */
+  unsent(key: string): { readonly answer: AuthorizationAnswer; readonly stale: boolean } | undefined {
+    const now = this.now();
+    if (now >= this.retryAt) return undefined;
+    const stale = this.stale(key);
+    if (stale) return { answer: stale, stale: true };
+    const waitMs = Math.ceil(this.retryAt - now);
+    return {
+      answer: {
+        decision: "no-opinion",
+        reason: "",
+        error: `${this.lastFailure} (not asked again for ${waitMs} ms)`,
+      },
+      stale: false,
+    };
   }
 
   /** @internal */
   remember(key: string, answer: AuthorizationAnswer): void {
-    if (this.ttlMs <= 0 || answer.error !== undefined) return;
+    if (this.ttlMs <= 0) return;
+    this.cache.delete(key);
     if (this.cache.size >= this.maxEntries) {
       const oldest = this.cache.keys().next();
       if (!oldest.done) this.cache.delete(oldest.value);
     }
-    this.cache.set(key, { answer, until: this.now() + this.ttlMs });
+    this.cache.set(key, { answer, at: this.now() });
   }
 
   /** @internal */
@@ -168,19 +235,35 @@ export class SubjectAccessReviewer {
     return this.inFlight.get(key);
   }
 
-  /** @internal Sends a SAR for `key` that concurrent reviews can share, and caches its answer. */
+  /**
+   * @internal Sends a SAR for `key` that concurrent reviews can share, and caches its answer. When
+   * it fails, the backoff grows and the check answers from its stale answer, else with the failure.
+   */
   send(key: string, spec: SarSpec, deadline: number): Promise<AuthorizationAnswer> {
-    const sent = this.ask(spec, deadline).then((answer) => {
+    const sent = this.ask(spec, deadline).then(({ answer, failed }) => {
       this.inFlight.delete(key);
-      this.remember(key, answer);
-      return answer;
+      if (!failed) {
+        this.retryAt = 0;
+        this.failures.reset();
+        this.remember(key, answer);
+        return answer;
+      }
+      this.lastFailure = answer.error ?? "SubjectAccessReview failed";
+      this.retryAt = this.now() + this.failures.next();
+      return this.stale(key) ?? answer;
     });
     this.inFlight.set(key, sent);
     return sent;
   }
 
-  /** Sends one SubjectAccessReview; never rejects: a failed call is an answer with an error. */
-  async ask(spec: SarSpec, deadline: number): Promise<AuthorizationAnswer> {
+  /**
+   * Sends one SubjectAccessReview; never rejects: a failed call (`failed`) is an answer with an
+   * error, as is a status with an evaluationError (not failed: the API server answered).
+   */
+  async ask(
+    spec: SarSpec,
+    deadline: number,
+  ): Promise<{ readonly answer: AuthorizationAnswer; readonly failed: boolean }> {
     const started = this.now();
     const timeout = Math.max(1, Math.ceil(Math.min(this.timeoutMs, deadline - started)));
     try {
@@ -195,9 +278,12 @@ export class SubjectAccessReviewer {
         this.observer.call("error", seconds);
         const message = (res.body as { message?: unknown } | undefined)?.message;
         return {
-          decision: "no-opinion",
-          reason: "",
-          error: `SubjectAccessReview failed: HTTP ${res.status}${typeof message === "string" ? `: ${message}` : ""}`,
+          failed: true,
+          answer: {
+            decision: "no-opinion",
+            reason: "",
+            error: `SubjectAccessReview failed: HTTP ${res.status}${typeof message === "string" ? `: ${message}` : ""}`,
+          },
         };
       }
       this.observer.call("ok", seconds);
@@ -206,13 +292,18 @@ export class SubjectAccessReviewer {
       const evaluationError = typeof status.evaluationError === "string" ? status.evaluationError : "";
       // The webhook authorizer's reading of a SAR status (plugin/pkg/authorizer/webhook/webhook.go).
       const decision = status.denied === true ? "deny" : status.allowed === true ? "allow" : "no-opinion";
-      return evaluationError === "" ? { decision, reason } : { decision, reason, error: evaluationError };
+      const answer: AuthorizationAnswer =
+        evaluationError === "" ? { decision, reason } : { decision, reason, error: evaluationError };
+      return { answer, failed: false };
     } catch (e) {
       this.observer.call("error", (this.now() - started) / 1000);
       return {
-        decision: "no-opinion",
-        reason: "",
-        error: `SubjectAccessReview failed: ${(e as Error).message}`,
+        failed: true,
+        answer: {
+          decision: "no-opinion",
+          reason: "",
+          error: `SubjectAccessReview failed: ${(e as Error).message}`,
+        },
       };
     }
   }
@@ -241,9 +332,15 @@ export class SarSession implements AuthorizerBackend {
     if (known) return known;
     const cached = this.reviewer.cached(key);
     if (cached) {
-      this.reviewer.observe.check(true);
+      this.reviewer.observe.check("hit");
       this.answers.set(key, cached);
       return cached;
+    }
+    const unsent = this.reviewer.unsent(key);
+    if (unsent) {
+      this.reviewer.observe.check(unsent.stale ? "stale" : "backoff");
+      this.answers.set(key, unsent.answer);
+      return unsent.answer;
     }
     this.missing.set(key, spec);
     return PENDING;
@@ -261,11 +358,11 @@ export class SarSession implements AuthorizerBackend {
       const shared = this.reviewer.pendingAnswer(key);
       if (shared) {
         // Another review asked the same a moment ago: its answer will do, for no SAR of ours.
-        this.reviewer.observe.check(true);
+        this.reviewer.observe.check("hit");
         asks.push(shared.then((answer) => void this.answers.set(key, answer)));
         continue;
       }
-      this.reviewer.observe.check(false);
+      this.reviewer.observe.check("miss");
       if (this.sent >= this.reviewer.budget) {
         this.reviewer.observe.call("budget", 0);
         this.answers.set(key, {

@@ -59,7 +59,13 @@ async function serveConnected(
   t: TestContext,
   api: KubeApiServer,
   policies: string,
-  extra: { policiesFromCluster?: boolean; sarTtlMs?: number; waitReady?: boolean } = {},
+  extra: {
+    policiesFromCluster?: boolean;
+    sarTtlMs?: number;
+    waitReady?: boolean;
+    silenceMs?: number;
+    staleReadiness?: "serve" | "unready";
+  } = {},
 ): Promise<Started> {
   const dir = await tempDir(t);
   const kubeconfig = join(dir, "kubeconfig");
@@ -78,7 +84,12 @@ async function serveConnected(
     cluster: {
       kubeconfig,
       log: { info: line("info"), warn: line("warn"), error: line("error") },
-      reflector: { backoffInitialMs: 20, backoffMaxMs: 100 },
+      reflector: {
+        backoffInitialMs: 20,
+        backoffMaxMs: 100,
+        ...(extra.silenceMs !== undefined ? { silenceMs: extra.silenceMs } : {}),
+      },
+      ...(extra.staleReadiness !== undefined ? { staleReadiness: extra.staleReadiness } : {}),
       staleLogMs: 50,
       ...(extra.policiesFromCluster ? { policiesFromCluster: true } : {}),
       ...(extra.sarTtlMs !== undefined ? { sar: { ttlMs: extra.sarTtlMs } } : {}),
@@ -236,6 +247,47 @@ void test("readiness waits for the first sync; the API server going away leaves 
       ? true
       : undefined,
   );
+});
+
+// A hung API server (SIGSTOP) answers nothing and closes nothing. The watch cache bookmarks every
+// watch about once a minute (apiserver/pkg/storage/cacher cacheWatcher.nextBookmarkTime); here
+// every 100 ms, with the silence threshold at 1.5 s.
+void test("a hung API server: the cache's real age in metrics and one log line; with --cluster-stale-readiness=unready the pod is unready until it wakes", async (t) => {
+  const api = await startKubeApiServer(t, { bookmarkEveryMs: 100 });
+  api.put(namespace("team-a", { env: "prod" }));
+  const w = await serveConnected(t, api, PROD_ONLY, { silenceMs: 1500, staleReadiness: "unready" });
+  const readyz = () => send({ port: w.port, ca: w.ca, path: "/readyz", timeoutMs: 5000 });
+  const age = async () =>
+    sampleValue(await scrape(w.webhook.metricsUrl), "celgate_cluster_cache_age_seconds", {
+      resource: "namespaces",
+    });
+  await waitFor("a current cache", async () => ((await age()) === 0 ? true : undefined));
+  // Quiet but bookmarked: still current a while later.
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  assert.equal(await age(), 0);
+  assert.equal((await readyz()).status, 200);
+
+  api.hang();
+  const hungAt = w.clusterLines.length;
+  const silentLines = () => w.clusterLines.slice(hungAt).filter((l) => l.includes("no event or bookmark"));
+  const notReady = await waitFor("readiness to turn off", async () => {
+    const r = await readyz();
+    return r.status === 503 ? r : undefined;
+  });
+  assert.match(notReady.body, /cluster state .*old \(namespaces\)/);
+  await waitFor("the silence to be logged", () => (silentLines().length > 0 ? true : undefined));
+  assert.ok(((await age()) ?? 0) >= 1.5, "the real age, from the last bookmark");
+  // Hung for another threshold and more: still one line.
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  assert.equal(silentLines().length, 1, w.clusterLines.join("\n"));
+  assert.match(silentLines()[0] ?? "", /"resource":"namespaces".*"cacheAgeSeconds":/);
+  assert.ok(((await age()) ?? 0) >= 3.5, "the age keeps growing");
+  const r = await review(w, deploymentReview({ object: deployment("web", 5) }));
+  assert.equal(r.allowed, false, "decided from the cache: team-a is env=prod");
+
+  api.wake();
+  await waitFor("ready again", async () => ((await readyz()).status === 200 ? true : undefined));
+  await waitFor("a current cache again", async () => ((await age()) === 0 ? true : undefined));
 });
 
 void test("a namespace the cache has never seen is an error that failurePolicy decides", async (t) => {
@@ -534,4 +586,52 @@ void test("under load, SubjectAccessReviews are one per user and check: the rest
   t.diagnostic(
     `SAR cache: ${hits} hits, ${misses} misses over 400 reviews (${((100 * hits) / (hits + misses)).toFixed(1)}% hits)`,
   );
+});
+
+// The API server's webhook authorizer keeps an allow for 5 minutes and anything else for 30 s
+// (kube-apiserver --authorization-webhook-cache-authorized-ttl / -unauthorized-ttl), and retries a
+// failed call after 500 ms, ×1.5 (apiserver/plugin/pkg/authorizer/webhook/webhook.go). celgate asks
+// again after its own TTL, but while SubjectAccessReviews fail it serves answers that old, and
+// sends none until the backoff has passed.
+void test("a SubjectAccessReview outage: allowed users stay allowed from their last answer, and SARs follow the backoff", async (t) => {
+  const api = await startKubeApiServer(t);
+  api.put(namespace("team-a"));
+  api.authorize = () => ({ allowed: true, reason: "RBAC" });
+  const w = await serveConnected(t, api, AUTHZ, { sarTtlMs: 100 });
+  const asAlice = () => {
+    const body = deploymentReview();
+    (body.request as { userInfo: unknown }).userInfo = { username: "alice", groups: ["dev"] };
+    return body;
+  };
+  assert.equal((await review(w, asAlice())).allowed, true);
+  assert.equal(api.sarCalls, 2);
+  api.authorize = () => {
+    throw new Error("etcdserver: request timed out");
+  };
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  const started = performance.now();
+  const records = await runLoad({
+    workers: 4,
+    maxRequests: 300,
+    maxMs: 30_000,
+    request: async () => (await postReview(w.port, w.ca, "/validate", asAlice())).response,
+  });
+  const elapsed = performance.now() - started;
+  assert.deepEqual(
+    records
+      .filter((r) => r.error || !r.result?.allowed)
+      .map((r) => r.error?.message ?? r.result?.status?.message),
+    [],
+  );
+  // Tries at 0, then after 500 ms, 750 ms, … (up to 20% later each): two checks per try at most.
+  let tries = 1;
+  for (let at = 0, wait = 500; at + wait <= elapsed; at += wait, wait *= 1.5) tries++;
+  const sent = api.sarCalls - 2;
+  t.diagnostic(`${sent} SARs during ${elapsed.toFixed(0)} ms of outage, ${records.length} reviews`);
+  assert.ok(
+    sent >= 1 && sent <= 2 * tries,
+    `${sent} SARs in ${elapsed.toFixed(0)} ms (at most ${2 * tries})`,
+  );
+  const metrics = await scrape(w.webhook.metricsUrl);
+  assert.ok((sampleValue(metrics, "celgate_authorizer_checks_total", { cache: "stale" }) ?? 0) > 0);
 });

@@ -15,11 +15,14 @@
  *   version"). `allowWatchBookmarks=true` streams get `BOOKMARK` events on `bookmark()`.
  * - SubjectAccessReview create (authorization.k8s.io/v1), answered by a function the test sets.
  * - `goAway()` closes the listener and every connection; `comeBack()` listens again on the same port.
+ * - Faults (kube-apiserver-faults.ts): `hang()`/`wake()` (SIGSTOP and SIGCONT), `expireWatches`
+ *   (every watch answered with 410 Gone).
  */
 import { createServer, type Server } from "node:https";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Socket } from "node:net";
+import type { Server as TcpServer, Socket } from "node:net";
 import { generateCertificate } from "../../src/adapters/server/tls.ts";
+import { FaultGate } from "./kube-apiserver-faults.ts";
 import {
   apiVersionOf,
   BUILT_IN,
@@ -49,6 +52,11 @@ interface Watcher {
 export interface KubeApiServerOptions {
   /** Events kept for watch replay; older resourceVersions get 410. Default 10,000. */
   readonly history?: number;
+  /**
+   * Send every watch that allowed them a BOOKMARK this often, as the API server's watch cache does
+   * once a minute (cacher.go defaultBookmarkFrequency); default never (tests call `bookmark()`).
+   */
+  readonly bookmarkEveryMs?: number;
 }
 
 export class KubeApiServer {
@@ -57,6 +65,8 @@ export class KubeApiServer {
   private readonly cert: string;
   private readonly key: string;
   private server: Server | undefined;
+  private front: TcpServer | undefined;
+  private readonly gate = new FaultGate();
   private readonly sockets = new Set<Socket>();
   private port = 0;
   private rv = 100;
@@ -65,6 +75,8 @@ export class KubeApiServer {
   private readonly objects = new Map<string, Map<string, KubeObject>>();
   private history: WatchEvent[] = [];
   private readonly historyLimit: number;
+  private readonly bookmarkEveryMs: number | undefined;
+  private bookmarkTimer: NodeJS.Timeout | undefined;
   private readonly watchers = new Set<Watcher>();
   /** Every request's method and path with query, in order. */
   readonly requests: string[] = [];
@@ -74,6 +86,7 @@ export class KubeApiServer {
 
   constructor(options: KubeApiServerOptions = {}) {
     this.historyLimit = options.history ?? 10_000;
+    this.bookmarkEveryMs = options.bookmarkEveryMs;
     const now = Date.now();
     const authority = generateCertificate({
       subject: { organization: "celgate-test", commonName: "test kube-apiserver CA" },
@@ -123,37 +136,62 @@ export class KubeApiServer {
 
   async start(): Promise<void> {
     const server = createServer({ cert: this.cert, key: this.key }, (req, res) => {
-      void this.handle(req, res).catch((e: unknown) => {
-        if (!res.headersSent) this.send(res, 500, status(500, "InternalError", String(e)));
-        else res.destroy();
+      this.gate.whenAwake(() => {
+        void this.handle(req, res).catch((e: unknown) => {
+          if (!res.headersSent) this.send(res, 500, status(500, "InternalError", String(e)));
+          else res.destroy();
+        });
       });
     });
-    server.on("connection", (s: Socket) => {
+    const track = (s: Socket) => {
       this.sockets.add(s);
       s.on("close", () => this.sockets.delete(s));
-    });
-    server.on("secureConnection", (s: Socket) => {
-      this.sockets.add(s);
-      s.on("close", () => this.sockets.delete(s));
-    });
+    };
+    server.on("secureConnection", track);
+    const front = this.gate.frontDoor(server, track);
     await new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(this.port, "127.0.0.1", () => resolve());
+      front.once("error", reject);
+      front.listen(this.port, "127.0.0.1", () => resolve());
     });
-    const address = server.address();
+    const address = front.address();
     if (address && typeof address === "object") this.port = address.port;
     this.server = server;
+    this.front = front;
+    if (this.bookmarkEveryMs !== undefined) {
+      this.bookmarkTimer = setInterval(() => this.bookmark(), this.bookmarkEveryMs);
+      this.bookmarkTimer.unref();
+    }
   }
 
   /** Stops answering: the listener closes and every open connection (watches too) is cut. */
   async goAway(): Promise<void> {
-    const server = this.server;
+    const front = this.front;
     this.server = undefined;
+    this.front = undefined;
+    clearInterval(this.bookmarkTimer);
+    this.gate.drop();
     for (const w of this.watchers) w.res.destroy();
     this.watchers.clear();
     for (const s of this.sockets) s.destroy();
     this.sockets.clear();
-    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+    if (front) await new Promise<void>((resolve) => front.close(() => resolve()));
+  }
+
+  /**
+   * Stops answering without closing anything, as SIGSTOP does: connections are accepted and held,
+   * requests and watch events wait. `wake()` lets them through.
+   */
+  hang(): void {
+    this.gate.hang();
+  }
+
+  wake(): void {
+    this.gate.wake(this.server);
+  }
+
+  /** While true, every watch is answered with one ERROR event of 410 Gone, and ends. */
+  set expireWatches(on: boolean) {
+    this.gate.expireWatches = on;
   }
 
   /** Listens again on the same port. */
@@ -233,7 +271,7 @@ export class KubeApiServer {
         type: "ERROR",
         object: status(410, "Expired", `too old resource version: ${this.rv - 1} (${this.rv})`),
       });
-      w.res.end();
+      this.gate.whenAwake(() => w.res.end());
     }
     this.watchers.clear();
   }
@@ -304,7 +342,10 @@ export class KubeApiServer {
   }
 
   private writeEvent(res: ServerResponse, event: { type: string; object: unknown }): void {
-    if (!res.writableEnded && !res.destroyed) res.write(`${JSON.stringify(event)}\n`);
+    const line = `${JSON.stringify(event)}\n`;
+    this.gate.whenAwake(() => {
+      if (!res.writableEnded && !res.destroyed) res.write(line);
+    });
   }
 
   private send(res: ServerResponse, code: number, body: unknown): void {
@@ -472,6 +513,14 @@ export class KubeApiServer {
     res.flushHeaders();
     const matches = (o: KubeObject) =>
       this.sameKind(type, o) && (namespace === undefined || o.metadata.namespace === namespace);
+    if (this.gate.expireWatches) {
+      this.writeEvent(res, {
+        type: "ERROR",
+        object: status(410, "Expired", `too old resource version: ${rvText} (${this.rv})`),
+      });
+      res.end();
+      return;
+    }
     if (rvText === "" || rvText === "0") {
       for (const [, o] of this.sorted(type, namespace))
         this.writeEvent(res, { type: "ADDED", object: this.asVersion(type, o) });

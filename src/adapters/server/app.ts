@@ -424,7 +424,7 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
     tls,
     logger: logging ?? false,
     metrics,
-    readiness: () => listening && (link?.ready() ?? true),
+    readiness: () => listening && (link?.readiness() ?? true),
   });
   const metricsServer = await buildMetricsServer(registry, { health: server.health });
   const ports = await openPorts(server, metricsServer, options);

@@ -10,22 +10,26 @@ import { problem } from "./http.ts";
 
 export const HEALTH_PATHS = ["/healthz", "/readyz"] as const;
 
-/** What readiness depends on: the server's drain, and whatever the caller adds (policies loaded, ports bound). */
+/**
+ * What readiness depends on: the server's drain, and whatever the caller adds (policies loaded,
+ * ports bound, the cluster's caches): true, or false or the reason it is not ready.
+ */
 export interface HealthState {
   readonly draining: () => boolean;
-  readonly readiness: () => boolean;
+  readonly readiness: () => boolean | string;
 }
 
 /** Why the server is not ready, or undefined when it is. */
 export function notReadyBecause(state: HealthState): string | undefined {
   if (state.draining()) return "draining";
-  let ready = false;
+  let ready: boolean | string = false;
   try {
     ready = state.readiness();
   } catch {
     ready = false;
   }
-  return ready ? undefined : "policies not loaded";
+  if (ready === true) return undefined;
+  return typeof ready === "string" ? ready : "policies not loaded";
 }
 
 export function registerHealthRoutes<S extends RawServerBase>(

@@ -73,8 +73,8 @@ export interface ServerDeps {
   /** pino's options for the server's log; the review line is written to the same stream. */
   readonly logger: ServerLogging | false;
   readonly metrics: WebhookMetrics;
-  /** Whether policies are compiled and the server may take traffic. */
-  readonly readiness: () => boolean;
+  /** Whether policies are compiled and the server may take traffic: true, or false or why not. */
+  readonly readiness: () => boolean | string;
   /** How long to keep answering after readiness turns off on shutdown; default 10 s. */
   readonly drainMs?: number;
   /** How long a close waits for requests in flight before it ends their connections; default 10 s. */

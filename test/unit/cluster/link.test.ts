@@ -74,3 +74,23 @@ void test("serve: --no-cluster excludes --kubeconfig and --policies-from-cluster
   );
   assert.match(out.stderr, /--policies-from-cluster needs a cluster/);
 });
+
+void test("serve: --cluster-stale-seconds is a positive number of seconds, --cluster-stale-readiness serve or unready", async (t) => {
+  const dir = await tempDir(t, "celgate-serve-");
+  await mkdir(join(dir, "p"));
+  let stderr = "";
+  const io: CliIO = {
+    stdout: () => {},
+    stderr: (s) => {
+      stderr += s;
+    },
+    stdin: async () => "",
+    cwd: dir,
+    env: {},
+    isTTY: false,
+  };
+  assert.equal(await serveRun(["--policies", "p", "--cluster-stale-seconds", "0"], io), 2);
+  assert.match(stderr, /--cluster-stale-seconds must be a number of seconds above 0, got '0'/);
+  assert.equal(await serveRun(["--policies", "p", "--cluster-stale-readiness", "maybe"], io), 2);
+  assert.match(stderr, /--cluster-stale-readiness must be serve or unready, got 'maybe'/);
+});

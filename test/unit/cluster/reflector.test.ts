@@ -205,3 +205,79 @@ void test("a wrong token is 401 and the cache never syncs", async (t) => {
   assert.equal(res.status, 401);
   assert.equal((res.body as { kind?: string }).kind, "Status");
 });
+
+// client-go tools/cache/reflector.go: a watch that ends in 410 Gone ends ListAndWatch, and the
+// reflector's loop (delayHandler.Until, sliding) waits the backoff before it lists again:
+// defaultBackoffInit 800 ms, doubling (defaultBackoffFactor 2), plus up to as much again of jitter
+// (defaultBackoffJitter 1.0), capped at defaultBackoffMax 30 s. So within 3 s of the first list
+// the lists after it start at least 0.8 s and then 0.8 + 1.6 s in: three at most.
+void test("a watch that answers every time with 410 Gone: lists again with client-go's backoff, not in a tight loop", async (t) => {
+  const api = await startKubeApiServer(t);
+  for (let i = 0; i < 3; i++) api.put(configMap(`cm-${i}`, {}));
+  api.expireWatches = true;
+  const client = await clientFor(t, api);
+  const { events, observer } = recorder();
+  const r = new Reflector(client, CONFIGMAPS, { observer });
+  t.after(() => r.stop());
+  r.start();
+  await r.whenSynced();
+  const started = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, 3000));
+  r.stop();
+  const window = performance.now() - started;
+  const lists = api.requests.filter((q) => q.startsWith("GET /api/v1/configmaps?limit=")).length;
+  const watches = api.requests.filter((q) => q.includes("watch=true")).length;
+  t.diagnostic(`${lists} lists and ${watches} watches in ${window.toFixed(0)} ms of 410 Gone`);
+  assert.ok(lists >= 2, `it lists again after 410 (${lists} lists)`);
+  assert.ok(lists <= 3 + (window > 3200 ? 1 : 0), `${lists} lists in ${window.toFixed(0)} ms`);
+  assert.equal(events.filter((e) => e === "relisted configmaps expired").length, lists - 1);
+  assert.equal(r.size, 3, "the cache keeps serving its objects meanwhile");
+});
+
+// A hung API server (SIGSTOP) keeps its connections open and sends nothing. The API server's watch
+// cache sends every watch that asked for them a bookmark about once a minute
+// (apiserver/pkg/storage/cacher: defaultBookmarkFrequency, cacheWatcher.nextBookmarkTime), and
+// keeps its events for that plus 15 s (eventFreshDuration): a watch that brings neither an event
+// nor a bookmark for longer is silent, and the cache is as old as the last thing it heard.
+void test("a hung API server: the silent watch is noticed, the cache's real age reported and logged once, and it catches up on waking", async (t) => {
+  const api = await startKubeApiServer(t);
+  api.put(configMap("a", { v: "1" }));
+  const client = await clientFor(t, api);
+  const lines: { level: string; message: string; fields: Record<string, unknown> }[] = [];
+  const line = (level: string) => (fields: Record<string, unknown>, message: string) =>
+    void lines.push({ level, message, fields });
+  const { events, observer } = recorder();
+  const r = new Reflector(client, CONFIGMAPS, {
+    log: { info: line("info"), warn: line("warn"), error: line("error") },
+    observer,
+    backoffInitialMs: 20,
+    backoffMaxMs: 100,
+    silenceMs: 400,
+  });
+  t.after(() => r.stop());
+  r.start();
+  await r.whenSynced();
+  await eventually(() => r.ageSeconds() === 0, { what: "an open watch" });
+  api.hang();
+  api.put(configMap("a", { v: "2" }));
+  await eventually(() => events.includes("restart configmaps silent"), {
+    what: "the silence to be noticed",
+    timeoutMs: 5000,
+  });
+  assert.ok((r.ageSeconds() ?? 0) >= 0.4);
+  // Still silent a while later: the age grows from the last thing heard, and one line says so.
+  await new Promise((resolve) => setTimeout(resolve, 600));
+  assert.ok((r.ageSeconds() ?? 0) >= 1, `age ${r.ageSeconds()}`);
+  const silent = lines.filter((l) => l.level !== "info");
+  assert.equal(silent.length, 1, JSON.stringify(lines));
+  assert.match(silent[0]!.message, /no event or bookmark/);
+  assert.equal(silent[0]!.fields.resource, "configmaps");
+  assert.ok(Number(silent[0]!.fields.cacheAgeSeconds) >= 0.4);
+  assert.deepEqual(r.get("default", "a")?.data, { v: "1" }, "served from the cache meanwhile");
+  api.wake();
+  await eventually(() => (r.get("default", "a")?.data as { v?: string } | undefined)?.v === "2", {
+    what: "the change made while hung",
+  });
+  await eventually(() => r.ageSeconds() === 0, { what: "a current cache" });
+  assert.ok(lines.some((l) => l.message === "cluster connection restored"));
+});

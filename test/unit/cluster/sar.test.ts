@@ -81,7 +81,7 @@ void test("the request's user carries uid and sorted groups and extra; serviceAc
   ]);
 });
 
-void test("denied, evaluationError, and a failed call: decisions, the last two with errors; errors are not cached", async (t) => {
+void test("denied, evaluationError, and a failed call: decisions, the last two with errors", async (t) => {
   const api = await startKubeApiServer(t);
   api.authorize = (a) =>
     a.resourceAttributes?.verb === "delete"
@@ -105,9 +105,13 @@ void test("denied, evaluationError, and a failed call: decisions, the last two w
   const failed = s2.authorize(check("list"));
   assert.equal(failed.decision, "no-opinion");
   assert.match(failed.error ?? "", /^SubjectAccessReview failed: /);
+  // A failed call is remembered for its backoff (below): the next review gets the failure at once.
   const s3 = reviewer.session(alice);
-  s3.authorize(check("list"));
-  assert.equal(s3.pending, true, "an error is asked again by the next review");
+  assert.match(
+    s3.authorize(check("list")).error ?? "",
+    /^SubjectAccessReview failed: .*not asked again for \d+ ms/,
+  );
+  assert.equal(s3.pending, false);
 });
 
 void test("a review's budget: checks past it answer with an error and send nothing", async (t) => {
@@ -155,4 +159,95 @@ void test("a check's selectors go in the SAR as rawSelector, and checks that dif
     ),
     JSON.stringify(seen),
   );
+});
+
+// The API server's webhook authorizer (apiserver/plugin/pkg/authorizer/webhook/webhook.go) caches
+// a SubjectAccessReview's status for the authorized or the unauthorized TTL
+// (--authorization-webhook-cache-authorized-ttl 5m, -unauthorized-ttl 30s: kube-apiserver's
+// pkg/kubeapiserver/options/authorization.go) and retries a failed call with backoff (500 ms, ×1.5,
+// jitter 0.2: apiserver/pkg/util/webhook DefaultRetryBackoffWithInitialDelay) before it answers
+// no-opinion with the error. celgate cannot wait in a review, so a failure is remembered instead: no
+// SAR goes out until its backoff has passed.
+const failing = () => {
+  throw new Error("etcdserver: request timed out");
+};
+async function ask(reviewer: SubjectAccessReviewer, verb: string) {
+  const s = reviewer.session(alice);
+  s.authorize(check(verb));
+  // No deadline: these tests' clock is their own.
+  if (s.pending) await s.resolve(Number.POSITIVE_INFINITY);
+  return s.authorize(check(verb));
+}
+
+void test("during an outage one user's reviews send SARs only as the backoff allows, and each check errored", async (t) => {
+  const api = await startKubeApiServer(t);
+  api.authorize = failing;
+  let now = 0;
+  const reviewer = new SubjectAccessReviewer(await clientFor(t, api), { now: () => now });
+  // 50 reviews over a second: the first SAR at 0, the next no sooner than 500 ms (at most 600 with
+  // jitter), the one after no sooner than 750 ms later.
+  for (let i = 0; i < 50; i++, now += 20) {
+    const answer = await ask(reviewer, "get");
+    assert.equal(answer.decision, "no-opinion");
+    assert.match(answer.error ?? "", /SubjectAccessReview/);
+  }
+  assert.equal(api.sarCalls, 2);
+  // Answering again: asked at the next try, and the backoff starts over.
+  api.authorize = () => ({ allowed: true });
+  now += 5000;
+  assert.equal((await ask(reviewer, "get")).decision, "allow");
+  api.authorize = failing;
+  now += 20_000;
+  await ask(reviewer, "get");
+  await ask(reviewer, "list");
+  now += 400;
+  await ask(reviewer, "list");
+  assert.equal(api.sarCalls, 4, "after a success the next failure waits from 500 ms again");
+});
+
+void test("while the API server cannot answer: an allow is served up to 5 minutes old, any other answer up to 30 s, then the error", async (t) => {
+  const api = await startKubeApiServer(t);
+  let up = true;
+  api.authorize = (a) => {
+    if (!up) failing();
+    return a.resourceAttributes?.verb === "get"
+      ? { allowed: true, reason: "RBAC: allowed" }
+      : { allowed: false, reason: "no rule" };
+  };
+  let now = 0;
+  const reviewer = new SubjectAccessReviewer(await clientFor(t, api), { now: () => now });
+  assert.deepEqual(await ask(reviewer, "get"), { decision: "allow", reason: "RBAC: allowed" });
+  assert.deepEqual(await ask(reviewer, "delete"), { decision: "no-opinion", reason: "no rule" });
+  up = false;
+  now = 20_000;
+  assert.deepEqual(await ask(reviewer, "get"), { decision: "allow", reason: "RBAC: allowed" });
+  assert.deepEqual(await ask(reviewer, "delete"), { decision: "no-opinion", reason: "no rule" });
+  now = 40_000;
+  const denial = await ask(reviewer, "delete");
+  assert.match(
+    denial.error ?? "",
+    /^SubjectAccessReview failed: HTTP 500/,
+    "a denial 40 s old is not served",
+  );
+  assert.equal((await ask(reviewer, "get")).decision, "allow");
+  now = 300_000;
+  assert.equal((await ask(reviewer, "get")).decision, "allow", "5 minutes old");
+  now = 301_000;
+  const allow = await ask(reviewer, "get");
+  assert.equal(allow.decision, "no-opinion");
+  assert.match(allow.error ?? "", /SubjectAccessReview/);
+  // An answering server decides: a stale answer is never used in place of a fresh one.
+  up = true;
+  api.authorize = () => ({ allowed: false, reason: "revoked" });
+  now = 320_000;
+  assert.deepEqual(await ask(reviewer, "get"), { decision: "no-opinion", reason: "revoked" });
+});
+
+void test("a status with an evaluationError is an answer: cached like any other (webhook.go caches r.Status)", async (t) => {
+  const api = await startKubeApiServer(t);
+  api.authorize = () => ({ allowed: false, evaluationError: "webhook authorizer timed out" });
+  const reviewer = new SubjectAccessReviewer(await clientFor(t, api));
+  assert.equal((await ask(reviewer, "get")).error, "webhook authorizer timed out");
+  assert.equal((await ask(reviewer, "get")).error, "webhook authorizer timed out");
+  assert.equal(api.sarCalls, 1);
 });

@@ -1,6 +1,8 @@
 /** `celgate serve`: the policies as an HTTPS admission webhook, until SIGTERM or SIGINT. */
 import { NEWEST_RELEASE, OLDEST_RELEASE } from "../../../cel/index.ts";
 import { type ServeOptions, startWebhook } from "../../server/app.ts";
+import { STALE_READINESS, type StaleReadiness } from "../../../cluster/link.ts";
+import { DEFAULT_SILENCE_MS } from "../../../cluster/reflector.ts";
 import { err, ok, type Result } from "../../../result.ts";
 import { DEFAULT_READ_LIMITS } from "../../../sources/files.ts";
 import { CLOSE_TIMEOUT_MS, DEFAULT_LIMITS } from "../../server/server.ts";
@@ -63,14 +65,21 @@ Options:
   --policies-from-cluster
                          also serve the cluster's ValidatingAdmissionPolicy and
                          MutatingAdmissionPolicy objects and bindings (files win a name clash)
+  --cluster-stale-seconds N
+                         a watch that brings no event or bookmark for N s (default ${DEFAULT_SILENCE_MS / 1000}: the API
+                         server bookmarks every minute) is taken for a hung API server and opened
+                         again; cluster state older than N s is stale
+  --cluster-stale-readiness serve|unready
+                         with stale cluster state, stay ready and decide from it (serve, the
+                         default) or report not ready on /readyz until it is current (unready)
   -h, --help             show this help
 
 Connected to a cluster, serve keeps a cache (list, then watch) of Namespaces and of every
 paramKind its bindings use, answers authorizer checks with SubjectAccessReviews, and reports
 ready only once every cache has synced. If the API server goes away it keeps serving from the
-last synced state (metric celgate_cluster_cache_age_seconds); a Namespace or param never seen is
-an error that the policy's failurePolicy decides. \`celgate manifests --rbac\` prints the
-ClusterRole this needs.
+last synced state (metric celgate_cluster_cache_age_seconds, a JSON log line); a Namespace or
+param never seen is an error that the policy's failurePolicy decides. \`celgate manifests --rbac\`
+prints the ClusterRole this needs.
 
 Routes: POST /validate, /mutate and the split paths /validate/fail, /validate/ignore,
 /mutate/fail, /mutate/ignore that evaluate only the policies with that failurePolicy (a binding
@@ -111,6 +120,8 @@ const OPTIONS = {
     kubeconfig: { type: "string" },
     "no-cluster": { type: "boolean", default: false },
     "policies-from-cluster": { type: "boolean", default: false },
+    "cluster-stale-seconds": { type: "string", default: String(DEFAULT_SILENCE_MS / 1000) },
+    "cluster-stale-readiness": { type: "string", default: "serve" },
     "max-connections": { type: "string", default: String(DEFAULT_LIMITS.maxConnections) },
     "max-inflight-mib": { type: "string", default: String(DEFAULT_LIMITS.maxBytesInFlight / 1048576) },
     "max-policy-file-mib": { type: "string", default: String(DEFAULT_READ_LIMITS.maxFileBytes / 1048576) },
@@ -192,6 +203,14 @@ function serveOptions(values: ServeValues, io: CliIO): Result<ServeOptions, stri
   if (!release.ok) return release;
   if (values["no-cluster"] && (values.kubeconfig !== undefined || values["policies-from-cluster"]))
     return err("--no-cluster cannot go with --kubeconfig or --policies-from-cluster");
+  const staleSeconds = Number(values["cluster-stale-seconds"]);
+  if (!Number.isFinite(staleSeconds) || staleSeconds <= 0)
+    return err(
+      `--cluster-stale-seconds must be a number of seconds above 0, got '${values["cluster-stale-seconds"]}'`,
+    );
+  const staleReadiness = values["cluster-stale-readiness"];
+  if (!(STALE_READINESS as readonly string[]).includes(staleReadiness))
+    return err(`--cluster-stale-readiness must be serve or unready, got '${staleReadiness}'`);
   const maxConnections = Number(values["max-connections"]);
   if (!Number.isInteger(maxConnections) || maxConnections < 1)
     return err(`--max-connections must be a whole number above 0, got '${values["max-connections"]}'`);
@@ -224,6 +243,8 @@ function serveOptions(values: ServeValues, io: CliIO): Result<ServeOptions, stri
       disabled: values["no-cluster"],
       ...(values.kubeconfig !== undefined ? { kubeconfig: userPath(io, values.kubeconfig) } : {}),
       policiesFromCluster: values["policies-from-cluster"],
+      reflector: { silenceMs: staleSeconds * 1000 },
+      staleReadiness: staleReadiness as StaleReadiness,
     },
     logValues: values["log-values"],
   });
