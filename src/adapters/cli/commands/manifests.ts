@@ -83,8 +83,9 @@ warning.
 A paramKind's resource name comes from a table of built-in kinds; for any other kind --rbac
 guesses the plural as the API machinery does and says so: check it against the CRD.
 
-Exit status: 0 printed (or no drift), 1 drift found, 2 bad options, policy files that do not parse,
-or timeouts that add up past the request deadline.
+Exit status: 0 printed (or no drift), 1 drift found, 2 bad options, policy files that do not parse
+or policies that do not compile (reported as celgate check reports them), or timeouts that add up
+past the request deadline.
 `;
 
 const OPTIONS = {
@@ -217,9 +218,13 @@ function targetOf(values: Values): Target | string {
 /** The policies compiled, or the exit status after saying why they do not load. */
 async function loadPolicies(io: CliIO, policies: readonly string[]): Promise<CompiledPolicySet | number> {
   const loaded = await loadSnapshot(policies.map((p) => userPath(io, p)));
-  if (loaded.ok) return loaded.snapshot.set;
+  // A set with compile errors still serves (failurePolicy decides), but manifests are written for
+  // policies that work: the errors fail the command as they fail check.
+  const diagnostics = loaded.ok ? loaded.snapshot.diagnostics : loaded.diagnostics;
+  const errors = diagnostics.filter((d) => d.severity === "error");
+  if (loaded.ok && errors.length === 0) return loaded.snapshot.set;
   io.stderr(
-    `celgate manifests: the policies do not load:\n${loaded.diagnostics.map((d) => `${formatDiagnostic(d)}\n`).join("")}`,
+    `celgate manifests: the policies do not load:\n${diagnostics.map((d) => `${formatDiagnostic(d)}\n`).join("")}`,
   );
   return EXIT_USAGE;
 }
