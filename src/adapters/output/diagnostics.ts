@@ -1,6 +1,7 @@
 /** Rendering of diagnostics and of the `celgate check` report. */
 import { type Diagnostic, formatDiagnostic } from "../../errors.ts";
 import type { SourceLocation } from "../../errors.ts";
+import { wrapText } from "./wrap.ts";
 
 /** `1 policy`, `2 policies`. */
 export function plural(n: number, one: string, many: string): string {
@@ -70,4 +71,16 @@ export function formatCheckJson(r: CheckReport): string {
     null,
     2,
   )}\n`;
+}
+
+/**
+ * The note a dry run gives when the policies it loaded include some nothing binds, which it does
+ * not evaluate (as the API server does not); `flag` is how the command asks for them anyway. On a
+ * terminal, fitted to its `width`.
+ */
+export function unboundNote(names: readonly string[], flag: string, width?: number): string {
+  if (names.length === 0) return "";
+  const one = names.length === 1;
+  const text = `note: ${plural(names.length, "policy", "policies")} no binding names ${one ? "is" : "are"} not evaluated (as in the API server): ${names.join(", ")}; ${flag} evaluates ${one ? "it" : "them"} as if bound with validationActions [Deny]`;
+  return `${(width === undefined ? [text] : wrapText(text, width)).join("\n")}\n`;
 }

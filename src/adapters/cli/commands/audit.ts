@@ -23,9 +23,10 @@ import { err, ok, type Result } from "../../../result.ts";
 import { loadPolicyPaths } from "../../../sources/files.ts";
 import { type DataDocument, isJsonObject, parseDocuments } from "../../input/documents.ts";
 import { AuditTally, type ReportApi } from "../../output/audit.ts";
-import { errorCount, formatDiagnostics } from "../../output/diagnostics.ts";
+import { errorCount, formatDiagnostics, unboundNote } from "../../output/diagnostics.ts";
 import { HELP_OPTION, parseCommandArgs, usageError, userPath } from "../args.ts";
 import { extrasAndUser, outputAndPolicies } from "../dry-run.ts";
+import { terminalWidth } from "../terminal.ts";
 import { type CliIO, EXIT_OK, EXIT_OUTCOME, EXIT_USAGE } from "../io.ts";
 
 export const name = "audit";
@@ -63,13 +64,16 @@ Options:
                              the same as Report and ClusterReport (openreports.io/v1alpha1).
                              Reports keep one entry per result; the other formats do not grow
                              with the number of objects that pass.
+  --include-unbound          also audit the policies no binding names, as if bound with
+                             validationActions [Deny] (the API server never evaluates them)
   --stats                    print objects, objects/s and the process's peak memory on stderr
   -h, --help                 show this help
 
 A result is fail when a validation failed and its binding denies or audits, warn when the binding
 only warns, and warn for a mutating policy that would change the object (the patch is in the
-finding, and in a report result's properties.patch). Policies without a binding are audited as if
-bound with validationActions [Deny]. On a terminal, progress goes to stderr.
+finding, and in a report result's properties.patch). Policies without a binding are not audited,
+as the API server never evaluates them (a note on stderr names them); --include-unbound audits
+them as if bound with validationActions [Deny]. On a terminal, progress goes to stderr.
 
 Exit status: 0 no fail and no error, 1 a fail or an error, 2 bad options or input.
 `;
@@ -87,6 +91,7 @@ const OPTIONS = {
     "cel-extras": { type: "string" },
     output: { type: "string", short: "o", default: "table" },
     stats: { type: "boolean", default: false },
+    "include-unbound": { type: "boolean", default: false },
   },
   allowPositionals: false,
 } as const;
@@ -104,6 +109,8 @@ interface Audit {
   /** Which kinds are cluster-scoped: the built-in API's, and the CRDs among the policy files. */
   readonly scopes: KindScopes;
   readonly progress: (note: string) => void;
+  /** `--include-unbound`: the policies no binding names too, as if bound with [Deny]. */
+  readonly includeUnbound: boolean;
 }
 
 const INPUT_SOURCE: SourceMap = { file: "(input)", locate: () => ({ file: "(input)", line: 1, column: 1 }) };
@@ -141,21 +148,18 @@ function items(doc: unknown): unknown[] {
 
 /**
  * eval's dry run, the engine's whole admission chain (mutate, then validate the result; unbound
- * policies as if bound [Deny]), without the explain trace, which an audit never shows.
+ * policies only with --include-unbound), without the explain trace, which an audit never shows.
  */
-function dryRun(
-  set: CompiledPolicySet,
-  request: AdmissionRequest,
-  ctx: EngineContext,
-): readonly PolicyResult[] {
+function dryRun(audit: Audit, request: AdmissionRequest, ctx: EngineContext): readonly PolicyResult[] {
   // As eval: the API server's defaults again after each mutation (engine/redefault.ts).
   const options = {
     deadline: performance.now() + OBJECT_DEADLINE_MS,
-    includeUnbound: true,
+    allBindings: true,
+    includeUnbound: audit.includeUnbound,
     trace: false,
     defaults: true,
   };
-  return admit(set, request, ctx, options).results;
+  return admit(audit.set, request, ctx, options).results;
 }
 
 /**
@@ -233,7 +237,7 @@ async function auditFiles(audit: Audit, files: readonly string[], io: CliIO): Pr
   for (const [i, o] of objects.entries()) {
     const request = reviewOf(audit, o.object, o.ref);
     if (!request.ok) return `${o.ref.kind} '${o.ref.name}': ${request.error}`;
-    tallyObject(audit, request.value, o.ref, dryRun(audit.set, request.value, ctx));
+    tallyObject(audit, request.value, o.ref, dryRun(audit, request.value, ctx));
     if (i % 500 === 499) audit.progress(`${i + 1} of ${objects.length} objects`);
   }
   return undefined;
@@ -279,9 +283,9 @@ async function auditCluster(
                 audit.user,
                 ctx,
                 performance.now() + OBJECT_DEADLINE_MS,
-                (c) => dryRun(audit.set, request.value, c),
+                (c) => dryRun(audit, request.value, c),
               )
-            : dryRun(audit.set, request.value, ctx);
+            : dryRun(audit, request.value, ctx);
           tallyObject(audit, request.value, info, results);
         }
         audit.progress(`${audit.tally.objectCount} objects (${label})`);
@@ -364,7 +368,16 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   const tally = new AuditTally({ reports, findings: output === "json" || output === "yaml" });
   const progress = io.isTTY ? (note: string) => io.stderr(`\r\x1b[Kcelgate audit: ${note}`) : () => {};
   const scopes = KindScopes.from(set.resources.map((r) => r.object));
-  const audit: Audit = { set, tally, user, scopes, progress };
+  const includeUnbound = values["include-unbound"];
+  const audit: Audit = { set, tally, user, scopes, progress, includeUnbound };
+  if (!includeUnbound)
+    io.stderr(
+      unboundNote(
+        set.unbound.map((p) => p.name),
+        "--include-unbound",
+        terminalWidth(io),
+      ),
+    );
   const started = performance.now();
 
   let problem: string | undefined;

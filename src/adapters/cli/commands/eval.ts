@@ -14,7 +14,7 @@ import { KindScopes } from "../../../kube/scope.ts";
 import type { Operation, ResourceObject } from "../../../policy/types.ts";
 import { err, ok, type Result } from "../../../result.ts";
 import { loadPolicyPaths } from "../../../sources/files.ts";
-import { errorCount, formatDiagnostics, plural } from "../../output/diagnostics.ts";
+import { errorCount, formatDiagnostics, plural, unboundNote } from "../../output/diagnostics.ts";
 import { withNameHints } from "../../output/hints.ts";
 import {
   formatResultsJson,
@@ -85,6 +85,8 @@ Options:
                              an input file
   --no-defaults              evaluate the manifests as written, without the defaults the API
                              server applies before admission
+  --include-unbound          also evaluate the policies no binding names, as if bound with
+                             validationActions [Deny] (the API server never evaluates them)
   -h, --help                 show this help
 
 The table has a row per policy evaluation (a mutating policy's second run, when a later policy
@@ -93,8 +95,10 @@ per resource with what the API server would answer (allowed or denied, warnings,
 count. On a terminal it is fitted to the width. -o json and -o yaml give, per resource, the
 decision (allowed, status, warnings, auditAnnotations, patch) and every policy's result, whole.
 
-Policies that no binding refers to are evaluated as if bound with validationActions [Deny];
-the output says so (binding '(none)*' in the table, "binding": null in JSON and YAML).
+Policies that no binding refers to are not evaluated, as the API server evaluates only the
+policies a binding names (and celgate serve does the same); a note on stderr names them. With
+--include-unbound they are evaluated as if bound with validationActions [Deny], and the output
+says so (binding '(none)*' in the table, "binding": null in JSON and YAML).
 Resources without metadata.namespace go to the default namespace, unless their kind is
 cluster-scoped (Namespace, ClusterRole, ...), and get that namespace in metadata.namespace, as
 the API server sets it before admission. Built-in kinds (Pod, Deployment, Service, Namespace,
@@ -131,6 +135,7 @@ const OPTIONS = {
     "show-skipped": { type: "boolean" },
     "write-mutated": { type: "string" },
     "no-defaults": { type: "boolean" },
+    "include-unbound": { type: "boolean" },
   },
   allowPositionals: false,
 } as const;
@@ -337,6 +342,15 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   if (typeof loaded === "number") return loaded;
   const defaults = !values["no-defaults"];
   const explain = values.explain ?? false;
+  const includeUnbound = values["include-unbound"] ?? false;
+  if (!includeUnbound)
+    io.stderr(
+      unboundNote(
+        loaded.set.unbound.map((p) => p.name),
+        "--include-unbound",
+        terminalWidth(io),
+      ),
+    );
   const namespaceName = namespaceObject && resourceRefName(namespaceObject);
   const evaluations = evaluateAll(resources, olds, {
     set: loaded.set,
@@ -355,6 +369,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     },
     defaults,
     explain,
+    includeUnbound,
   });
   if (!evaluations.ok) return fail(evaluations.error);
 
@@ -403,6 +418,8 @@ interface Evaluator {
   readonly build: Pick<RequestOptions, "operation" | "userInfo" | "subResource" | "defaultNamespace">;
   readonly defaults: boolean;
   readonly explain: boolean;
+  /** `--include-unbound`: the policies no binding names too, as if bound with [Deny]. */
+  readonly includeUnbound: boolean;
 }
 
 /**
@@ -418,7 +435,8 @@ function evaluateAll(
   for (const [i, r] of resources.entries()) {
     const options = {
       deadline: performance.now() + OFFLINE_DEADLINE_MS,
-      includeUnbound: true,
+      allBindings: true,
+      includeUnbound: e.includeUnbound,
       explain: e.explain,
       defaults: e.defaults,
     };
