@@ -118,6 +118,31 @@ async function walk(
   }
 }
 
+/**
+ * The files the paths name: a file as it is (whatever its name), a directory walked as a policy
+ * directory is (its `.yaml`, `.yml` and `.json` files, recursively and sorted, except `*.test.yaml`,
+ * `fixtures/` and hidden entries). The one rule for every command that takes a file or a directory.
+ */
+export async function listPolicyFiles(
+  paths: readonly string[],
+): Promise<{ readonly files: string[]; readonly diagnostics: Diagnostic[] }> {
+  const diagnostics: Diagnostic[] = [];
+  const files: string[] = [];
+  const visitedDirs = new Set<string>();
+  for (const path of paths) {
+    let info: Stat;
+    try {
+      info = await stat(path);
+    } catch (error) {
+      diagnostics.push(ioDiagnostic(path, error));
+      continue;
+    }
+    if (info.isDirectory()) await walk(path, visitedDirs, files, diagnostics);
+    else files.push(path);
+  }
+  return { files, diagnostics };
+}
+
 type Read = { readonly real: string; readonly bytes: Buffer } | { readonly error: Diagnostic };
 
 /** One policy file as read: its text, or why it could not be read. What is parsed is what was hashed. */
@@ -144,20 +169,7 @@ export interface PolicyFilesRead {
  * parsing them. The same file reached twice (named and inside a named directory) is read once.
  */
 export async function readPolicyFiles(paths: readonly string[]): Promise<PolicyFilesRead> {
-  const diagnostics: Diagnostic[] = [];
-  const candidates: string[] = [];
-  const visitedDirs = new Set<string>();
-  for (const path of paths) {
-    let info: Stat;
-    try {
-      info = await stat(path);
-    } catch (error) {
-      diagnostics.push(ioDiagnostic(path, error));
-      continue;
-    }
-    if (info.isDirectory()) await walk(path, visitedDirs, candidates, diagnostics);
-    else candidates.push(path);
-  }
+  const { files: candidates, diagnostics } = await listPolicyFiles(paths);
 
   // Read concurrently, then taken one by one in the candidates' order, so diagnostics, the
   // fingerprint and the merged set do not depend on which read finished first.

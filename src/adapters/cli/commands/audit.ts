@@ -21,7 +21,13 @@ import type { AdmissionRequest, UserInfo } from "../../../request/types.ts";
 import type { ResourceObject, SourceMap } from "../../../policy/types.ts";
 import { err, ok, type Result } from "../../../result.ts";
 import { loadPolicyPaths } from "../../../sources/files.ts";
-import { type DataDocument, isJsonObject, parseDocuments } from "../../input/documents.ts";
+import {
+  type DataDocument,
+  type DataFile,
+  dataFiles,
+  isJsonObject,
+  parseDocuments,
+} from "../../input/documents.ts";
 import { AuditTally, type ReportApi } from "../../output/audit.ts";
 import { errorCount, formatDiagnostics, unboundNote } from "../../output/diagnostics.ts";
 import { HELP_OPTION, parseCommandArgs, usageError, userPath } from "../args.ts";
@@ -31,7 +37,7 @@ import { type CliIO, EXIT_OK, EXIT_OUTCOME, EXIT_USAGE } from "../io.ts";
 
 export const name = "audit";
 export const summary = "evaluate policies against existing objects, from files or a cluster";
-export const usage = "celgate audit -p POLICY_PATH... (-r FILE... | --kubeconfig FILE) [options]";
+export const usage = "celgate audit -p POLICY_PATH... (-r PATH... | --kubeconfig FILE) [options]";
 export const help = `Evaluate admission policies against objects that already exist, and report what they find.
 
 usage: ${usage}
@@ -44,8 +50,9 @@ would get is reported, nothing is written.
 Options:
   -p, --policy PATH          policy file or directory (repeatable); parameter objects and
                              Namespaces found there are used too
-  -r, --resource FILE        objects to audit, YAML or JSON, one or more documents or a List
-                             (\`kubectl get -A -o yaml\`); '-' reads standard input (repeatable).
+  -r, --resource PATH        objects to audit, YAML or JSON, one or more documents or a List
+                             (\`kubectl get -A -o yaml\`), or a directory of such files (walked as
+                             for -p); '-' reads standard input (repeatable).
                              Namespaces and objects of the policies' paramKinds among them are
                              used as Namespaces and params. A file is read whole.
   --kubeconfig FILE          audit the cluster in FILE instead: every resource a policy can select
@@ -198,13 +205,13 @@ function tallyObject(
  * with JSON.parse, many times faster and smaller than the YAML parser; anything else (YAML, or JSON
  * with an error, for a located message) goes through the YAML parser.
  */
-async function readObjects(file: string, io: CliIO): Promise<Result<DataDocument[], string>> {
+async function readObjects(file: DataFile, io: CliIO): Promise<Result<DataDocument[], string>> {
   let text: string;
-  const name = file === "-" ? "<stdin>" : file;
+  const name = file.path === "-" ? "<stdin>" : file.shown;
   try {
-    text = file === "-" ? await io.stdin() : await readFile(userPath(io, file), "utf8");
+    text = file.path === "-" ? await io.stdin() : await readFile(file.path, "utf8");
   } catch (e) {
-    return err(`cannot read ${file}: ${(e as Error).message}`);
+    return err(`cannot read ${file.shown}: ${(e as Error).message}`);
   }
   if (/^\s*[{[]/.test(text)) {
     try {
@@ -216,14 +223,27 @@ async function readObjects(file: string, io: CliIO): Promise<Result<DataDocument
   return parseDocuments(text, name);
 }
 
-async function auditFiles(audit: Audit, files: readonly string[], io: CliIO): Promise<string | undefined> {
+/** The files named, a directory's YAML and JSON files for a directory ('-' stays standard input). */
+async function expandFiles(paths: readonly string[], io: CliIO): Promise<Result<DataFile[], string>> {
+  const out: DataFile[] = [];
+  for (const p of paths) {
+    const files = p === "-" ? ok([{ path: p, shown: p }]) : await dataFiles(userPath(io, p), p);
+    if (!files.ok) return files;
+    out.push(...files.value);
+  }
+  return out.length > 0 ? ok(out) : err(`no YAML or JSON file in ${paths.join(", ")}`);
+}
+
+async function auditFiles(audit: Audit, paths: readonly string[], io: CliIO): Promise<string | undefined> {
   const objects: { object: Record<string, unknown>; ref: ResourceRef }[] = [];
-  for (const file of files) {
+  const files = await expandFiles(paths, io);
+  if (!files.ok) return files.error;
+  for (const file of files.value) {
     const docs = await readObjects(file, io);
     if (!docs.ok) return docs.error;
     for (const doc of docs.value) {
       for (const [i, item] of items(doc.value).entries()) {
-        const ref = resourceRef(item, `${file} (document ${doc.index}) item ${i}`);
+        const ref = resourceRef(item, `${file.shown} (document ${doc.index}) item ${i}`);
         if (!ref.ok) return ref.error;
         objects.push({ object: item as Record<string, unknown>, ref: ref.value });
       }
