@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { lstat, readdir, readFile, realpath, stat } from "node:fs/promises";
-import { join } from "node:path";
+import { join, sep } from "node:path";
 import type { Diagnostic } from "../errors.ts";
 import { checkReferences, mergePolicySets, parsePolicyText } from "../policy/parse.ts";
 import type { PolicySet } from "../policy/types.ts";
@@ -199,6 +199,41 @@ export async function readPolicyFiles(paths: readonly string[]): Promise<PolicyF
     entries.push({ file, text: read.bytes.toString("utf8") });
   }
   return { entries, diagnostics, fingerprint: hash.digest("hex") };
+}
+
+/** Whether `file` is `path` or inside it. */
+export function under(file: string, path: string): boolean {
+  return file === path || file.startsWith(path.endsWith(sep) ? path : `${path}${sep}`);
+}
+
+/**
+ * A warning (PE_NO_POLICIES) for each path that yielded no policy or binding and no problem of its
+ * own: a typo (`polcies/`) in CI or in a server's --policies must not pass as "0 problems". Every
+ * command that reads policy paths reports it, worded here once; `shown` names the paths as the
+ * person wrote them (default: as given).
+ */
+export function noPolicyWarnings(
+  paths: readonly string[],
+  set: PolicySet,
+  diagnostics: readonly Diagnostic[],
+  shown: readonly string[] = paths,
+): Diagnostic[] {
+  const files = [
+    ...set.policies.map((p) => p.source.locate("metadata.name").file),
+    ...set.bindings.map((b) => b.source.locate("metadata.name").file),
+    ...diagnostics.flatMap((d) => (d.location ? [d.location.file] : [])),
+  ];
+  return paths.flatMap((path, i): Diagnostic[] =>
+    files.some((f) => under(f, path))
+      ? []
+      : [
+          {
+            code: "PE_NO_POLICIES",
+            severity: "warning",
+            message: `${shown[i] ?? path} holds no ValidatingAdmissionPolicy, MutatingAdmissionPolicy or binding`,
+          },
+        ],
+  );
 }
 
 /** The fingerprint of what the paths hold now (readPolicyFiles without keeping the text). */

@@ -18,7 +18,7 @@
 import { watch } from "node:fs";
 import { type CompiledPolicySet, type CompileOptions, compilePolicySet } from "../compile/policy.ts";
 import type { Diagnostic } from "../errors.ts";
-import { fingerprintPolicyFiles, type LoadHooks, loadPolicyPaths } from "./files.ts";
+import { fingerprintPolicyFiles, type LoadHooks, loadPolicyPaths, noPolicyWarnings } from "./files.ts";
 import {
   compareInventories,
   type Inventory,
@@ -49,18 +49,23 @@ export type LoadOutcome =
       readonly fingerprint: string;
     };
 
-/** Loads and compiles once. A set is rejected only when a file cannot be read or parsed. */
+/**
+ * Loads and compiles once. A set is rejected only when a file cannot be read or parsed. A path that
+ * holds no policy is a warning among the diagnostics (named as in `shown`, default as given).
+ */
 export async function loadSnapshot(
   paths: readonly string[],
   options: CompileOptions = {},
   hooks: LoadHooks = {},
+  shown: readonly string[] = paths,
 ): Promise<LoadOutcome> {
   const loaded = await loadPolicyPaths([...paths], hooks);
+  const empty = noPolicyWarnings(paths, loaded.set, loaded.diagnostics, shown);
   const fatal = loaded.diagnostics.filter((d) => d.severity === "error");
   if (fatal.length > 0)
     return {
       ok: false,
-      diagnostics: loaded.diagnostics,
+      diagnostics: [...loaded.diagnostics, ...empty],
       files: loaded.files,
       fingerprint: loaded.fingerprint,
     };
@@ -70,7 +75,7 @@ export async function loadSnapshot(
     snapshot: {
       set,
       files: loaded.files,
-      diagnostics: [...loaded.diagnostics, ...set.diagnostics],
+      diagnostics: [...loaded.diagnostics, ...empty, ...set.diagnostics],
       loadedAt: new Date(),
       inventory: inventoryOf(loaded.set),
       fingerprint: loaded.fingerprint,

@@ -20,7 +20,7 @@ import type { PolicyResult } from "../../../engine/types.ts";
 import type { AdmissionRequest, UserInfo } from "../../../request/types.ts";
 import type { ResourceObject, SourceMap } from "../../../policy/types.ts";
 import { err, ok, type Result } from "../../../result.ts";
-import { loadPolicyPaths } from "../../../sources/files.ts";
+import { loadPolicyPaths, noPolicyWarnings } from "../../../sources/files.ts";
 import {
   type DataDocument,
   type DataFile,
@@ -364,7 +364,17 @@ async function loadPolicies(
   const compiled = compilePolicySet(loaded.set, { extras });
   const params =
     paramFiles.length > 0 ? await loadPolicyPaths(paramFiles.map((p) => userPath(io, p))) : undefined;
-  const diagnostics = [...loaded.diagnostics, ...compiled.diagnostics, ...(params?.diagnostics ?? [])];
+  const diagnostics = [
+    ...loaded.diagnostics,
+    ...noPolicyWarnings(
+      policyPaths.map((p) => userPath(io, p)),
+      loaded.set,
+      loaded.diagnostics,
+      policyPaths,
+    ),
+    ...compiled.diagnostics,
+    ...(params?.diagnostics ?? []),
+  ];
   if (diagnostics.length > 0) io.stderr(formatDiagnostics(diagnostics));
   if (errorCount(diagnostics) > 0) {
     io.stderr("celgate audit: the policy files have errors; nothing was audited\n");

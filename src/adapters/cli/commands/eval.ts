@@ -13,7 +13,7 @@ import { type AdmissionRequest, OPERATIONS, type UserInfo } from "../../../reque
 import { KindScopes } from "../../../kube/scope.ts";
 import type { Operation, ResourceObject } from "../../../policy/types.ts";
 import { err, ok, type Result } from "../../../result.ts";
-import { loadPolicyPaths } from "../../../sources/files.ts";
+import { loadPolicyPaths, noPolicyWarnings } from "../../../sources/files.ts";
 import { errorCount, formatDiagnostics, plural, unboundNote } from "../../output/diagnostics.ts";
 import { withNameHints } from "../../output/hints.ts";
 import {
@@ -352,7 +352,17 @@ async function loadPolicies(
   // Compiled with the params' files too: a CustomResourceDefinition there gives its kind's scope.
   const resources = [...loaded.set.resources, ...(params?.set.resources ?? [])];
   const set: CompiledPolicySet = compilePolicySet({ ...loaded.set, resources }, compile);
-  const problems = [...loaded.diagnostics, ...set.diagnostics, ...(params?.diagnostics ?? [])];
+  const problems = [
+    ...loaded.diagnostics,
+    ...noPolicyWarnings(
+      policyPaths.map((p) => userPath(io, p)),
+      loaded.set,
+      loaded.diagnostics,
+      policyPaths,
+    ),
+    ...set.diagnostics,
+    ...(params?.diagnostics ?? []),
+  ];
   if (reportInputErrors(io, withNameHints(problems, loaded.set.policies))) return EXIT_USAGE;
   return { set, resources, files: [...loaded.files, ...(params?.files ?? [])] };
 }

@@ -14,7 +14,7 @@ import {
 } from "../../../manifests/webhook-config.ts";
 import { excludedNamespaces } from "../../../manifests/webhooks.ts";
 import { parsePolicyText } from "../../../policy/parse.ts";
-import { loadPolicyPaths } from "../../../sources/files.ts";
+import { loadPolicyPaths, noPolicyWarnings } from "../../../sources/files.ts";
 import { plural } from "../../output/diagnostics.ts";
 import { HELP_OPTION, parseCommandArgs, splitList, usageError, userPath } from "../args.ts";
 import { lintCorpus } from "../corpus.ts";
@@ -184,6 +184,8 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   if (paths.length > 0) {
     const loaded = await loadPolicyPaths(paths);
     const compiled = compilePolicySet(loaded.set, { extras });
+    for (const d of noPolicyWarnings(paths, loaded.set, loaded.diagnostics, positionals))
+      io.stderr(`${formatDiagnostic(d)}\n`);
     // A policy that does not compile is left out of the set: its errors fail the run, or lint would
     // report "no findings" for a policy it never looked at.
     problems.push(...[...loaded.diagnostics, ...compiled.diagnostics].filter((d) => d.severity === "error"));

@@ -217,12 +217,21 @@ function targetOf(values: Values): Target | string {
 
 /** The policies compiled, or the exit status after saying why they do not load. */
 async function loadPolicies(io: CliIO, policies: readonly string[]): Promise<CompiledPolicySet | number> {
-  const loaded = await loadSnapshot(policies.map((p) => userPath(io, p)));
+  const loaded = await loadSnapshot(
+    policies.map((p) => userPath(io, p)),
+    {},
+    {},
+    policies,
+  );
   // A set with compile errors still serves (failurePolicy decides), but manifests are written for
   // policies that work: the errors fail the command as they fail check.
   const diagnostics = loaded.ok ? loaded.snapshot.diagnostics : loaded.diagnostics;
   const errors = diagnostics.filter((d) => d.severity === "error");
-  if (loaded.ok && errors.length === 0) return loaded.snapshot.set;
+  if (loaded.ok && errors.length === 0) {
+    // A path with no policy would write configurations for less than was meant: said, as check says it.
+    for (const d of diagnostics) if (d.code === "PE_NO_POLICIES") io.stderr(`${formatDiagnostic(d)}\n`);
+    return loaded.snapshot.set;
+  }
   io.stderr(
     `celgate manifests: the policies do not load:\n${diagnostics.map((d) => `${formatDiagnostic(d)}\n`).join("")}`,
   );
