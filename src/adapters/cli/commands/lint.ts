@@ -15,7 +15,7 @@ import {
 import { excludedNamespaces } from "../../../manifests/webhooks.ts";
 import { parsePolicyText } from "../../../policy/parse.ts";
 import { loadPolicyPaths, noPolicyWarnings } from "../../../sources/files.ts";
-import { plural } from "../../output/diagnostics.ts";
+import { formatDiagnostics, plural } from "../../output/diagnostics.ts";
 import { HELP_OPTION, parseCommandArgs, splitList, usageError, userPath } from "../args.ts";
 import { lintCorpus } from "../corpus.ts";
 import { parseExtras } from "../expression.ts";
@@ -195,9 +195,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   if (typeof cluster === "string") return fail(cluster);
   problems.push(...cluster.problems);
   if (problems.length > 0) {
-    io.stderr(
-      `celgate lint: the input does not read:\n${problems.map((d) => `${formatDiagnostic(d)}\n`).join("")}`,
-    );
+    io.stderr(`celgate lint: the input does not read:\n${formatDiagnostics(problems)}`);
     return EXIT_USAGE;
   }
   const corpus = await lintCorpus(

@@ -3,6 +3,7 @@ import { readFile } from "node:fs/promises";
 import { Document, isScalar, visit } from "yaml";
 import { type Diagnostic, formatDiagnostic } from "../../../errors.ts";
 import { readObjects } from "../../../manifests/documents.ts";
+import { formatDiagnostics } from "../../output/diagnostics.ts";
 import { compareWebhookConfigurations } from "../../../manifests/drift.ts";
 import { DEFAULT_REQUEST_TIMEOUT_SECONDS } from "../../../manifests/timeouts.ts";
 import {
@@ -232,9 +233,7 @@ async function loadPolicies(io: CliIO, policies: readonly string[]): Promise<Com
     for (const d of diagnostics) if (d.code === "PE_NO_POLICIES") io.stderr(`${formatDiagnostic(d)}\n`);
     return loaded.snapshot.set;
   }
-  io.stderr(
-    `celgate manifests: the policies do not load:\n${diagnostics.map((d) => `${formatDiagnostic(d)}\n`).join("")}`,
-  );
+  io.stderr(`celgate manifests: the policies do not load:\n${formatDiagnostics(diagnostics)}`);
   return EXIT_USAGE;
 }
 
@@ -346,9 +345,7 @@ async function checkDrift(io: CliIO, given: string, result: WebhookManifests): P
     if (r.config) live.push(r.config);
   }
   if (problems.length > 0) {
-    io.stderr(
-      `celgate manifests: --check-drift ${given} does not read:\n${problems.map((d) => `${formatDiagnostic(d)}\n`).join("")}`,
-    );
+    io.stderr(`celgate manifests: --check-drift ${given} does not read:\n${formatDiagnostics(problems)}`);
     return EXIT_USAGE;
   }
   const wanted: WebhookConfiguration[] = [];
