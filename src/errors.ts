@@ -45,7 +45,7 @@ export const DIAGNOSTIC_CODES = {
     "a paramKind is neither built in nor defined by a loaded CustomResourceDefinition (a warning: taken to be namespaced)",
   PE_CRD_SCHEMA: "a CustomResourceDefinition's schema is not structural, so its objects stay untyped",
   PE_NO_POLICIES:
-    "a path given holds no policy or binding, or a `--crd` path no CustomResourceDefinition (a warning; `check --strict` fails on it)",
+    "a path given holds no policy or binding (every command that reads policies says so), or a `--crd` path no CustomResourceDefinition (a warning; `check --strict` fails on it)",
   PE_CEL_PARSE: "a CEL expression does not parse",
   PE_CEL_UNKNOWN_IDENT: "a CEL expression refers to a variable or field that is not declared",
   PE_CEL_UNKNOWN_FUNCTION:

@@ -144,7 +144,7 @@ export interface AdmitOptions {
   readonly phase?: "mutate" | "validate";
   /**
    * Also evaluate policies that no binding refers to, as if bound with validationActions [Deny]
-   * (what `celgate eval` and `celgate test` do). Default false: as in Kubernetes, an unbound policy
+   * (what `celgate eval --include-unbound` does). Default false: as in Kubernetes, an unbound policy
    * is not enforced.
    */
   readonly includeUnbound?: boolean;

@@ -59,7 +59,7 @@ export function subjects(
   request: AdmissionRequest,
 ): readonly Subject[] {
   let out: readonly Subject[];
-  if (options.includeUnbound || options.explain) {
+  if (options.allBindings || options.includeUnbound || options.explain) {
     const all: Subject[] = [];
     for (const b of set.bindings) if (b.policy.kind === kind) all.push(subjectOf(b.policy, b));
     if (options.includeUnbound)

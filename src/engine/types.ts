@@ -132,8 +132,16 @@ export interface EvaluateOptions {
   readonly deadline: number;
   /** Only the pairs routed to the split path with this failurePolicy (policy/routing.ts). */
   readonly failurePolicy?: "Fail" | "Ignore";
-  /** Also evaluate policies that have no binding, as if bound with validationActions [Deny] (CLI). */
+  /**
+   * Also evaluate policies that have no binding, as if bound with validationActions [Deny]. Only on
+   * explicit request (`--include-unbound`): the API server evaluates a policy only through a binding.
+   */
   readonly includeUnbound?: boolean;
+  /**
+   * Walk every binding, so each one that does not apply gives a skip result saying why (the dry
+   * runs); the webhook takes only the index's candidates. Either way the same pairs decide.
+   */
+  readonly allBindings?: boolean;
   /** Record every step's value in the trace (CLI, REPL); the webhook leaves it off for speed. */
   readonly explain?: boolean;
   /**

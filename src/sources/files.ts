@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { lstat, open, readdir, realpath, stat } from "node:fs/promises";
-import { join } from "node:path";
+import { join, sep } from "node:path";
 import type { Diagnostic } from "../errors.ts";
 import { checkReferences, mergePolicySets, parsePolicyText } from "../policy/parse.ts";
 import type { PolicySet } from "../policy/types.ts";
@@ -179,6 +179,31 @@ async function walk(
   }
 }
 
+/**
+ * The files the paths name: a file as it is (whatever its name), a directory walked as a policy
+ * directory is (its `.yaml`, `.yml` and `.json` files, recursively and sorted, except `*.test.yaml`,
+ * `fixtures/` and hidden entries). The one rule for every command that takes a file or a directory.
+ */
+export async function listPolicyFiles(
+  paths: readonly string[],
+): Promise<{ readonly files: string[]; readonly diagnostics: Diagnostic[] }> {
+  const diagnostics: Diagnostic[] = [];
+  const files: string[] = [];
+  const visitedDirs = new Set<string>();
+  for (const path of paths) {
+    let info: Stat;
+    try {
+      info = await stat(path);
+    } catch (error) {
+      diagnostics.push(ioDiagnostic(path, error));
+      continue;
+    }
+    if (info.isDirectory()) await walk(path, visitedDirs, files, diagnostics);
+    else files.push(path);
+  }
+  return { files, diagnostics };
+}
+
 type Read = { readonly real: string; readonly bytes: Buffer } | { readonly error: Diagnostic };
 
 /** One policy file as read: its text, or why it could not be read. What is parsed is what was hashed. */
@@ -208,20 +233,7 @@ export async function readPolicyFiles(
   paths: readonly string[],
   limits: ReadLimits = NO_LIMITS,
 ): Promise<PolicyFilesRead> {
-  const diagnostics: Diagnostic[] = [];
-  const candidates: string[] = [];
-  const visitedDirs = new Set<string>();
-  for (const path of paths) {
-    let info: Stat;
-    try {
-      info = await stat(path);
-    } catch (error) {
-      diagnostics.push(ioDiagnostic(path, error));
-      continue;
-    }
-    if (info.isDirectory()) await walk(path, visitedDirs, candidates, diagnostics);
-    else candidates.push(path);
-  }
+  const { files: candidates, diagnostics } = await listPolicyFiles(paths);
 
   // The sizes first, in order, so which files a set over its bound leaves unread does not depend on
   // which read finished first; then the reads, each bounded again (a file may grow meanwhile).
@@ -294,6 +306,41 @@ export async function readPolicyFiles(
     entries.push({ file, text: read.bytes.toString("utf8") });
   }
   return { entries, diagnostics, fingerprint: hash.digest("hex") };
+}
+
+/** Whether `file` is `path` or inside it. */
+export function under(file: string, path: string): boolean {
+  return file === path || file.startsWith(path.endsWith(sep) ? path : `${path}${sep}`);
+}
+
+/**
+ * A warning (PE_NO_POLICIES) for each path that yielded no policy or binding and no problem of its
+ * own: a typo (`polcies/`) in CI or in a server's --policies must not pass as "0 problems". Every
+ * command that reads policy paths reports it, worded here once; `shown` names the paths as the
+ * person wrote them (default: as given).
+ */
+export function noPolicyWarnings(
+  paths: readonly string[],
+  set: PolicySet,
+  diagnostics: readonly Diagnostic[],
+  shown: readonly string[] = paths,
+): Diagnostic[] {
+  const files = [
+    ...set.policies.map((p) => p.source.locate("metadata.name").file),
+    ...set.bindings.map((b) => b.source.locate("metadata.name").file),
+    ...diagnostics.flatMap((d) => (d.location ? [d.location.file] : [])),
+  ];
+  return paths.flatMap((path, i): Diagnostic[] =>
+    files.some((f) => under(f, path))
+      ? []
+      : [
+          {
+            code: "PE_NO_POLICIES",
+            severity: "warning",
+            message: `${shown[i] ?? path} holds no ValidatingAdmissionPolicy, MutatingAdmissionPolicy or binding`,
+          },
+        ],
+  );
 }
 
 /** The fingerprint of what the paths hold now (readPolicyFiles without keeping the text). */

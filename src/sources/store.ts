@@ -29,6 +29,7 @@ import {
   type LoadHooks,
   type LoadOptions,
   loadPolicyPaths,
+  noPolicyWarnings,
   type ReadLimits,
 } from "./files.ts";
 import {
@@ -68,14 +69,17 @@ export type LoadOutcome =
 /**
  * Loads and compiles once. Without a fallback (a first load), a set is rejected when a file cannot
  * be read or parsed; with one, such a file contributes the fallback's content, and only errors of
- * the whole set (a name defined twice) reject it.
+ * the whole set (a name defined twice) reject it. A path that holds no policy is a warning among the
+ * diagnostics (named as in `shown`, default as given).
  */
 export async function loadSnapshot(
   paths: readonly string[],
   options: CompileOptions = {},
   load: LoadOptions = {},
+  shown: readonly string[] = paths,
 ): Promise<LoadOutcome> {
   const loaded = await loadPolicyPaths([...paths], load);
+  const empty = noPolicyWarnings(paths, loaded.set, loaded.diagnostics, shown);
   const failed = new Set(load.fallback === undefined ? [] : loaded.failedFiles);
   const fatal = loaded.diagnostics.filter(
     (d) => d.severity === "error" && (d.location === undefined || !failed.has(d.location.file)),
@@ -83,7 +87,7 @@ export async function loadSnapshot(
   if (fatal.length > 0)
     return {
       ok: false,
-      diagnostics: loaded.diagnostics,
+      diagnostics: [...loaded.diagnostics, ...empty],
       files: loaded.files,
       fingerprint: loaded.fingerprint,
     };
@@ -93,7 +97,7 @@ export async function loadSnapshot(
     snapshot: {
       set,
       files: loaded.files,
-      diagnostics: [...loaded.diagnostics, ...set.diagnostics],
+      diagnostics: [...loaded.diagnostics, ...empty, ...set.diagnostics],
       loadedAt: new Date(),
       inventory: inventoryOf(loaded.set),
       fingerprint: loaded.fingerprint,

@@ -373,7 +373,8 @@ function runCase(loaded: Loaded, rules: Suite["authorizer"], pc: PreparedCase): 
   };
   const options = {
     deadline: performance.now() + OFFLINE_DEADLINE_MS,
-    includeUnbound: true,
+    // Only bound policies, as the API server (and serve) evaluates them: a suite binds what it tests.
+    allBindings: true,
     explain: true,
     defaults: pc.defaults,
   };

@@ -184,7 +184,9 @@ spec:
     ["openreports", "openreports.io/v1alpha1", ["ClusterReport", "Report"]],
   ] as const) {
     const out = { stdout: "", stderr: "" };
-    assert.equal(await run(["-p", "policies", "-r", "all.json", "-o", format], io(dir, out)), 1, out.stderr);
+    // ns-owner has no binding: audited only on request, as if bound with [Deny].
+    const args = ["-p", "policies", "-r", "all.json", "-o", format, "--include-unbound"];
+    assert.equal(await run(args, io(dir, out)), 1, out.stderr);
     const reports = (JSON.parse(out.stdout) as { items: Record<string, unknown>[] }).items;
     assert.deepEqual(
       reports.map(
@@ -206,7 +208,7 @@ spec:
     );
     assert.equal(prod.summary.fail, 1);
     const cluster = reports[0] as { results: { policy: string; result: string }[] };
-    // The ns-owner policy has no binding: audited as if bound with [Deny].
+    // The ns-owner policy has no binding: with --include-unbound, audited as if bound with [Deny].
     assert.deepEqual(
       cluster.results.filter((r) => r.policy === "ns-owner").map((r) => r.result),
       ["fail", "fail"],

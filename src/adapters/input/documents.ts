@@ -4,8 +4,10 @@
  * and line, never throws. Shared by the CLI and the REPL, so neither imports the other's modules.
  */
 import { readFile } from "node:fs/promises";
+import { join, relative } from "node:path";
 import { LineCounter, parseAllDocuments } from "yaml";
 import { err, ok, type Result } from "../../result.ts";
+import { listPolicyFiles } from "../../sources/files.ts";
 import { aliasExcessMessage, checkAliases } from "../../yaml/aliases.ts";
 
 export interface DataDocument {
@@ -75,6 +77,26 @@ export async function readSingleDocument(
   if (docs.value.length !== 1)
     return err(`${file}: expected one YAML or JSON document, found ${docs.value.length}`);
   return ok(docs.value[0]?.value);
+}
+
+/** A data file to read: where it is, and how to name it to the person (as they wrote the path). */
+export interface DataFile {
+  readonly path: string;
+  readonly shown: string;
+}
+
+/**
+ * The files a path names: a file itself, or a directory's YAML and JSON files, walked as `-p` walks
+ * a policy directory (sources/files.ts). `shown` is the path as given, for the files of a directory
+ * that path joined with the file's place under it. An empty list when a directory holds none.
+ */
+export async function dataFiles(path: string, shown: string): Promise<Result<DataFile[], string>> {
+  const listed = await listPolicyFiles([path]);
+  const problem = listed.diagnostics[0];
+  if (problem) return err(problem.message);
+  return ok(
+    listed.files.map((f) => ({ path: f, shown: f === path ? shown : join(shown, relative(path, f)) })),
+  );
 }
 
 export function isJsonObject(v: unknown): v is Record<string, unknown> {

@@ -12,7 +12,7 @@ import { resourceRef } from "../../engine/request.ts";
 import type { AdmissionRequest } from "../../request/types.ts";
 import { err, ok, type Result } from "../../result.ts";
 import { loadPolicyPaths } from "../../sources/files.ts";
-import { errorCount, formatDiagnostics } from "../output/diagnostics.ts";
+import { errorCount, formatDiagnostics, unboundNote } from "../output/diagnostics.ts";
 import { withNameHints } from "../output/hints.ts";
 import { type ResourceEvaluation, resourceEvaluation } from "../output/results.ts";
 
@@ -28,6 +28,8 @@ export interface PolicyRun {
   readonly defaults: boolean;
   /** The Kubernetes release to compile the policies for (`--kubernetes-version`). */
   readonly kubernetesVersion?: string;
+  /** `:policy --include-unbound`: the policies no binding names too, as if bound with [Deny]. */
+  readonly includeUnbound?: boolean;
 }
 
 /** The evaluation and the diagnostics text (warnings), or why nothing was evaluated. */
@@ -47,7 +49,13 @@ export async function evaluatePolicies(
   );
   const diagnostics = [...loaded.diagnostics, ...compiled.diagnostics, ...(params?.diagnostics ?? [])];
   // With the hints `check` adds, so the REPL reports problems as check does.
-  const report = formatDiagnostics(withNameHints(diagnostics, loaded.set.policies)).trimEnd();
+  const notes = run.includeUnbound
+    ? ""
+    : unboundNote(
+        compiled.unbound.map((p) => p.name),
+        ":policy --include-unbound",
+      );
+  const report = `${formatDiagnostics(withNameHints(diagnostics, loaded.set.policies))}${notes}`.trimEnd();
   if (errorCount(diagnostics) > 0)
     return err(`${report}\nthe policy files have errors; nothing was evaluated`);
   if (compiled.policies.length === 0) return err(`no policies found in ${shownPath}`);
@@ -63,7 +71,8 @@ export async function evaluatePolicies(
     : { apiVersion: "", kind: request.kind.kind, namespace: request.namespace, name: request.name };
   const options = {
     deadline: performance.now() + OFFLINE_DEADLINE_MS,
-    includeUnbound: true,
+    allBindings: true,
+    includeUnbound: run.includeUnbound ?? false,
     explain: true,
     defaults: run.defaults,
   };

@@ -141,8 +141,9 @@ export const REPL_COMMANDS: readonly ReplCommand[] = [
   },
   {
     name: "policy",
-    args: "[PATH]",
-    summary: "load policies (file or directory) and evaluate them against the context; no PATH: again",
+    args: "[--include-unbound] [PATH]",
+    summary:
+      "load policies (file or directory) and evaluate the bound ones against the context; no PATH: again",
     run: (s, rest) => s.policy(rest),
   },
   {
@@ -468,7 +469,10 @@ export class ReplSession {
   // ---------------------------------------------------------------------------------------------
   // Policies
 
-  async policy(path: string): Promise<ReplReply> {
+  async policy(rest: string): Promise<ReplReply> {
+    // As eval: only what a binding names, unless asked (the API server evaluates nothing else).
+    const flag = /^--include-unbound(?:\s+|$)/.exec(rest);
+    const path = flag ? rest.slice(flag[0].length) : rest;
     const target = path === "" ? this.policyPath : path;
     if (target === undefined) return failure("usage: :policy PATH (a policy file or a directory of them)");
     const built = this.builtRequest();
@@ -488,6 +492,7 @@ export class ReplSession {
         extras: this.extras,
         defaults: this.defaults,
         ...(this.kubernetesVersion !== undefined ? { kubernetesVersion: this.kubernetesVersion } : {}),
+        ...(flag ? { includeUnbound: true } : {}),
       },
       target,
     );

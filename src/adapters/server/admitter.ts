@@ -16,7 +16,7 @@ import type { AdmissionRequest } from "../../request/types.ts";
  * Which policies a review evaluates (the webhook's path decides: its phase, and on the split paths
  * its failurePolicy) and how: the deadline, and whether to trace or explain.
  */
-export interface ReviewOptions extends Omit<AdmitOptions, "phase" | "includeUnbound"> {
+export interface ReviewOptions extends Omit<AdmitOptions, "phase" | "includeUnbound" | "allBindings"> {
   /** `validate` runs ValidatingAdmissionPolicies, `mutate` runs MutatingAdmissionPolicies. */
   readonly phase: "validate" | "mutate";
 }

@@ -9,7 +9,8 @@ import { Registry } from "prom-client";
 import { ok, type Result } from "../../result.ts";
 import type { CelExtras } from "../../cel/index.ts";
 import { type Admitter, type ReviewAdmitter, serveAdmitter } from "./admitter.ts";
-import { type Diagnostic, formatDiagnostic } from "../../errors.ts";
+import type { Diagnostic } from "../../errors.ts";
+import { formatDiagnosticLines } from "../output/diagnostics.ts";
 import type { CompileOptions } from "../../compile/policy.ts";
 import { type ClusterLink, type ClusterLinkOptions, openClusterLink } from "../../cluster/link.ts";
 import type { ClusterLog } from "../../cluster/observe.ts";
@@ -145,7 +146,7 @@ function selectorKeys(sel: LabelSelector | undefined): string[] {
 
 /** Lines to log about a snapshot: its problems, then snapshotNotes. */
 export function describeSnapshot(s: PolicySnapshot, connected = false): string[] {
-  return [...s.diagnostics.map((d: Diagnostic) => formatDiagnostic(d)), ...snapshotNotes(s, connected)];
+  return [...formatDiagnosticLines(s.diagnostics), ...snapshotNotes(s, connected)];
 }
 
 /**
@@ -296,7 +297,7 @@ async function openPorts(
 
 /** Why serve cannot start: the policies' errors, one per line. */
 function loadFailure(diagnostics: readonly Diagnostic[]): string {
-  return ["policies could not be loaded:", ...diagnostics.map((d) => formatDiagnostic(d))].join("\n");
+  return ["policies could not be loaded:", ...formatDiagnosticLines(diagnostics)].join("\n");
 }
 
 /** Where the JSON log goes: the stream given, or stdout in batches; none when logging is off. */

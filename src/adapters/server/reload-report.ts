@@ -10,6 +10,7 @@
 import { type Diagnostic, formatDiagnostic } from "../../errors.ts";
 import type { InventoryEntry } from "../../sources/inventory.ts";
 import type { ReportedOutcome } from "../../sources/store.ts";
+import { boundDiagnostics, type OmittedDiagnostics } from "../output/diagnostics.ts";
 import type { WebhookMetrics } from "./metrics.ts";
 import type { ServerLog } from "./server-log.ts";
 
@@ -36,6 +37,21 @@ export function diagnosticFields(d: Diagnostic): DiagnosticFields {
     message: d.message,
     ...(d.path ? { path: d.path } : {}),
     ...(d.location ? { file: d.location.file, line: d.location.line, column: d.location.column } : {}),
+  };
+}
+
+/**
+ * The diagnostics of a reload line, bounded per file as every printer bounds them, and per file
+ * how many were left out (`omittedDiagnostics`, only when some were).
+ */
+function diagnosticsFields(diagnostics: readonly Diagnostic[]): {
+  readonly diagnostics: DiagnosticFields[];
+  readonly omittedDiagnostics?: readonly OmittedDiagnostics[];
+} {
+  const { shown, omitted } = boundDiagnostics(diagnostics);
+  return {
+    diagnostics: shown.map(diagnosticFields),
+    ...(omitted.length > 0 ? { omittedDiagnostics: omitted } : {}),
   };
 }
 
@@ -71,7 +87,7 @@ export function reportReload(
         removed: keys(removed),
         changed: keys(changed),
         ...(partial ? { failedFiles } : {}),
-        diagnostics: outcome.snapshot.diagnostics.map(diagnosticFields),
+        ...diagnosticsFields(outcome.snapshot.diagnostics),
         notes,
       };
       if (partial)
@@ -98,7 +114,7 @@ export function reportReload(
           event: RELOAD_EVENT,
           result: "failure",
           files: outcome.files,
-          diagnostics: outcome.diagnostics.map(diagnosticFields),
+          ...diagnosticsFields(outcome.diagnostics),
         },
         `policy reload rejected (${plural(errors, "error", "errors")}); the last good policies keep serving`,
       );

@@ -146,7 +146,15 @@ test("--explain lists the defaulted fields and says which failed expression name
 });
 
 test("--explain's hint finds a defaulted map key named in quotes", async () => {
-  const r = await cli(["eval", "-p", path("label-policy.yaml"), "-r", path("example.yaml"), "--explain"]);
+  const r = await cli([
+    "eval",
+    "-p",
+    path("label-policy.yaml"),
+    "-r",
+    path("example.yaml"),
+    "--explain",
+    "--include-unbound",
+  ]);
   assert.equal(r.code, 1);
   assert.match(
     r.stdout,
@@ -162,6 +170,7 @@ test("the object carries the request's namespace; a cluster-scoped object's own 
     path("web.yaml"),
     "-r",
     path("role.yaml"),
+    "--include-unbound",
   ]);
   assert.deepEqual(
     j.entries.map((e) => e.violations[0]?.message),

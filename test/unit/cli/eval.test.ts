@@ -61,8 +61,8 @@ async function evalJson(args: string[]): Promise<{ code: number; entries: Result
   return { code: r.code, entries: flatEntries(r.stdout), stderr: r.stderr };
 }
 
-test("the docs' replicas policy, unbound: evaluated as if bound with [Deny], and said so", async () => {
-  const r = await cli(["eval", "-p", path("demo"), "-r", path("big.yaml")]);
+test("--include-unbound: the docs' replicas policy, unbound, evaluated as if bound with [Deny], and said so", async () => {
+  const r = await cli(["eval", "-p", path("demo"), "-r", path("big.yaml"), "--include-unbound"]);
   assert.equal(r.code, 1);
   const lines = r.stdout.split("\n");
   assert.match(lines[0] ?? "", /^RESOURCE\s+POLICY\s+BINDING\s+OUTCOME\s+MESSAGE$/);
@@ -77,7 +77,7 @@ test("the docs' replicas policy, unbound: evaluated as if bound with [Deny], and
   );
   assert.match(r.stdout, /1 resource: 0 allowed, 1 denied\n$/);
 
-  const j = await evalJson(["-p", path("demo"), "-r", path("big.yaml")]);
+  const j = await evalJson(["-p", path("demo"), "-r", path("big.yaml"), "--include-unbound"]);
   assert.equal(j.code, 1);
   assert.equal(j.entries.length, 1);
   const e = j.entries[0];

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { yamlDocs } from "../../helpers/engine.ts";
+import { vapBinding, yamlDocs } from "../../helpers/engine.ts";
 import { cli, removeTree, tempTree } from "./fake-io.ts";
 import { deploymentPolicy } from "./policies.ts";
 
@@ -12,6 +12,8 @@ const fixture = (p: string) => join(FIXTURES, p);
 const replicasPolicy = (expression: string) =>
   yamlDocs(
     deploymentPolicy("bind-policy", ["CREATE"], { validations: [{ expression, message: "too many" }] }),
+    // Bound: a suite evaluates only bound policies, as the API server does.
+    vapBinding("bind-policy", "bind-policy"),
   );
 
 const suite = (policy: string, replicas: number, allowed: boolean) => `apiVersion: celgate.dev/v1alpha1

@@ -245,12 +245,13 @@ test(":explain gives the reasons a false expression is false", async () => {
 });
 
 test(":policy evaluates policies against the context; :explain shows the trace", async () => {
+  // POLICY has no binding: evaluated, as if bound with [Deny], only with --include-unbound.
   const out = await session(
     ":policy policy.yaml",
     ":object pod.yaml",
-    ":policy policy.yaml",
+    ":policy --include-unbound policy.yaml",
     ":explain",
-    ":policy",
+    ":policy --include-unbound",
   );
   assert.match(out[0] ?? "", /^!no request to evaluate: load a Kubernetes object/);
   assert.match(
@@ -263,6 +264,12 @@ test(":policy evaluates policies against the context; :explain shows the trace",
   );
   assert.match(out[3] ?? "", /validation\[0\]: object\.spec\.containers\.all\(.*\) → false \(cost \d+\)/);
   assert.equal(out[4], out[2], ":policy without a path evaluates the last policies again");
+  const [, bound] = await session(":object pod.yaml", ":policy policy.yaml");
+  assert.match(
+    bound ?? "",
+    /^note: 1 policy no binding names is not evaluated \(as in the API server\): no-privileged/,
+  );
+  assert.match(bound ?? "", /Pod prod\/web: allowed/);
 });
 
 test(":policy reports policy files with errors and evaluates nothing", async () => {

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type TestContext, test } from "node:test";
 import { Registry } from "prom-client";
+import { MAX_DIAGNOSTICS_PER_FILE } from "../../../src/adapters/output/diagnostics.ts";
 import { createWebhookMetrics } from "../../../src/adapters/server/metrics.ts";
 import { RELOAD_EVENT, reportReload } from "../../../src/adapters/server/reload-report.ts";
 import { serverLog } from "../../../src/adapters/server/server-log.ts";
@@ -262,4 +263,20 @@ void test("an applied reload: one info line with the counts and what was added, 
   });
   assert.equal(await sample(s.registry, "celgate_policy_reloads_total", '{result="success"}'), 1);
   assert.equal(await sample(s.registry, "celgate_policy_last_reload_success"), 1);
+});
+
+void test("a file of noise: the line holds at most the per-file bound of problems and how many more (issue 36)", async (t) => {
+  const s = await setup(t);
+  // Many lines the YAML parser refuses one by one: a problem each.
+  await writeFile(s.file, `${POLICY("cap", 5)}---\n${"a: b: c\n".repeat(300)}`);
+  await s.reload();
+  assert.equal(s.lines.length, 1);
+  const line = parse(s.lines[0] as string);
+  assert.equal(line.result, "failure");
+  const diagnostics = line.diagnostics as Record<string, unknown>[];
+  const omitted = line.omittedDiagnostics as { file: string; count: number }[];
+  assert.equal(diagnostics.length, MAX_DIAGNOSTICS_PER_FILE);
+  assert.equal(omitted.length, 1);
+  assert.equal(omitted[0]?.file, s.file);
+  assert.ok((omitted[0]?.count ?? 0) > 0);
 });

@@ -58,7 +58,7 @@ test("the requests: operation, namespace precedence, user, dryRun, kind and reso
     code: 422,
     reason: "Invalid",
     message:
-      "ValidatingAdmissionPolicy 'prod-min-replicas' denied request: production deployments need at least 2 replicas",
+      "ValidatingAdmissionPolicy 'prod-min-replicas' with binding 'prod-min-replicas' denied request: production deployments need at least 2 replicas",
   });
   const del = byName(s, "production / deletes / deleting is never checked");
   assert.equal(del.actual.patched, null, "a DELETE has no object after mutation");
@@ -451,7 +451,7 @@ cases:
       [
         "warning",
         "resources",
-        "the resources files hold 2 policies and bindings, which are not evaluated; list those files under policies",
+        "the resources files hold 4 policies and bindings, which are not evaluated; list those files under policies",
       ],
     ],
   );

@@ -20,17 +20,24 @@ import type { PolicyResult } from "../../../engine/types.ts";
 import type { AdmissionRequest, UserInfo } from "../../../request/types.ts";
 import type { ResourceObject, SourceMap } from "../../../policy/types.ts";
 import { err, ok, type Result } from "../../../result.ts";
-import { loadPolicyPaths } from "../../../sources/files.ts";
-import { type DataDocument, isJsonObject, parseDocuments } from "../../input/documents.ts";
+import { loadPolicyPaths, noPolicyWarnings } from "../../../sources/files.ts";
+import {
+  type DataDocument,
+  type DataFile,
+  dataFiles,
+  isJsonObject,
+  parseDocuments,
+} from "../../input/documents.ts";
 import { AuditTally, type ReportApi } from "../../output/audit.ts";
-import { errorCount, formatDiagnostics } from "../../output/diagnostics.ts";
+import { errorCount, formatDiagnostics, unboundNote } from "../../output/diagnostics.ts";
 import { HELP_OPTION, parseCommandArgs, usageError, userPath } from "../args.ts";
 import { extrasAndUser, outputAndPolicies } from "../dry-run.ts";
+import { terminalWidth } from "../terminal.ts";
 import { type CliIO, EXIT_OK, EXIT_OUTCOME, EXIT_USAGE } from "../io.ts";
 
 export const name = "audit";
 export const summary = "evaluate policies against existing objects, from files or a cluster";
-export const usage = "celgate audit -p POLICY_PATH... (-r FILE... | --kubeconfig FILE) [options]";
+export const usage = "celgate audit -p POLICY_PATH... (-r PATH... | --kubeconfig FILE) [options]";
 export const help = `Evaluate admission policies against objects that already exist, and report what they find.
 
 usage: ${usage}
@@ -43,8 +50,9 @@ would get is reported, nothing is written.
 Options:
   -p, --policy PATH          policy file or directory (repeatable); parameter objects and
                              Namespaces found there are used too
-  -r, --resource FILE        objects to audit, YAML or JSON, one or more documents or a List
-                             (\`kubectl get -A -o yaml\`); '-' reads standard input (repeatable).
+  -r, --resource PATH        objects to audit, YAML or JSON, one or more documents or a List
+                             (\`kubectl get -A -o yaml\`), or a directory of such files (walked as
+                             for -p); '-' reads standard input (repeatable).
                              Namespaces and objects of the policies' paramKinds among them are
                              used as Namespaces and params. A file is read whole.
   --kubeconfig FILE          audit the cluster in FILE instead: every resource a policy can select
@@ -63,13 +71,16 @@ Options:
                              the same as Report and ClusterReport (openreports.io/v1alpha1).
                              Reports keep one entry per result; the other formats do not grow
                              with the number of objects that pass.
+  --include-unbound          also audit the policies no binding names, as if bound with
+                             validationActions [Deny] (the API server never evaluates them)
   --stats                    print objects, objects/s and the process's peak memory on stderr
   -h, --help                 show this help
 
 A result is fail when a validation failed and its binding denies or audits, warn when the binding
 only warns, and warn for a mutating policy that would change the object (the patch is in the
-finding, and in a report result's properties.patch). Policies without a binding are audited as if
-bound with validationActions [Deny]. On a terminal, progress goes to stderr.
+finding, and in a report result's properties.patch). Policies without a binding are not audited,
+as the API server never evaluates them (a note on stderr names them); --include-unbound audits
+them as if bound with validationActions [Deny]. On a terminal, progress goes to stderr.
 
 Exit status: 0 no fail and no error, 1 a fail or an error, 2 bad options or input.
 `;
@@ -87,6 +98,7 @@ const OPTIONS = {
     "cel-extras": { type: "string" },
     output: { type: "string", short: "o", default: "table" },
     stats: { type: "boolean", default: false },
+    "include-unbound": { type: "boolean", default: false },
   },
   allowPositionals: false,
 } as const;
@@ -104,6 +116,8 @@ interface Audit {
   /** Which kinds are cluster-scoped: the built-in API's, and the CRDs among the policy files. */
   readonly scopes: KindScopes;
   readonly progress: (note: string) => void;
+  /** `--include-unbound`: the policies no binding names too, as if bound with [Deny]. */
+  readonly includeUnbound: boolean;
 }
 
 const INPUT_SOURCE: SourceMap = { file: "(input)", locate: () => ({ file: "(input)", line: 1, column: 1 }) };
@@ -141,21 +155,18 @@ function items(doc: unknown): unknown[] {
 
 /**
  * eval's dry run, the engine's whole admission chain (mutate, then validate the result; unbound
- * policies as if bound [Deny]), without the explain trace, which an audit never shows.
+ * policies only with --include-unbound), without the explain trace, which an audit never shows.
  */
-function dryRun(
-  set: CompiledPolicySet,
-  request: AdmissionRequest,
-  ctx: EngineContext,
-): readonly PolicyResult[] {
+function dryRun(audit: Audit, request: AdmissionRequest, ctx: EngineContext): readonly PolicyResult[] {
   // As eval: the API server's defaults again after each mutation (engine/redefault.ts).
   const options = {
     deadline: performance.now() + OBJECT_DEADLINE_MS,
-    includeUnbound: true,
+    allBindings: true,
+    includeUnbound: audit.includeUnbound,
     trace: false,
     defaults: true,
   };
-  return admit(set, request, ctx, options).results;
+  return admit(audit.set, request, ctx, options).results;
 }
 
 /**
@@ -194,13 +205,13 @@ function tallyObject(
  * with JSON.parse, many times faster and smaller than the YAML parser; anything else (YAML, or JSON
  * with an error, for a located message) goes through the YAML parser.
  */
-async function readObjects(file: string, io: CliIO): Promise<Result<DataDocument[], string>> {
+async function readObjects(file: DataFile, io: CliIO): Promise<Result<DataDocument[], string>> {
   let text: string;
-  const name = file === "-" ? "<stdin>" : file;
+  const name = file.path === "-" ? "<stdin>" : file.shown;
   try {
-    text = file === "-" ? await io.stdin() : await readFile(userPath(io, file), "utf8");
+    text = file.path === "-" ? await io.stdin() : await readFile(file.path, "utf8");
   } catch (e) {
-    return err(`cannot read ${file}: ${(e as Error).message}`);
+    return err(`cannot read ${file.shown}: ${(e as Error).message}`);
   }
   if (/^\s*[{[]/.test(text)) {
     try {
@@ -212,14 +223,27 @@ async function readObjects(file: string, io: CliIO): Promise<Result<DataDocument
   return parseDocuments(text, name);
 }
 
-async function auditFiles(audit: Audit, files: readonly string[], io: CliIO): Promise<string | undefined> {
+/** The files named, a directory's YAML and JSON files for a directory ('-' stays standard input). */
+async function expandFiles(paths: readonly string[], io: CliIO): Promise<Result<DataFile[], string>> {
+  const out: DataFile[] = [];
+  for (const p of paths) {
+    const files = p === "-" ? ok([{ path: p, shown: p }]) : await dataFiles(userPath(io, p), p);
+    if (!files.ok) return files;
+    out.push(...files.value);
+  }
+  return out.length > 0 ? ok(out) : err(`no YAML or JSON file in ${paths.join(", ")}`);
+}
+
+async function auditFiles(audit: Audit, paths: readonly string[], io: CliIO): Promise<string | undefined> {
   const objects: { object: Record<string, unknown>; ref: ResourceRef }[] = [];
-  for (const file of files) {
+  const files = await expandFiles(paths, io);
+  if (!files.ok) return files.error;
+  for (const file of files.value) {
     const docs = await readObjects(file, io);
     if (!docs.ok) return docs.error;
     for (const doc of docs.value) {
       for (const [i, item] of items(doc.value).entries()) {
-        const ref = resourceRef(item, `${file} (document ${doc.index}) item ${i}`);
+        const ref = resourceRef(item, `${file.shown} (document ${doc.index}) item ${i}`);
         if (!ref.ok) return ref.error;
         objects.push({ object: item as Record<string, unknown>, ref: ref.value });
       }
@@ -233,7 +257,7 @@ async function auditFiles(audit: Audit, files: readonly string[], io: CliIO): Pr
   for (const [i, o] of objects.entries()) {
     const request = reviewOf(audit, o.object, o.ref);
     if (!request.ok) return `${o.ref.kind} '${o.ref.name}': ${request.error}`;
-    tallyObject(audit, request.value, o.ref, dryRun(audit.set, request.value, ctx));
+    tallyObject(audit, request.value, o.ref, dryRun(audit, request.value, ctx));
     if (i % 500 === 499) audit.progress(`${i + 1} of ${objects.length} objects`);
   }
   return undefined;
@@ -279,9 +303,9 @@ async function auditCluster(
                 audit.user,
                 ctx,
                 performance.now() + OBJECT_DEADLINE_MS,
-                (c) => dryRun(audit.set, request.value, c),
+                (c) => dryRun(audit, request.value, c),
               )
-            : dryRun(audit.set, request.value, ctx);
+            : dryRun(audit, request.value, ctx);
           tallyObject(audit, request.value, info, results);
         }
         audit.progress(`${audit.tally.objectCount} objects (${label})`);
@@ -340,7 +364,17 @@ async function loadPolicies(
   const compiled = compilePolicySet(loaded.set, { extras });
   const params =
     paramFiles.length > 0 ? await loadPolicyPaths(paramFiles.map((p) => userPath(io, p))) : undefined;
-  const diagnostics = [...loaded.diagnostics, ...compiled.diagnostics, ...(params?.diagnostics ?? [])];
+  const diagnostics = [
+    ...loaded.diagnostics,
+    ...noPolicyWarnings(
+      policyPaths.map((p) => userPath(io, p)),
+      loaded.set,
+      loaded.diagnostics,
+      policyPaths,
+    ),
+    ...compiled.diagnostics,
+    ...(params?.diagnostics ?? []),
+  ];
   if (diagnostics.length > 0) io.stderr(formatDiagnostics(diagnostics));
   if (errorCount(diagnostics) > 0) {
     io.stderr("celgate audit: the policy files have errors; nothing was audited\n");
@@ -364,7 +398,16 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   const tally = new AuditTally({ reports, findings: output === "json" || output === "yaml" });
   const progress = io.isTTY ? (note: string) => io.stderr(`\r\x1b[Kcelgate audit: ${note}`) : () => {};
   const scopes = KindScopes.from(set.resources.map((r) => r.object));
-  const audit: Audit = { set, tally, user, scopes, progress };
+  const includeUnbound = values["include-unbound"];
+  const audit: Audit = { set, tally, user, scopes, progress, includeUnbound };
+  if (!includeUnbound)
+    io.stderr(
+      unboundNote(
+        set.unbound.map((p) => p.name),
+        "--include-unbound",
+        terminalWidth(io),
+      ),
+    );
   const started = performance.now();
 
   let problem: string | undefined;

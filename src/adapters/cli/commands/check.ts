@@ -1,13 +1,13 @@
 /** `celgate check`: load and compile policy files, report every problem, and what is not enforced. */
 import { readdir, readFile } from "node:fs/promises";
-import { extname, join, sep } from "node:path";
+import { extname, join } from "node:path";
 import { type CelExtras, NEWEST_RELEASE, OLDEST_RELEASE } from "../../../cel/index.ts";
 import { type CompiledPolicy, type CompiledPolicySet, compilePolicySet } from "../../../compile/policy.ts";
 import type { Diagnostic } from "../../../errors.ts";
 import { checkStaticManifests, STATIC_EXTENSIONS, type StaticFile } from "../../../manifests/static.ts";
 import type { PolicySet, RejectedBinding, ResourceObject } from "../../../policy/types.ts";
 import { isCustomResourceDefinition } from "../../../kube/schemas/index.ts";
-import { loadPolicyPaths } from "../../../sources/files.ts";
+import { loadPolicyPaths, noPolicyWarnings, under } from "../../../sources/files.ts";
 import {
   type CheckReport,
   errorCount,
@@ -117,39 +117,6 @@ function policyKindOf(binding: RejectedBinding["kind"]): CompiledPolicy["kind"] 
     : "MutatingAdmissionPolicy";
 }
 
-/** Whether `file` is `path` or inside it. */
-function under(file: string, path: string): boolean {
-  return file === path || file.startsWith(path.endsWith(sep) ? path : `${path}${sep}`);
-}
-
-/**
- * A warning for each path given that yielded no policy or binding and no problem of its own: a
- * typo in CI (`check polcies/`) must not pass as "0 problems".
- */
-function emptyPaths(
-  paths: readonly string[],
-  written: readonly string[],
-  set: PolicySet,
-  diagnostics: readonly Diagnostic[],
-): Diagnostic[] {
-  const files = [
-    ...set.policies.map((p) => p.source.locate("metadata.name").file),
-    ...set.bindings.map((b) => b.source.locate("metadata.name").file),
-    ...diagnostics.flatMap((d) => (d.location ? [d.location.file] : [])),
-  ];
-  return paths.flatMap((path, i): Diagnostic[] =>
-    files.some((f) => under(f, path))
-      ? []
-      : [
-          {
-            code: "PE_NO_POLICIES",
-            severity: "warning",
-            message: `${written[i] ?? path} holds no ValidatingAdmissionPolicy, MutatingAdmissionPolicy or binding`,
-          },
-        ],
-  );
-}
-
 /**
  * The policies no binding enforces, each with why. A policy counts as bound when any binding names
  * it (two policies of one name are a reported error, not unbound); one whose only binding has
@@ -230,7 +197,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     bindings: compiled.bindings.length,
     diagnostics: [
       ...withNameHints(problems, loaded.set.policies),
-      ...emptyPaths(paths, positionals, loaded.set, problems),
+      ...noPolicyWarnings(paths, loaded.set, problems, positionals),
     ],
     unbound: unboundPolicies(compiled, loaded.set),
   };

@@ -13,8 +13,8 @@ import { type AdmissionRequest, OPERATIONS, type UserInfo } from "../../../reque
 import { KindScopes } from "../../../kube/scope.ts";
 import type { Operation, ResourceObject } from "../../../policy/types.ts";
 import { err, ok, type Result } from "../../../result.ts";
-import { loadPolicyPaths } from "../../../sources/files.ts";
-import { errorCount, formatDiagnostics, plural } from "../../output/diagnostics.ts";
+import { loadPolicyPaths, noPolicyWarnings } from "../../../sources/files.ts";
+import { errorCount, formatDiagnostics, plural, unboundNote } from "../../output/diagnostics.ts";
 import { withNameHints } from "../../output/hints.ts";
 import {
   formatResultsJson,
@@ -32,7 +32,14 @@ import {
   usageError,
   userPath,
 } from "../args.ts";
-import { isJsonObject, parseDocuments, readDocuments, readSingleDocument } from "../../input/documents.ts";
+import {
+  type DataFile,
+  dataFiles,
+  isJsonObject,
+  parseDocuments,
+  readDocuments,
+  readSingleDocument,
+} from "../../input/documents.ts";
 import { decodeSavedReview } from "../../admission/saved.ts";
 import { extrasAndUser, outputAndPolicies } from "../dry-run.ts";
 import { type CliIO, EXIT_OK, EXIT_OUTCOME, EXIT_USAGE } from "../io.ts";
@@ -49,7 +56,7 @@ import {
 
 export const name = "eval";
 export const summary = "dry-run policies against resource files";
-export const usage = "celgate eval -p POLICY_PATH... -r RESOURCE_FILE... [options]";
+export const usage = "celgate eval -p POLICY_PATH... -r RESOURCE_PATH... [options]";
 export const help = `Evaluate admission policies against resources, offline, as the API server would: mutating
 policies first, then validating policies on the mutated object.
 
@@ -58,9 +65,11 @@ usage: ${usage}
 Options:
   -p, --policy PATH          policy file or directory (repeatable); parameter objects and
                              Namespaces found there are used too
-  -r, --resource FILE        resource file, YAML or JSON, one or more documents or a List
-                             (repeatable; '-' reads standard input, e.g. from kubectl get -o yaml);
-                             an AdmissionReview (v1 or v1beta1) is evaluated as its request says
+  -r, --resource PATH        resource file, YAML or JSON, one or more documents or a List, or a
+                             directory of them (walked as for -p: .yaml, .yml and .json files,
+                             recursively) (repeatable; '-' reads standard input, e.g. from kubectl
+                             get -o yaml); an AdmissionReview (v1 or v1beta1) is evaluated as its
+                             request says
   --old-resource FILE        the stored object(s): makes the operation UPDATE. With several
                              resources, each is paired with the old object of the same kind,
                              namespace and name
@@ -81,10 +90,13 @@ Options:
   --show-skipped             also list the policies that do not apply (hidden by default in the
                              table; -o json and -o yaml always hold them)
   --write-mutated DIR        write each resource as admission leaves it (mutated, namespaced and
-                             defaulted) to DIR/<kind>_<namespace>_<name>.yaml; never overwrites
-                             an input file
+                             defaulted), one file per object (a List's items too), to
+                             DIR/<kind>_<namespace>_<name>.yaml (kind in lower case; no namespace
+                             part for a cluster-scoped object); never overwrites an input file
   --no-defaults              evaluate the manifests as written, without the defaults the API
                              server applies before admission
+  --include-unbound          also evaluate the policies no binding names, as if bound with
+                             validationActions [Deny] (the API server never evaluates them)
   -h, --help                 show this help
 
 The table has a row per policy evaluation (a mutating policy's second run, when a later policy
@@ -93,8 +105,10 @@ per resource with what the API server would answer (allowed or denied, warnings,
 count. On a terminal it is fitted to the width. -o json and -o yaml give, per resource, the
 decision (allowed, status, warnings, auditAnnotations, patch) and every policy's result, whole.
 
-Policies that no binding refers to are evaluated as if bound with validationActions [Deny];
-the output says so (binding '(none)*' in the table, "binding": null in JSON and YAML).
+Policies that no binding refers to are not evaluated, as the API server evaluates only the
+policies a binding names (and celgate serve does the same); a note on stderr names them. With
+--include-unbound they are evaluated as if bound with validationActions [Deny], and the output
+says so (binding '(none)*' in the table, "binding": null in JSON and YAML).
 Resources without metadata.namespace go to the default namespace, unless their kind is
 cluster-scoped (Namespace, ClusterRole, ...), and get that namespace in metadata.namespace, as
 the API server sets it before admission. Built-in kinds (Pod, Deployment, Service, Namespace,
@@ -131,6 +145,7 @@ const OPTIONS = {
     "show-skipped": { type: "boolean" },
     "write-mutated": { type: "string" },
     "no-defaults": { type: "boolean" },
+    "include-unbound": { type: "boolean" },
   },
   allowPositionals: false,
 } as const;
@@ -159,11 +174,33 @@ function reviewRef(r: AdmissionRequest): ResourceRef {
   };
 }
 
-async function readResources(files: readonly string[], io: CliIO): Promise<Result<InputResource[], string>> {
+/** The files named, a directory's YAML and JSON files for a directory ('-' stays standard input). */
+async function expandFiles(paths: readonly string[], io: CliIO): Promise<Result<DataFile[], string>> {
+  const out: DataFile[] = [];
+  for (const p of paths) {
+    if (p === "-") {
+      out.push({ path: p, shown: p });
+      continue;
+    }
+    const files = await dataFiles(userPath(io, p), p);
+    if (!files.ok) return files;
+    out.push(...files.value);
+  }
+  return ok(out);
+}
+
+/** The objects of the files (or directories) named; `read` collects the files read. */
+async function readResources(
+  paths: readonly string[],
+  io: CliIO,
+  read: string[],
+): Promise<Result<InputResource[], string>> {
   const out: InputResource[] = [];
-  for (const file of files) {
-    const docs =
-      file === "-" ? parseDocuments(await io.stdin(), "<stdin>") : await readDocuments(userPath(io, file));
+  const expanded = await expandFiles(paths, io);
+  if (!expanded.ok) return expanded;
+  for (const { path, shown: file } of expanded.value) {
+    if (path !== "-") read.push(path);
+    const docs = path === "-" ? parseDocuments(await io.stdin(), "<stdin>") : await readDocuments(path);
     if (!docs.ok) return docs;
     for (const doc of docs.value) {
       const items = expandLists(doc.value);
@@ -211,6 +248,8 @@ function pairOld(
 
 /** The resources to evaluate, each with its stored version for UPDATE, and the Namespace given. */
 interface Inputs {
+  /** The files read (a directory's, for a directory), never to be written over. */
+  readonly files: readonly string[];
   readonly resources: readonly InputResource[];
   readonly olds: readonly (InputResource | undefined)[];
   readonly namespaceObject?: Record<string, unknown>;
@@ -224,25 +263,32 @@ async function readInputs(
 ): Promise<Result<Inputs, string>> {
   if ([...resourceFiles, oldFile].filter((f) => f === "-").length > 1)
     return err("standard input ('-') can be read only once");
-  const resources = await readResources(resourceFiles, io);
+  const files: string[] = [];
+  const resources = await readResources(resourceFiles, io, files);
   if (!resources.ok) return resources;
   if (resources.value.length === 0) return err(`no resources found in ${resourceFiles.join(", ")}`);
   let olds: (InputResource | undefined)[] = resources.value.map(() => undefined);
   if (oldFile) {
-    const read = await readResources([oldFile], io);
+    const read = await readResources([oldFile], io, files);
     if (!read.ok) return read;
     const paired = pairOld(resources.value, read.value);
     if (!paired.ok) return paired;
     olds = paired.value;
   }
-  if (nsFile === undefined) return ok({ resources: resources.value, olds });
+  if (nsFile === undefined) return ok({ files, resources: resources.value, olds });
   const doc = await readSingleDocument(userPath(io, nsFile));
   if (!doc.ok) return doc;
   const ref = resourceRef(doc.value, nsFile);
   if (!ref.ok) return ref;
   if (ref.value.kind !== "Namespace" || ref.value.name === "")
     return err(`${nsFile}: --namespace-object must be a Namespace with a name, got ${ref.value.kind}`);
-  return ok({ resources: resources.value, olds, namespaceObject: doc.value as Record<string, unknown> });
+  files.push(userPath(io, nsFile));
+  return ok({
+    files,
+    resources: resources.value,
+    olds,
+    namespaceObject: doc.value as Record<string, unknown>,
+  });
 }
 
 function reportInputErrors(io: CliIO, diagnostics: readonly Diagnostic[]): boolean {
@@ -306,7 +352,17 @@ async function loadPolicies(
   // Compiled with the params' files too: a CustomResourceDefinition there gives its kind's scope.
   const resources = [...loaded.set.resources, ...(params?.set.resources ?? [])];
   const set: CompiledPolicySet = compilePolicySet({ ...loaded.set, resources }, compile);
-  const problems = [...loaded.diagnostics, ...set.diagnostics, ...(params?.diagnostics ?? [])];
+  const problems = [
+    ...loaded.diagnostics,
+    ...noPolicyWarnings(
+      policyPaths.map((p) => userPath(io, p)),
+      loaded.set,
+      loaded.diagnostics,
+      policyPaths,
+    ),
+    ...set.diagnostics,
+    ...(params?.diagnostics ?? []),
+  ];
   if (reportInputErrors(io, withNameHints(problems, loaded.set.policies))) return EXIT_USAGE;
   return { set, resources, files: [...loaded.files, ...(params?.files ?? [])] };
 }
@@ -323,7 +379,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   // Inputs first: a typo in a resource path should not wait for every policy to compile.
   const inputs = await readInputs(resourceFiles, oldFile, values["namespace-object"], io);
   if (!inputs.ok) return fail(inputs.error);
-  const { resources, olds, namespaceObject } = inputs.value;
+  const { files, resources, olds, namespaceObject } = inputs.value;
 
   const requestFlags = (["old-resource", "operation", "subresource", "user", "groups"] as const).filter(
     (f) => values[f] !== undefined,
@@ -337,6 +393,15 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   if (typeof loaded === "number") return loaded;
   const defaults = !values["no-defaults"];
   const explain = values.explain ?? false;
+  const includeUnbound = values["include-unbound"] ?? false;
+  if (!includeUnbound)
+    io.stderr(
+      unboundNote(
+        loaded.set.unbound.map((p) => p.name),
+        "--include-unbound",
+        terminalWidth(io),
+      ),
+    );
   const namespaceName = namespaceObject && resourceRefName(namespaceObject);
   const evaluations = evaluateAll(resources, olds, {
     set: loaded.set,
@@ -355,14 +420,14 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     },
     defaults,
     explain,
+    includeUnbound,
   });
   if (!evaluations.ok) return fail(evaluations.error);
 
   const outDir = values["write-mutated"];
   if (outDir !== undefined) {
-    const given = [...resourceFiles, oldFile, values["namespace-object"]];
     const written = await writeMutatedFiles(io, outDir, evaluations.value, resources, operation, [
-      ...given.filter((f): f is string => f !== undefined && f !== "-").map((f) => userPath(io, f)),
+      ...files,
       ...loaded.files,
     ]);
     if (written !== undefined) return fail(written);
@@ -403,6 +468,8 @@ interface Evaluator {
   readonly build: Pick<RequestOptions, "operation" | "userInfo" | "subResource" | "defaultNamespace">;
   readonly defaults: boolean;
   readonly explain: boolean;
+  /** `--include-unbound`: the policies no binding names too, as if bound with [Deny]. */
+  readonly includeUnbound: boolean;
 }
 
 /**
@@ -418,7 +485,8 @@ function evaluateAll(
   for (const [i, r] of resources.entries()) {
     const options = {
       deadline: performance.now() + OFFLINE_DEADLINE_MS,
-      includeUnbound: true,
+      allBindings: true,
+      includeUnbound: e.includeUnbound,
       explain: e.explain,
       defaults: e.defaults,
     };

@@ -14,8 +14,8 @@ import {
 } from "../../../manifests/webhook-config.ts";
 import { excludedNamespaces } from "../../../manifests/webhooks.ts";
 import { parsePolicyText } from "../../../policy/parse.ts";
-import { loadPolicyPaths } from "../../../sources/files.ts";
-import { plural } from "../../output/diagnostics.ts";
+import { loadPolicyPaths, noPolicyWarnings } from "../../../sources/files.ts";
+import { formatDiagnostics, plural } from "../../output/diagnostics.ts";
 import { HELP_OPTION, parseCommandArgs, splitList, usageError, userPath } from "../args.ts";
 import { lintCorpus } from "../corpus.ts";
 import { parseExtras } from "../expression.ts";
@@ -72,7 +72,8 @@ second patch means it is not idempotent. An ApplyConfiguration that sets an atom
 tolerations, nodeSelector, ...) is reported, since the API server refuses it. All mutations are then
 applied together twice: what still changes is policies undoing each other.
 
-Exit status: 0 no errors (warnings allowed), 1 errors found, 2 bad options or files that do not read.
+Exit status: 0 no errors (warnings allowed), 1 errors found, 2 bad options, files that do not read
+or policies that do not compile (reported as celgate check reports them; nothing is linted).
 `;
 
 const OPTIONS = {
@@ -133,8 +134,11 @@ async function readCluster(
       d.code === "PE_UNKNOWN_KIND" &&
       webhookLines.some(([a, b]) => (d.location?.line ?? 0) >= a && (d.location?.line ?? 0) <= b);
     out.problems.push(...parsed.diagnostics.filter((d) => d.severity === "error" && !inWebhook(d)));
-    if (parsed.set.policies.length + parsed.set.bindings.length > 0)
-      out.sets.push(compilePolicySet(parsed.set, { extras }));
+    if (parsed.set.policies.length + parsed.set.bindings.length > 0) {
+      const compiled = compilePolicySet(parsed.set, { extras });
+      out.problems.push(...compiled.diagnostics.filter((d) => d.severity === "error"));
+      out.sets.push(compiled);
+    }
   }
   return out;
 }
@@ -179,16 +183,19 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   const problems: Diagnostic[] = [];
   if (paths.length > 0) {
     const loaded = await loadPolicyPaths(paths);
-    problems.push(...loaded.diagnostics.filter((d) => d.severity === "error"));
-    sets.push(compilePolicySet(loaded.set, { extras }));
+    const compiled = compilePolicySet(loaded.set, { extras });
+    for (const d of noPolicyWarnings(paths, loaded.set, loaded.diagnostics, positionals))
+      io.stderr(`${formatDiagnostic(d)}\n`);
+    // A policy that does not compile is left out of the set: its errors fail the run, or lint would
+    // report "no findings" for a policy it never looked at.
+    problems.push(...[...loaded.diagnostics, ...compiled.diagnostics].filter((d) => d.severity === "error"));
+    sets.push(compiled);
   }
   const cluster = await readCluster(io, values.cluster ?? [], extras);
   if (typeof cluster === "string") return fail(cluster);
   problems.push(...cluster.problems);
   if (problems.length > 0) {
-    io.stderr(
-      `celgate lint: the input does not read:\n${problems.map((d) => `${formatDiagnostic(d)}\n`).join("")}`,
-    );
+    io.stderr(`celgate lint: the input does not read:\n${formatDiagnostics(problems)}`);
     return EXIT_USAGE;
   }
   const corpus = await lintCorpus(

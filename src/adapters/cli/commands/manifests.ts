@@ -3,6 +3,7 @@ import { readFile } from "node:fs/promises";
 import { Document, isScalar, visit } from "yaml";
 import { type Diagnostic, formatDiagnostic } from "../../../errors.ts";
 import { readObjects } from "../../../manifests/documents.ts";
+import { formatDiagnostics } from "../../output/diagnostics.ts";
 import { compareWebhookConfigurations } from "../../../manifests/drift.ts";
 import { DEFAULT_REQUEST_TIMEOUT_SECONDS } from "../../../manifests/timeouts.ts";
 import {
@@ -83,8 +84,9 @@ warning.
 A paramKind's resource name comes from a table of built-in kinds; for any other kind --rbac
 guesses the plural as the API machinery does and says so: check it against the CRD.
 
-Exit status: 0 printed (or no drift), 1 drift found, 2 bad options, policy files that do not parse,
-or timeouts that add up past the request deadline.
+Exit status: 0 printed (or no drift), 1 drift found, 2 bad options, policy files that do not parse
+or policies that do not compile (reported as celgate check reports them), or timeouts that add up
+past the request deadline.
 `;
 
 const OPTIONS = {
@@ -216,11 +218,22 @@ function targetOf(values: Values): Target | string {
 
 /** The policies compiled, or the exit status after saying why they do not load. */
 async function loadPolicies(io: CliIO, policies: readonly string[]): Promise<CompiledPolicySet | number> {
-  const loaded = await loadSnapshot(policies.map((p) => userPath(io, p)));
-  if (loaded.ok) return loaded.snapshot.set;
-  io.stderr(
-    `celgate manifests: the policies do not load:\n${loaded.diagnostics.map((d) => `${formatDiagnostic(d)}\n`).join("")}`,
+  const loaded = await loadSnapshot(
+    policies.map((p) => userPath(io, p)),
+    {},
+    {},
+    policies,
   );
+  // A set with compile errors still serves (failurePolicy decides), but manifests are written for
+  // policies that work: the errors fail the command as they fail check.
+  const diagnostics = loaded.ok ? loaded.snapshot.diagnostics : loaded.diagnostics;
+  const errors = diagnostics.filter((d) => d.severity === "error");
+  if (loaded.ok && errors.length === 0) {
+    // A path with no policy would write configurations for less than was meant: said, as check says it.
+    for (const d of diagnostics) if (d.code === "PE_NO_POLICIES") io.stderr(`${formatDiagnostic(d)}\n`);
+    return loaded.snapshot.set;
+  }
+  io.stderr(`celgate manifests: the policies do not load:\n${formatDiagnostics(diagnostics)}`);
   return EXIT_USAGE;
 }
 
@@ -332,9 +345,7 @@ async function checkDrift(io: CliIO, given: string, result: WebhookManifests): P
     if (r.config) live.push(r.config);
   }
   if (problems.length > 0) {
-    io.stderr(
-      `celgate manifests: --check-drift ${given} does not read:\n${problems.map((d) => `${formatDiagnostic(d)}\n`).join("")}`,
-    );
+    io.stderr(`celgate manifests: --check-drift ${given} does not read:\n${formatDiagnostics(problems)}`);
     return EXIT_USAGE;
   }
   const wanted: WebhookConfiguration[] = [];

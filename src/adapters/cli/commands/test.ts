@@ -27,7 +27,9 @@ export const summary = "run the declarative policy tests (*.test.yaml)";
 export const usage = "celgate test [PATH...] [options]";
 export const help = `Run policy test suites: each case is an admission request evaluated as 'celgate eval'
 evaluates it (mutating policies first, then validating policies on the mutated object), and its
-expectations (allowed, message, warnings, patched, ...) are checked.
+expectations (allowed, message, warnings, patched, ...) are checked. Only the policies a binding
+names are evaluated, as the API server does: a suite that tests a policy shipped without a binding
+lists a binding file (kept in fixtures/, which policy loading skips) under its policies.
 
 usage: ${usage}
        celgate test --update SUITE -p POLICY_PATH... -r OBJECT_PATH... [--params PATH...] [--force]
