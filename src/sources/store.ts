@@ -7,7 +7,8 @@
  * - What was loaded is known by the bytes read (files.ts fingerprints them as it reads), never by a
  *   later look at the files: a write that lands while a load runs is a difference, and a load whose
  *   files changed under it is run again.
- * - A set whose files do not parse is rejected; the last good one keeps serving.
+ * - A set whose files do not parse, or that would not fit in the heap, is rejected; the last good one
+ *   keeps serving.
  * - A set that would remove an object the serving set holds (a policy, binding, param or Namespace:
  *   a file emptied, truncated, deleted, a document taken out) is held back until the files read the
  *   same twice, `settleMs` apart. Editors and `kubectl cp` truncate a file and then write it, so the
@@ -26,6 +27,7 @@ import {
   type InventoryEntry,
   inventoryOf,
 } from "./inventory.ts";
+import { memoryProblem } from "./memory-budget.ts";
 import { serialized } from "./serial.ts";
 
 export interface PolicySnapshot {
@@ -49,18 +51,26 @@ export type LoadOutcome =
       readonly fingerprint: string;
     };
 
-/** Loads and compiles once. A set is rejected only when a file cannot be read or parsed. */
+/**
+ * Loads and compiles once. A set is rejected when a file cannot be read or parsed, or when its
+ * estimated memory is over `memoryBudgetBytes` (memory-budget.ts; checked before it is compiled).
+ */
 export async function loadSnapshot(
   paths: readonly string[],
   options: CompileOptions = {},
   hooks: LoadHooks = {},
+  memoryBudgetBytes?: number,
 ): Promise<LoadOutcome> {
   const loaded = await loadPolicyPaths([...paths], hooks);
-  const fatal = loaded.diagnostics.filter((d) => d.severity === "error");
+  const tooLarge = memoryBudgetBytes === undefined ? undefined : memoryProblem(loaded.set, memoryBudgetBytes);
+  const fatal = [
+    ...loaded.diagnostics.filter((d) => d.severity === "error"),
+    ...(tooLarge ? [tooLarge] : []),
+  ];
   if (fatal.length > 0)
     return {
       ok: false,
-      diagnostics: loaded.diagnostics,
+      diagnostics: tooLarge ? [...loaded.diagnostics, tooLarge] : loaded.diagnostics,
       files: loaded.files,
       fingerprint: loaded.fingerprint,
     };
@@ -124,6 +134,8 @@ export interface PolicyStoreOptions {
   readonly onReload?: (outcome: ReportedOutcome) => void;
   /** Passed to the loader; tests use it to change files in the middle of a load. */
   readonly loadHooks?: LoadHooks;
+  /** A set whose estimated memory is over this is refused before it is compiled (memory-budget.ts). */
+  readonly memoryBudgetBytes?: number;
   /** A monotonic clock in milliseconds; performance.now() unless a test passes its own. */
   readonly now?: () => number;
 }
@@ -161,7 +173,7 @@ export class PolicyStore {
     paths: readonly string[],
     options: PolicyStoreOptions = {},
   ): Promise<{ store: PolicyStore } | { diagnostics: readonly Diagnostic[] }> {
-    const first = await loadSnapshot(paths, options.compile);
+    const first = await loadSnapshot(paths, options.compile, {}, options.memoryBudgetBytes);
     if (!first.ok) return { diagnostics: first.diagnostics };
     return { store: new PolicyStore(paths, first.snapshot, options) };
   }
@@ -180,7 +192,8 @@ export class PolicyStore {
   }
 
   private async load(): Promise<ReloadOutcome> {
-    const load = () => loadSnapshot(this.paths, this.options.compile, this.options.loadHooks);
+    const load = () =>
+      loadSnapshot(this.paths, this.options.compile, this.options.loadHooks, this.options.memoryBudgetBytes);
     let loaded = await load();
     // Did the files change while they were being loaded? Then what was loaded is already old.
     for (let i = 1; i < MAX_LOADS_PER_RELOAD; i++) {

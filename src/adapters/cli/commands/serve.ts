@@ -75,7 +75,9 @@ metrics port. Policies without a binding are loaded and checked, not enforced.
 
 Policy reloads never fail open: a file that does not parse keeps the last good policies, and a
 reload that would remove a policy, binding or param (a file emptied, truncated or deleted) waits
-until the files read the same twice, 1 s apart. Each reload is one JSON line in the log
+until the files read the same twice, 1 s apart. A set whose estimated memory is over its share of
+the heap (half of it, less what the server needs besides) is refused, at start or on a reload
+(PE_SET_MEMORY; metric celgate_policy_sets_refused_memory_total). Each reload is one JSON line in the log
 ("event":"policy-reload"), a rejected one with every problem as \`celgate check\` prints it.
 
 On SIGTERM or SIGINT: readiness turns off, answers go on for --drain-seconds (each asking the
