@@ -15,7 +15,7 @@ import {
   type LaneRecipe,
   type ToWorker,
 } from "./lane-protocol.ts";
-import { isSecretRequest } from "./redact.ts";
+import { NOTHING_SENSITIVE, sensitiveOf } from "./redact.ts";
 import { failureReplyFor, identityOf, replyFor, reviewOptions, type ReviewRoute } from "./review.ts";
 
 const port = parentPort;
@@ -74,7 +74,7 @@ function review(
       identity,
       // Without the debug log the engine records no trace, so these carry none.
       results: decision.results,
-      secret: isSecretRequest(decoded.value.request),
+      sensitive: debugging ? sensitiveOf(decoded.value.request) : NOTHING_SENSITIVE,
     };
   } catch (e) {
     const failure = failureReplyFor(route, decoded.value);

@@ -45,8 +45,9 @@ Options:
                          given); serve nothing
   --log-level LEVEL      fatal, error, warn, info (default), debug, trace or silent; the
                          request log is JSON lines on stdout, written at least once a second
-  --log-values           at debug level, log the trace's values as they are; by default the
-                         values of Secrets and of fields named like credentials are redacted
+  --log-values           at debug level, log the trace's values as they are; by default
+                         Secrets, ConfigMap data, env values and fields named like
+                         credentials are redacted, wherever expressions move them
   --cel-extras LIST      compile with non-Kubernetes CEL features: bind, math, base64 (or all)
   --kubernetes-version X.Y
                          compile and run the policies as Kubernetes X.Y would (${OLDEST_RELEASE} to ${NEWEST_RELEASE};
