@@ -11,7 +11,8 @@
  * reviews among ordinary ones (lists 40 and 10,000 levels deep, decided as on the quiet server, and
  * one level past the API server's decoder, a 400); costly-but-legal
  * reviews on two connections beside ordinary ones; and SIGTERM under load (a server with a 2 s
- * drain; every client moves on when told `Connection: close`, and none may see an error).
+ * drain; every client moves on when told `Connection: close`, and none may see an error); a heavy
+ * policy set written beside the policies (trial-memory.ts).
  *
  *   npm run trial                  # about three minutes: 15 s a phase
  *   npm run trial -- --long        # 2 minutes a phase
@@ -33,11 +34,12 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { isMain, rootPath, table } from "./common.ts";
 import { costlyReview } from "./isolation.ts";
+import { heavyPolicyPhase } from "./trial-memory.ts";
 import { badPodReview, podReview } from "./review.ts";
 import { DEEP_DEPTHS, deepPodReview } from "./trial-deep.ts";
 
 /** The server, from the same build as this file (dist-bench), or the sources under tsx. */
-function serveCommand(): string[] {
+export function serveCommand(): string[] {
   const built = rootPath("dist-bench", "src", "adapters", "cli", "bin.js");
   if (import.meta.url.endsWith(".js") && existsSync(built)) return [built];
   return ["--import", "tsx", rootPath("src", "adapters", "cli", "bin.ts")];
@@ -421,6 +423,7 @@ export async function runTrial(seconds: number, log: (line: string) => void): Pr
         c < 2 ? s.costly : s.ordinary(n),
       ),
     );
+    done(await heavyPolicyPhase(serveCommand(), seconds, s.ordinary, phase));
   } finally {
     server.child.kill("SIGTERM");
     await server.exited;

@@ -46,6 +46,8 @@ export const DIAGNOSTIC_CODES = {
   PE_CRD_SCHEMA: "a CustomResourceDefinition's schema is not structural, so its objects stay untyped",
   PE_NO_POLICIES:
     "a path given holds no policy or binding (every command that reads policies says so), or a `--crd` path no CustomResourceDefinition (a warning; `check --strict` fails on it)",
+  PE_SET_MEMORY:
+    "`serve` refuses a policy set whose estimated memory is over what its heap leaves a set (the last good set keeps serving)",
   PE_CEL_PARSE: "a CEL expression does not parse",
   PE_CEL_UNKNOWN_IDENT: "a CEL expression refers to a variable or field that is not declared",
   PE_CEL_UNKNOWN_FUNCTION:

@@ -22,6 +22,7 @@ import { renderError } from "./syntax/source.ts";
 import { type SharedKeys, SubexpressionIndex, sharedKeys } from "./plan/shared.ts";
 import { CelSyntaxError, parseCel } from "./syntax/parse.ts";
 import { CelError, type CelValue, typeName } from "./runtime/values.ts";
+import { WeakCache } from "./weak-cache.ts";
 
 export type { Program } from "./compile.ts";
 export type { CelProblemCode, CheckSpec } from "./checking.ts";
@@ -111,9 +112,13 @@ export type CompileResult =
     }
   | { readonly ok: false; readonly problems: readonly ExpressionProblem[] };
 
-const parseCache = new Map<string, ParsedExpression | CelSyntaxError>();
-const programCache = new Map<string, CompileResult>();
-const CACHE_LIMIT = 20_000;
+// Caches by source hold their entries weakly (weak-cache.ts): the serving set's programs keep their
+// parsed trees, so a reload of mostly unchanged files finds them, and a replaced set is collected.
+const parseCache = new WeakCache<ParsedExpression | CelSyntaxError>();
+/** Compiled programs by environment, checker and source; failures are not cached (nothing keeps them). */
+const programCache = new WeakCache<Program>();
+/** The result each cached program came with (its checked type), for as long as the program lives. */
+const compiledResults = new WeakMap<Program, CompileResult>();
 
 function parseCached(source: string, bind: boolean): ParsedExpression | CelSyntaxError {
   const key = `${bind ? 1 : 0}\u0000${source}`;
@@ -125,7 +130,6 @@ function parseCached(source: string, bind: boolean): ParsedExpression | CelSynta
       if (!(e instanceof CelSyntaxError)) throw e;
       hit = e;
     }
-    if (parseCache.size >= CACHE_LIMIT) parseCache.clear();
     parseCache.set(key, hit);
   }
   return hit;
@@ -149,7 +153,8 @@ export function compile(
   // Programs that share subexpressions are cached apart from those that do not, by which keys they
   // share at which places: places are per policy, so the same place may hold another key elsewhere.
   const key = `${env.key}\u0000${spec.key}\u0000${source}${ids ? `\u0000${[...ids].map(([k, id]) => `${id}=${k}`).join("\u0001")}` : ""}`;
-  const cached = programCache.get(key);
+  const cachedProgram = programCache.get(key);
+  const cached = cachedProgram && compiledResults.get(cachedProgram);
   if (cached) return cached;
   let result: CompileResult;
   if (parsed instanceof CelSyntaxError) {
@@ -179,8 +184,10 @@ export function compile(
             problems: problems.map((p) => ({ ...p, rendered: renderError(source, p.offset, p.message) })),
           };
   }
-  if (programCache.size >= CACHE_LIMIT) programCache.clear();
-  programCache.set(key, result);
+  if (result.ok) {
+    programCache.set(key, result.program);
+    compiledResults.set(result.program, result);
+  }
   return result;
 }
 

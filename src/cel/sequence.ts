@@ -26,6 +26,7 @@ import {
 } from "./state/limits.ts";
 import type { EvalState } from "./state/state.ts";
 import type { CelValue } from "./runtime/values.ts";
+import { WeakCache } from "./weak-cache.ts";
 
 /** What the sequence reads and advances of the engine's evaluation (state/limits.ts). */
 export type SequenceClock = ExpressionClock;
@@ -181,9 +182,8 @@ function generateChunk(
 /** A number for each program a sequence was asked for, to key the sequences by. */
 const programIds = new WeakMap<Program, number>();
 let nextProgramId = 0;
-const sequences = new Map<string, ProgramSequence>();
-/** Past this many sequences the cache starts again (as cel/index.ts's program cache does). */
-const SEQUENCE_CACHE_LIMIT = 5_000;
+/** Held weakly, as cel/index.ts holds programs: a sequence lives as long as a policy that runs it. */
+const sequences = new WeakCache<ProgramSequence>();
 
 /**
  * The sequence of these programs, shared by every policy that runs the same ones: compiled programs
@@ -204,7 +204,6 @@ export function sequenceOf(programs: readonly Program[], limit: number): Program
   let sequence = sequences.get(key);
   if (sequence === undefined) {
     sequence = new ProgramSequence(programs, limit);
-    if (sequences.size >= SEQUENCE_CACHE_LIMIT) sequences.clear();
     sequences.set(key, sequence);
   }
   return sequence;

@@ -79,7 +79,7 @@ function mutationSource(m: Mutation): string {
 }
 
 /** Every CEL expression of a policy, in the order the policy lists them. */
-function expressionSources(policy: ParsedPolicy): string[] {
+export function expressionSources(policy: ParsedPolicy): string[] {
   const out = [
     ...policy.variables.map((v) => v.expression),
     ...policy.matchConditions.map((m) => m.expression),

@@ -12,6 +12,8 @@
  *   files' changes are applied: one broken file does not hold back a fix made meanwhile in another,
  *   and never removes what it held. The reload is reported as partial, naming the files. A first
  *   load has nothing to fall back on, so there any such file fails the load.
+ * - A set that would not fit in the heap (memory-budget.ts) is rejected whole; the last good one
+ *   keeps serving.
  * - A set that would remove an object the serving set holds (a policy, binding, param or Namespace:
  *   a file emptied, truncated, deleted, a document taken out) is held back until the files read the
  *   same twice, `settleMs` apart. Editors and `kubectl cp` truncate a file and then write it, so the
@@ -39,6 +41,7 @@ import {
   type InventoryEntry,
   inventoryOf,
 } from "./inventory.ts";
+import { memoryProblem } from "./memory-budget.ts";
 import { serialized } from "./serial.ts";
 
 export interface PolicySnapshot {
@@ -69,25 +72,31 @@ export type LoadOutcome =
 /**
  * Loads and compiles once. Without a fallback (a first load), a set is rejected when a file cannot
  * be read or parsed; with one, such a file contributes the fallback's content, and only errors of
- * the whole set (a name defined twice) reject it. A path that holds no policy is a warning among the
- * diagnostics (named as in `shown`, default as given).
+ * the whole set (a name defined twice) reject it. A set is also rejected when its estimated memory
+ * is over `load.memoryBudgetBytes` (memory-budget.ts; checked before it is compiled). A path that
+ * holds no policy is a warning among the diagnostics (named as in `shown`, default as given).
  */
 export async function loadSnapshot(
   paths: readonly string[],
   options: CompileOptions = {},
-  load: LoadOptions = {},
+  load: LoadOptions & { readonly memoryBudgetBytes?: number } = {},
   shown: readonly string[] = paths,
 ): Promise<LoadOutcome> {
   const loaded = await loadPolicyPaths([...paths], load);
   const empty = noPolicyWarnings(paths, loaded.set, loaded.diagnostics, shown);
   const failed = new Set(load.fallback === undefined ? [] : loaded.failedFiles);
-  const fatal = loaded.diagnostics.filter(
-    (d) => d.severity === "error" && (d.location === undefined || !failed.has(d.location.file)),
-  );
+  const budget = load.memoryBudgetBytes;
+  const tooLarge = budget === undefined ? undefined : memoryProblem(loaded.set, budget);
+  const fatal = [
+    ...loaded.diagnostics.filter(
+      (d) => d.severity === "error" && (d.location === undefined || !failed.has(d.location.file)),
+    ),
+    ...(tooLarge ? [tooLarge] : []),
+  ];
   if (fatal.length > 0)
     return {
       ok: false,
-      diagnostics: [...loaded.diagnostics, ...empty],
+      diagnostics: [...loaded.diagnostics, ...empty, ...(tooLarge ? [tooLarge] : [])],
       files: loaded.files,
       fingerprint: loaded.fingerprint,
     };
@@ -160,6 +169,8 @@ export interface PolicyStoreOptions {
   readonly loadHooks?: LoadHooks;
   /** How many bytes a load may read, per file and in all (DEFAULT_READ_LIMITS unless given). */
   readonly limits?: ReadLimits;
+  /** A set whose estimated memory is over this is refused before it is compiled (memory-budget.ts). */
+  readonly memoryBudgetBytes?: number;
   /** A monotonic clock in milliseconds; performance.now() unless a test passes its own. */
   readonly now?: () => number;
 }
@@ -199,6 +210,7 @@ export class PolicyStore {
   ): Promise<{ store: PolicyStore } | { diagnostics: readonly Diagnostic[] }> {
     const first = await loadSnapshot(paths, options.compile, {
       limits: options.limits ?? DEFAULT_READ_LIMITS,
+      ...(options.memoryBudgetBytes !== undefined ? { memoryBudgetBytes: options.memoryBudgetBytes } : {}),
     });
     if (!first.ok) return { diagnostics: first.diagnostics };
     return { store: new PolicyStore(paths, first.snapshot, options) };
@@ -244,6 +256,9 @@ export class PolicyStore {
         limits: this.limits,
         // The serving set's content of a file, which is its last good content when it failed before.
         fallback: (file) => this.snapshot.fileSets.get(file),
+        ...(this.options.memoryBudgetBytes !== undefined
+          ? { memoryBudgetBytes: this.options.memoryBudgetBytes }
+          : {}),
       });
     let loaded = await load();
     // Did the files change while they were being loaded? Then what was loaded is already old.

@@ -16,6 +16,7 @@ import { type ClusterLink, type ClusterLinkOptions, openClusterLink } from "../.
 import type { ClusterLog } from "../../cluster/observe.ts";
 import type { LabelSelector } from "../../policy/types.ts";
 import type { ReadLimits } from "../../sources/files.ts";
+import { setBudgetBytes } from "../../sources/memory-budget.ts";
 import type { PolicySnapshot } from "../../sources/store.ts";
 import { PolicyStore } from "../../sources/store.ts";
 import { clusterAdmitterFor } from "./cluster-admitter.ts";
@@ -388,8 +389,12 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
     ? undefined
     : slowLaneFor(options, (message) => reloadLog.warn({ event: "slow-lane" }, message));
   const admitters = admitterSwitch(link, lane, options.policies);
+  // A set must fit in this process's heap beside the one it replaces (sources/memory-budget.ts).
+  const memoryBudgetBytes = setBudgetBytes();
+  metrics.setMemoryBudget(memoryBudgetBytes);
   const opened = await PolicyStore.open(options.policies, {
     ...compileOf(options),
+    memoryBudgetBytes,
     ...(options.pollMs ? { pollMs: options.pollMs } : {}),
     ...(options.readLimits ? { limits: options.readLimits } : {}),
     ...(options.settleMs !== undefined ? { settleMs: options.settleMs } : {}),

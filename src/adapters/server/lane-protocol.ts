@@ -5,6 +5,7 @@
 import type { CompileOptions } from "../../compile/policy.ts";
 import type { PolicyResult } from "../../engine/types.ts";
 import type { ReviewIdentity, ReviewOutcome, ReviewRoute } from "./review.ts";
+import type { Sensitive } from "./redact.ts";
 
 /**
  * How to build a policy set in the worker that is the one the main thread serves: the paths it was
@@ -43,8 +44,8 @@ export type LaneAnswer =
       readonly identity: ReviewIdentity;
       /** Each policy's result (with its trace only when debugging), for metrics and the debug log. */
       readonly results: readonly PolicyResult[];
-      /** Whether the object is a Secret, whose trace values the debug log redacts. */
-      readonly secret: boolean;
+      /** What of the request the debug log's trace must not show (redact.ts). */
+      readonly sensitive: Sensitive;
     }
   /** The body is not a usable AdmissionReview: HTTP 400 with the reason. */
   | { readonly kind: "invalid"; readonly reason: string }

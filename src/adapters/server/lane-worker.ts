@@ -17,7 +17,7 @@ import {
   type LaneRecipe,
   type ToWorker,
 } from "./lane-protocol.ts";
-import { isSecretRequest } from "./redact.ts";
+import { NOTHING_SENSITIVE, sensitiveOf } from "./redact.ts";
 import { failureReplyFor, identityOf, replyFor, reviewOptions, type ReviewRoute } from "./review.ts";
 
 const port = parentPort;
@@ -88,7 +88,7 @@ function review(
       // Without the debug log the engine records no trace, so these carry none; nor the patches
       // (the reply has them), which the main thread's metrics and trace log do not read.
       results: decision.results.map(withoutPatch),
-      secret: isSecretRequest(decoded.value.request),
+      sensitive: debugging ? sensitiveOf(decoded.value.request) : NOTHING_SENSITIVE,
     };
   } catch (e) {
     const failure = failureReplyFor(route, decoded.value);

@@ -54,6 +54,10 @@ export interface WebhookMetrics {
    * gauge reads 0 until a set is applied.
    */
   recordReload(result: ReloadResult, at?: Date): void;
+  /** A policy set refused because its estimated memory is over its share of the heap (PE_SET_MEMORY). */
+  recordSetTooLarge(): void;
+  /** The estimate a policy set may reach in this process's heap (sources/memory-budget.ts). */
+  setMemoryBudget(bytes: number): void;
   setCompileErrors(count: number): void;
   setPoliciesLoaded(entries: readonly PoliciesLoaded[]): void;
   setCertificateExpiry(notAfter: Date): void;
@@ -118,6 +122,16 @@ export function createWebhookMetrics(registry: Registry): WebhookMetrics {
   const suspectReloads = new Counter({
     name: "celgate_policy_reload_suspect_total",
     help: "Policy reloads held back because they would remove policies, bindings or params the serving set holds; applied only once the files read the same twice, some time apart.",
+    registers,
+  });
+  const setsTooLarge = new Counter({
+    name: "celgate_policy_sets_refused_memory_total",
+    help: "Policy sets refused because their estimated memory is over what the heap leaves a set (PE_SET_MEMORY); the last good set keeps serving.",
+    registers,
+  });
+  const memoryBudget = new Gauge({
+    name: "celgate_policy_set_memory_budget_bytes",
+    help: "The estimated memory a policy set may reach in this process's heap: half of V8's heap limit less what the server needs besides its sets.",
     registers,
   });
   const lastReload = new Gauge({
@@ -186,6 +200,12 @@ export function createWebhookMetrics(registry: Registry): WebhookMetrics {
       else reloads.inc({ result });
       lastReload.set(at.getTime() / 1000);
       lastReloadSuccess.set(result === "success" ? 1 : 0);
+    },
+    recordSetTooLarge() {
+      setsTooLarge.inc();
+    },
+    setMemoryBudget(bytes) {
+      memoryBudget.set(bytes);
     },
     setCompileErrors(count) {
       compileErrors.set(count);

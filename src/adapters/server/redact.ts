@@ -1,13 +1,18 @@
 /**
  * What the debug trace may show of a request's values. At `--log-level debug` each policy's trace is
- * logged with the values its expressions produced, and those come from the object under review. By
- * default they are redacted where they are likely to be secret:
- * - every value, explanation and error of a review of a Secret (its `data` and `stringData`, and
- *   anything computed from them);
- * - the value of a step whose expression reads a field named like a credential (`password`,
- *   `token`, `secret`, `apiKey`, ...), and any member of that name inside a value;
- * - the `because` lines that name such a field, from their first ` = ` on.
- * `serve --log-values` logs them as they are.
+ * logged with the values its expressions produced, and those come from the object under review. The
+ * evaluator does not track where a value came from, so redaction is conservative, in three layers:
+ * - a Secret's review: every value, explanation and error is replaced;
+ * - a step that reads a sensitive place, directly or through a variable that does: its value and
+ *   its explanation lines. Sensitive places are fields named `data`, `stringData`, `binaryData`
+ *   (a Secret's or ConfigMap's contents, and a param ConfigMap's), `env` (container environment
+ *   values) and fields named like a credential (`password`, `token`, `secret`, `apiKey`, ...);
+ * - whatever is left: every string in the trace (values at any depth, explanations, errors, reasons)
+ *   that holds one of the request's sensitive values (ConfigMap data, env values, credential-named
+ *   fields, in object and oldObject) has it replaced, however an expression moved it, and a member
+ *   named like a credential is replaced inside any value.
+ * A value that an expression transforms (upper-cased, split, decoded) without naming a sensitive
+ * place is the one case these miss. `serve --log-values` logs the trace as it is.
  */
 import type { PolicyResult, TraceStep } from "../../engine/types.ts";
 import type { AdmissionRequest } from "../../request/types.ts";
@@ -22,41 +27,140 @@ export function namesCredential(text: string): boolean {
   return CREDENTIAL.test(text);
 }
 
+/** Field names whose contents are sensitive (module comment), as an expression names them. */
+const SENSITIVE_FIELD = /(?<![\w$])(?:data|stringData|binaryData|env)(?![\w$])/;
+
 /** Whether the request's object is a Secret (core/v1), whose every value is redacted. */
 export function isSecretRequest(request: AdmissionRequest): boolean {
   const kinds = [request.kind, request.requestKind];
   return kinds.some((k) => k !== undefined && k.group === "" && k.kind === "Secret");
 }
 
-/** `value` with every member named like a credential replaced, at any depth. */
-export function redactValue(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(redactValue);
-  if (value === null || typeof value !== "object") return value;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value as Record<string, unknown>))
-    out[k] = namesCredential(k) ? REDACTED : redactValue(v);
+/** What of a request the debug trace must not show; plain data, so it crosses to the log from the slow lane. */
+export interface Sensitive {
+  /** The object is a Secret: nothing of its trace is shown. */
+  readonly secret: boolean;
+  /** The request's sensitive string values (module comment), replaced wherever they appear. */
+  readonly values: readonly string[];
+}
+
+export const NOTHING_SENSITIVE: Sensitive = { secret: false, values: [] };
+
+/**
+ * The request's sensitive values: ConfigMap data and binaryData values, env lists' values, and
+ * credential-named fields' string values, in object and oldObject. One pass over each object with
+ * an explicit stack: linear in its size, whatever its depth.
+ */
+export function sensitiveOf(request: AdmissionRequest): Sensitive {
+  if (isSecretRequest(request)) return { secret: true, values: [] };
+  const values = new Set<string>();
+  const configMap = request.kind.group === "" && request.kind.kind === "ConfigMap";
+  // `env`: a container's environment list, whose items' `value`s are sensitive (not their names).
+  type Mode = "plain" | "sensitive" | "env" | "envItem";
+  const stack: { readonly node: unknown; readonly mode: Mode }[] = [];
+  for (const o of [request.object, request.oldObject]) {
+    if (o === null) continue;
+    stack.push({ node: o, mode: "plain" });
+    // A ConfigMap's contents (its data is walked twice: linear still).
+    if (configMap) for (const k of ["data", "binaryData"]) stack.push({ node: o[k], mode: "sensitive" });
+  }
+  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    const { node, mode } = item;
+    if (typeof node === "string") {
+      if (mode === "sensitive" && node !== "") values.add(node);
+    } else if (Array.isArray(node)) {
+      const inner = mode === "env" ? "envItem" : mode === "sensitive" ? "sensitive" : "plain";
+      for (const v of node) stack.push({ node: v, mode: inner });
+    } else if (node !== null && typeof node === "object") {
+      for (const [k, v] of Object.entries(node as Record<string, unknown>)) {
+        const sensitive = mode === "sensitive" || namesCredential(k) || (mode === "envItem" && k === "value");
+        stack.push({ node: v, mode: sensitive ? "sensitive" : k === "env" ? "env" : "plain" });
+      }
+    }
+  }
+  return { secret: false, values: [...values] };
+}
+
+/** Values this short are replaced only where a string is exactly one of them, not inside others. */
+const SHORTEST_INSIDE = 4;
+
+/** `text` with every sensitive value in it replaced. */
+function scrubString(text: string, values: readonly string[]): string {
+  let out = text;
+  for (const v of values) {
+    if (v.length < SHORTEST_INSIDE) {
+      if (out === v) return REDACTED;
+    } else if (out.includes(v)) out = out.split(v).join(REDACTED);
+  }
   return out;
 }
 
-function redactStep(step: TraceStep, secret: boolean): TraceStep {
+/** `value` with every member named like a credential replaced, and every sensitive value, at any depth. */
+export function redactValue(value: unknown, values: readonly string[] = []): unknown {
+  if (typeof value === "string") return scrubString(value, values);
+  if (Array.isArray(value)) return value.map((v) => redactValue(v, values));
+  if (value === null || typeof value !== "object") return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value as Record<string, unknown>))
+    out[scrubString(k, values)] = namesCredential(k) ? REDACTED : redactValue(v, values);
+  return out;
+}
+
+/** Whether an expression reads a sensitive place, or a variable in `tainted`. */
+function readsSensitive(expression: string, tainted: ReadonlySet<string>): boolean {
+  if (SENSITIVE_FIELD.test(expression) || namesCredential(expression)) return true;
+  for (const m of expression.matchAll(/variables\s*\.\s*([A-Za-z_][\w]*)/g))
+    if (tainted.has(m[1] as string)) return true;
+  return false;
+}
+
+/**
+ * The variables of a trace whose values come from a sensitive place, directly or through another
+ * variable: repeated until nothing changes, since a variable may read one listed after it.
+ */
+function taintedVariables(trace: readonly TraceStep[]): Set<string> {
+  const tainted = new Set<string>();
+  const variables = trace.filter((s) => s.stage === "variable");
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const v of variables)
+      if (!tainted.has(v.name) && readsSensitive(v.expression, tainted)) {
+        tainted.add(v.name);
+        changed = true;
+      }
+  }
+  return tainted;
+}
+
+function redactStep(step: TraceStep, tainted: ReadonlySet<string>, s: Sensitive): TraceStep {
   const out: { -readonly [K in keyof TraceStep]: TraceStep[K] } = { ...step };
-  if (secret) {
+  if (s.secret) {
     if ("value" in step) out.value = REDACTED;
     if (step.error !== undefined) out.error = REDACTED;
     if (step.because !== undefined) out.because = [REDACTED];
     return out;
   }
-  if ("value" in step) out.value = namesCredential(step.expression) ? REDACTED : redactValue(step.value);
+  const reads = readsSensitive(step.expression, tainted);
+  if ("value" in step) out.value = reads ? REDACTED : redactValue(step.value, s.values);
+  if (step.error !== undefined) out.error = scrubString(step.error, s.values);
   if (step.because !== undefined)
     out.because = step.because.map((line) => {
-      if (!namesCredential(line)) return line;
+      // An explanation line is `subexpression = value`: the subexpression is policy text.
       const at = line.indexOf(" = ");
-      return at === -1 ? REDACTED : `${line.slice(0, at)} = ${REDACTED}`;
+      if (reads || namesCredential(line)) return at === -1 ? REDACTED : `${line.slice(0, at)} = ${REDACTED}`;
+      return scrubString(line, s.values);
     });
   return out;
 }
 
-/** The results' traces as the debug log may show them (see the module comment); `secret`: the object is a Secret. */
-export function redactResults(results: readonly PolicyResult[], secret: boolean): readonly PolicyResult[] {
-  return results.map((r) => ({ ...r, trace: r.trace.map((s) => redactStep(s, secret)) }));
+/** The results' traces as the debug log may show them (see the module comment). */
+export function redactResults(results: readonly PolicyResult[], s: Sensitive): readonly PolicyResult[] {
+  return results.map((r) => {
+    const tainted = taintedVariables(r.trace);
+    return {
+      ...r,
+      ...(r.reason !== undefined ? { reason: s.secret ? REDACTED : scrubString(r.reason, s.values) } : {}),
+      trace: r.trace.map((step) => redactStep(step, tainted, s)),
+    };
+  });
 }

@@ -108,6 +108,7 @@ export function reportReload(
     }
     case "rejected": {
       metrics.recordReload("failure");
+      if (outcome.diagnostics.some((d) => d.code === "PE_SET_MEMORY")) metrics.recordSetTooLarge();
       const errors = outcome.diagnostics.filter((d) => d.severity === "error").length;
       log.error(
         {

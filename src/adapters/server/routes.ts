@@ -19,7 +19,7 @@ import { deadlineFor, requestTimeoutMs } from "./deadline.ts";
 import { elapsedMs, problem, type RecordInvalid } from "./http.ts";
 import type { LaneAnswer } from "./lane-protocol.ts";
 import type { WebhookMetrics } from "./metrics.ts";
-import { isSecretRequest, redactResults } from "./redact.ts";
+import { NOTHING_SENSITIVE, redactResults, type Sensitive, sensitiveOf } from "./redact.ts";
 import {
   failureReplyFor,
   INTERNAL_ERROR_MESSAGE,
@@ -65,7 +65,7 @@ export interface ReviewContext {
 
 /**
  * Counts and logs a finished review. Positional, not an object of fields: this runs for every
- * review. `secret` (the object is a Secret) matters only to the debug log's redaction.
+ * review. `sensitive` (what of the request the trace must not show) matters only to the debug log.
  */
 function record(
   c: ReviewContext,
@@ -75,7 +75,7 @@ function record(
   outcome: ReviewOutcome,
   allowed: boolean,
   results: readonly PolicyResult[] | undefined,
-  secret: boolean,
+  sensitive: Sensitive,
 ): void {
   const seconds = elapsedMs(request) / 1000;
   c.metrics.recordReview(route.path, who.operation, outcome, seconds);
@@ -93,7 +93,7 @@ function record(
     durationMs: Math.round(seconds * 1e6) / 1e3,
   });
   // The explain trace holds expression values, which may come from the object: debug level only.
-  if (c.debugging && results !== undefined) logTrace(c, who.uid, results, secret);
+  if (c.debugging && results !== undefined) logTrace(c, who.uid, results, sensitive);
 }
 
 /**
@@ -210,7 +210,7 @@ function answerDecision(
     // The engine returned something that is not a decision.
     return answerFailure(c, route, request, reply, review, e);
   }
-  const secret = c.debugging && isSecretRequest(review.request);
+  const sensitive = c.debugging ? sensitiveOf(review.request) : NOTHING_SENSITIVE;
   record(
     c,
     request,
@@ -219,7 +219,7 @@ function answerDecision(
     answer.outcome,
     answer.body.response.allowed,
     decision.results,
-    secret,
+    sensitive,
   );
   return send(c, reply, answer.body);
 }
@@ -234,7 +234,16 @@ function answerFailure(
 ): FastifyReply {
   c.log.error({ err: error, uid: review.request.uid, path: route.path }, "admission review failed");
   const failure = failureReplyFor(route, review);
-  record(c, request, route, review.request, "error", failure?.response.allowed ?? false, undefined, false);
+  record(
+    c,
+    request,
+    route,
+    review.request,
+    "error",
+    failure?.response.allowed ?? false,
+    undefined,
+    NOTHING_SENSITIVE,
+  );
   // No policy of our own to apply: a failed call lets the API server apply the webhook's.
   if (failure === undefined) return reply.code(500).send(problem(500, INTERNAL_ERROR_MESSAGE));
   return send(c, reply, failure);
@@ -264,17 +273,40 @@ function answerFromLane(
       { err: answer.error, uid: answer.identity?.uid, path: route.path },
       "admission review failed",
     );
-    record(c, request, route, answer.identity ?? unknown, "error", answer.allowed ?? false, undefined, false);
+    record(
+      c,
+      request,
+      route,
+      answer.identity ?? unknown,
+      "error",
+      answer.allowed ?? false,
+      undefined,
+      NOTHING_SENSITIVE,
+    );
     if (answer.payload === undefined) return reply.code(500).send(problem(500, INTERNAL_ERROR_MESSAGE));
     return send(c, reply.type("application/json; charset=utf-8"), answer.payload);
   }
-  record(c, request, route, answer.identity, answer.outcome, answer.allowed, answer.results, answer.secret);
+  record(
+    c,
+    request,
+    route,
+    answer.identity,
+    answer.outcome,
+    answer.allowed,
+    answer.results,
+    answer.sensitive,
+  );
   return send(c, reply.type("application/json; charset=utf-8"), answer.payload);
 }
 
 /** Each policy's trace of one review, at debug level; values redacted unless asked for (redact.ts). */
-function logTrace(c: ReviewContext, uid: string, results: readonly PolicyResult[], secret: boolean): void {
-  const shown = c.logValues ? results : redactResults(results, secret);
+function logTrace(
+  c: ReviewContext,
+  uid: string,
+  results: readonly PolicyResult[],
+  sensitive: Sensitive,
+): void {
+  const shown = c.logValues ? results : redactResults(results, sensitive);
   c.log.debug(
     {
       uid,

@@ -103,10 +103,49 @@ export function createEnvironment(options: EnvOptions): CelEnvironment {
     math: options.extras?.math ?? false,
     base64: options.extras?.base64 ?? false,
   };
+  const variables = new Map(Object.entries(options.variables));
+  const policyVariables = options.policyVariables ? new Set(options.policyVariables) : undefined;
+  const structTypes = new Set(options.structTypes ?? []);
+  const key = JSON.stringify([
+    [...variables].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+    [...(policyVariables ?? [])],
+    [...structTypes].sort(),
+    extras,
+    options.checks ?? "kubernetes",
+    options.kubernetesVersion ?? "",
+  ]);
+  // An environment is immutable, and every expression of a policy set asks for one of a few
+  // configurations: each is built once, so a compiled program keeps a shared one, not its own copy
+  // of the function table.
+  const cached = ENVIRONMENTS.get(key);
+  if (cached) return cached;
+  const checks = options.checks ?? "kubernetes";
+  const kubernetesVersion = options.kubernetesVersion;
+  const functions = functionTable(extras, kubernetesVersion);
+  const env = { variables, policyVariables, functions, structTypes, extras, checks, kubernetesVersion, key };
+  if (ENVIRONMENTS.size >= ENVIRONMENT_LIMIT) ENVIRONMENTS.clear();
+  ENVIRONMENTS.set(key, env);
+  return env;
+}
+
+/** Environments by key (CelEnvironment.key), bounded: policies with distinct variable lists each add one. */
+const ENVIRONMENTS = new Map<string, CelEnvironment>();
+const ENVIRONMENT_LIMIT = 1000;
+/** Function tables by the extras and the release's run-time overrides: a handful in any process. */
+const FUNCTION_TABLES = new Map<string, ReadonlyMap<string, readonly Overload[]>>();
+
+/** The functions of the libraries `extras` turns on, with the overloads `release` runs otherwise. */
+function functionTable(
+  extras: Required<CelExtras>,
+  release: string | undefined,
+): ReadonlyMap<string, readonly Overload[]> {
+  const swapped = runtimeOverrides(release);
+  const key = `${JSON.stringify(extras)}\u0000${swapped === NO_OVERRIDES ? "" : "past"}`;
+  const cached = FUNCTION_TABLES.get(key);
+  if (cached) return cached;
   const functions = new Map<string, Overload[]>();
   // Which functions a release has is the type checker's to say (cel/check decls by release): the
   // run time keeps every library, and swaps in only the overloads that behave otherwise there.
-  const swapped = runtimeOverrides(options.kubernetesVersion);
   const add = (decl: FunctionDecl): void => {
     const list = functions.get(decl.name) ?? [];
     for (const o of decl.overloads) list.push(swapped.get(o.id) ?? o);
@@ -120,18 +159,6 @@ export function createEnvironment(options: EnvOptions): CelEnvironment {
     }
     lib.functions.forEach(add);
   }
-  const variables = new Map(Object.entries(options.variables));
-  const policyVariables = options.policyVariables ? new Set(options.policyVariables) : undefined;
-  const structTypes = new Set(options.structTypes ?? []);
-  const key = JSON.stringify([
-    [...variables.keys()].sort(),
-    [...(policyVariables ?? [])],
-    [...structTypes].sort(),
-    extras,
-    options.checks ?? "kubernetes",
-    options.kubernetesVersion ?? "",
-  ]);
-  const checks = options.checks ?? "kubernetes";
-  const kubernetesVersion = options.kubernetesVersion;
-  return { variables, policyVariables, functions, structTypes, extras, checks, kubernetesVersion, key };
+  FUNCTION_TABLES.set(key, functions);
+  return functions;
 }

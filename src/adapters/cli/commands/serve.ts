@@ -53,8 +53,9 @@ Options:
                          given); serve nothing
   --log-level LEVEL      fatal, error, warn, info (default), debug, trace or silent; the
                          request log is JSON lines on stdout, written at least once a second
-  --log-values           at debug level, log the trace's values as they are; by default the
-                         values of Secrets and of fields named like credentials are redacted
+  --log-values           at debug level, log the trace's values as they are; by default
+                         Secrets, ConfigMap data, env values and fields named like
+                         credentials are redacted, wherever expressions move them
   --cel-extras LIST      compile with non-Kubernetes CEL features: bind, math, base64 (or all)
   --kubernetes-version X.Y
                          compile and run the policies as Kubernetes X.Y would (${OLDEST_RELEASE} to ${NEWEST_RELEASE};
@@ -91,9 +92,11 @@ metrics port. Policies without a binding are loaded and checked, not enforced.
 Policy reloads never fail open: a file that cannot be read or parsed (or is over the limits, or
 its YAML aliases expand too far) keeps its last good content while the other files' changes are
 applied, and a reload that would remove a policy, binding or param (a file emptied, truncated or
-deleted) waits until the files read the same twice, 1 s apart. Each reload is one JSON line in the
-log ("event":"policy-reload"), a partial or failed one at error level with every problem as
-\`celgate check\` prints it, and counted in celgate_policy_reloads_total.
+deleted) waits until the files read the same twice, 1 s apart. A set whose estimated memory is
+over its share of the heap (half of it, less what the server needs besides) is refused, at start or
+on a reload (PE_SET_MEMORY; metric celgate_policy_sets_refused_memory_total). Each reload is one
+JSON line in the log ("event":"policy-reload"), a partial or failed one at error level with every
+problem as \`celgate check\` prints it, and counted in celgate_policy_reloads_total.
 
 On SIGTERM or SIGINT: readiness turns off, answers go on for --drain-seconds (each asking the
 client to reconnect elsewhere), then the server closes; a second signal exits at once.
