@@ -31,6 +31,11 @@ export interface ParamLookup {
   ): Result<readonly StoredParam[], ParamError>;
   /** Objects of this kind in each apiVersion, for saying what a failed lookup nearly found. */
   ofKindAnyVersion?(kind: string): readonly ParamObjects[];
+  /**
+   * A lookup whose objects are elsewhere words a miss itself: the slow lane's worker asks the main
+   * thread, which holds the caches, for describeParamMiss's words.
+   */
+  describeMiss?(kind: ParamKind, ref: ParamRef, requestNamespace: string): string;
 }
 
 export interface ParamLookupOptions {
@@ -218,6 +223,7 @@ export function describeParamMiss(
   ref: ParamRef,
   requestNamespace: string,
 ): string {
+  if (lookup.describeMiss) return lookup.describeMiss(kind, ref, requestNamespace);
   const namespaced = lookup.scopeOf(kind.apiVersion, kind.kind).scope === "Namespaced";
   const ns = namespaced ? (ref.namespace ?? "") || requestNamespace : "";
   const where = ns !== "" ? `in namespace ${ns}` : "cluster-scoped";
