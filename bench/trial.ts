@@ -9,7 +9,8 @@
  * and rewritten as editors do, added and removed, none of which changes a decision); fuzzed bodies
  * among ordinary ones (anything but a 5xx or a dropped connection is an answer); costly-but-legal
  * reviews on two connections beside ordinary ones; and SIGTERM under load (a server with a 2 s
- * drain; every client moves on when told `Connection: close`, and none may see an error).
+ * drain; every client moves on when told `Connection: close`, and none may see an error). Connected
+ * to a cluster (trial-connected.ts): load, and costly reviews on two connections beside it.
  *
  *   npm run trial                  # about three minutes: 15 s a phase
  *   npm run trial -- --long        # 2 minutes a phase
@@ -32,6 +33,7 @@ import { parseArgs } from "node:util";
 import { isMain, rootPath, table } from "./common.ts";
 import { costlyReview } from "./isolation.ts";
 import { badPodReview, podReview } from "./review.ts";
+import { connectedTrial } from "./trial-connected.ts";
 
 /** The server, from the same build as this file (dist-bench), or the sources under tsx. */
 function serveCommand(): string[] {
@@ -56,7 +58,7 @@ function policyDir(): string {
   return dir;
 }
 
-async function startServer(drainSeconds: number): Promise<Server> {
+async function startServer(drainSeconds: number, extraArgs: readonly string[] = []): Promise<Server> {
   const dir = policyDir();
   const child = spawn(
     process.execPath,
@@ -77,6 +79,7 @@ async function startServer(drainSeconds: number): Promise<Server> {
       "warn",
       "--drain-seconds",
       String(drainSeconds),
+      ...extraArgs,
     ],
     { stdio: ["ignore", "ignore", "pipe"] },
   );
@@ -410,6 +413,7 @@ export async function runTrial(seconds: number, log: (line: string) => void): Pr
     await server.exited;
     rmSync(server.dir, { recursive: true, force: true });
   }
+  await connectedTrial(seconds, log, { startServer, shots, phase }, done);
   done(await sigtermPhase(seconds, ordinary));
   return results;
 }

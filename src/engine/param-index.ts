@@ -120,24 +120,32 @@ export class ParamIndex implements ParamObjects {
   }
 
   candidates(selector: LabelSelector): Iterable<StoredParam> | undefined {
-    let best: StoredParam[] | Map<string, StoredParam> | undefined;
-    const narrower = (n: number) => best === undefined || n < (Array.isArray(best) ? best.length : best.size);
+    // The narrowest requirement's objects, read lazily: a caller that stops early pays for what it read.
+    let best: { readonly size: number; readonly items: () => Iterable<StoredParam> } | undefined;
+    const consider = (size: number, items: () => Iterable<StoredParam>) => {
+      if (best === undefined || size < best.size) best = { size, items };
+    };
     for (const [k, v] of Object.entries(selector.matchLabels)) {
       const m = this.byLabel.get(labelKey(k, v));
       if (!m) return NONE;
-      if (narrower(m.size)) best = m;
+      consider(m.size, () => m.values());
     }
     for (const e of selector.matchExpressions) {
       if (e.operator === "Exists") {
         const m = this.byKey.get(e.key);
         if (!m) return NONE;
-        if (narrower(m.size)) best = m;
+        consider(m.size, () => m.values());
       } else if (e.operator === "In") {
-        const union = e.values.flatMap((v) => [...(this.byLabel.get(labelKey(e.key, v))?.values() ?? NONE)]);
-        if (narrower(union.length)) best = union;
+        const buckets = [...new Set(e.values)].flatMap((v) => this.byLabel.get(labelKey(e.key, v)) ?? []);
+        consider(
+          buckets.reduce((n, b) => n + b.size, 0),
+          function* () {
+            for (const b of buckets) yield* b.values();
+          },
+        );
       }
     }
-    return best === undefined ? undefined : Array.isArray(best) ? best : best.values();
+    return best?.items();
   }
 
   *all(): Iterable<StoredParam> {

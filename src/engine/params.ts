@@ -175,8 +175,11 @@ function objectName(p: Pick<StoredParam, "namespace" | "name">): string {
   return p.namespace ? `${p.namespace}/${p.name}` : p.name;
 }
 
-/** Objects a selector's hint examines at most when no label index narrows it (only NotIn, DoesNotExist). */
-const HINT_SCAN_LIMIT = 1000;
+/**
+ * Objects a selector's hint examines at most: enough for the words ("at least N match elsewhere"),
+ * and a bound on what a miss costs however many objects are cached.
+ */
+const HINT_SCAN_LIMIT = 100;
 
 /** The objects of `kinds` that `matches`, counted (the first three kept), through the label index. */
 function matchingElsewhere(
@@ -189,6 +192,7 @@ function matchingElsewhere(
   let examined = 0;
   let partial = false;
   for (const objects of kinds) {
+    if (partial) break;
     const narrowed = objects.candidates(selector);
     const everything = narrowed === undefined && selector.matchExpressions.length === 0;
     if (everything) count += objects.size;
@@ -198,7 +202,7 @@ function matchingElsewhere(
         first.push(p);
         continue;
       }
-      if (narrowed === undefined && ++examined > HINT_SCAN_LIMIT) {
+      if (++examined > HINT_SCAN_LIMIT) {
         partial = true;
         break;
       }

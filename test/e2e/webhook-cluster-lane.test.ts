@@ -149,14 +149,19 @@ async function serveConnected(
   t: TestContext,
   api: KubeApiServer,
   policies: readonly string[],
-  extra: Partial<ServeOptions> = {},
+  { policiesFromCluster, ...extra }: Partial<ServeOptions> & { readonly policiesFromCluster?: boolean } = {},
 ): Promise<TestWebhook> {
   const dir = await tempDir(t);
   const kubeconfig = join(dir, "kubeconfig");
   await writeFile(kubeconfig, api.kubeconfig());
   const w = await startTestWebhook(t, {
     policies,
-    cluster: { kubeconfig, reflector: { backoffInitialMs: 20, backoffMaxMs: 100 }, sar: { ttlMs: 0 } },
+    cluster: {
+      kubeconfig,
+      reflector: { backoffInitialMs: 20, backoffMaxMs: 100 },
+      sar: { ttlMs: 0 },
+      ...(policiesFromCluster ? { policiesFromCluster } : {}),
+    },
     ...extra,
   });
   assert.ok(await w.webhook.cluster?.whenReady(10_000), "the caches synced");
@@ -313,4 +318,49 @@ void test("connected: while a slow review is evaluated in the lane, the ordinary
   }
   assert.deepEqual(answeredBeforeSlow, Array(20).fill(true), "an ordinary review waited for the slow one");
   assert.deepEqual((await slow).response, { uid: "slow", allowed: true });
+});
+
+void test("connected with --policies-from-cluster: the lane serves the cluster's own policies as the main thread does, and a changed one", {
+  timeout: 180_000,
+}, async (t) => {
+  const api = await cluster(t);
+  const noLatest = (message: string) => ({
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "ValidatingAdmissionPolicy",
+    metadata: { name: "no-latest", resourceVersion: "x", managedFields: [] },
+    spec: {
+      failurePolicy: "Fail",
+      matchConstraints: {
+        resourceRules: [
+          { apiGroups: ["apps"], apiVersions: ["v1"], operations: ["CREATE"], resources: ["deployments"] },
+        ],
+      },
+      validations: [{ expression: "object.metadata.name != 'latest'", message }],
+    },
+  });
+  api.put(noLatest("no deployment named latest"));
+  api.put({
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "ValidatingAdmissionPolicyBinding",
+    metadata: { name: "no-latest" },
+    spec: { policyName: "no-latest", validationActions: ["Deny"] },
+  });
+  const dir = await policyDir(t, CONNECTED);
+  const there = await serveConnected(t, api, [dir], { sliceMs: 1e-9, policiesFromCluster: true });
+  await laneReady(there);
+  const latest = () => deploymentReview({ object: deployment("latest", 1) });
+  const first = await postReview(there.port, there.ca, "/validate", latest());
+  assert.equal(first.response.allowed, false);
+  assert.match(first.response.status?.message ?? "", /no deployment named latest/);
+  const moved = await offloaded(there);
+  assert.ok(moved >= 1, "the review went to the lane");
+  // The cluster's policy changes: a new set, built in the lane too, answers with the new words.
+  api.put(noLatest("latest is not a version"));
+  const changed = await waitFor("the changed cluster policy in the lane", async () => {
+    await laneReady(there);
+    const r = (await postReview(there.port, there.ca, "/validate", latest())).response;
+    return /latest is not a version/.test(r.status?.message ?? "") ? r : undefined;
+  });
+  assert.equal(changed.allowed, false);
+  assert.ok((await offloaded(there)) > moved, "the review after the change went to the lane");
 });

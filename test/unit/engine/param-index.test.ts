@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ParamIndex, overlayObjects, type StoredParam } from "../../../src/engine/param-index.ts";
+import { describeParamMiss, paramLookup } from "../../../src/engine/params.ts";
 import { compileLabelSelector } from "../../../src/match/index.ts";
 import type { LabelSelector } from "../../../src/policy/types.ts";
 import { seededRandom } from "../../helpers/random.ts";
@@ -92,4 +93,35 @@ void test("an overlay reads the cluster's object where both have one of that nam
     "a/p",
     "a/q",
   ]);
+});
+
+void test("what a selector's miss nearly found is counted up to a bound, so a miss costs the same in any cache", () => {
+  const source = { file: "f", locate: () => ({ file: "f", line: 1, column: 1 }) };
+  const resources = Array.from({ length: 150 }, (_, i) => ({
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    name: "limits",
+    namespace: `ns-${i}`,
+    labels: { tier: "x" },
+    object: {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "limits", namespace: `ns-${i}`, labels: { tier: "x" } },
+    },
+    source,
+  }));
+  const lookup = paramLookup(resources);
+  const ref = {
+    selector: { matchLabels: { tier: "x" }, matchExpressions: [] },
+    parameterNotFoundAction: "Allow",
+  } as const;
+  assert.equal(
+    describeParamMiss(lookup, { apiVersion: "v1", kind: "ConfigMap" }, ref, "elsewhere"),
+    "looked up ConfigMap objects (v1, in namespace elsewhere) with labels tier=x; at least 100 match elsewhere: ns-0/limits (v1), ns-1/limits (v1), ns-2/limits (v1)",
+  );
+  const few = paramLookup(resources.slice(0, 2));
+  assert.equal(
+    describeParamMiss(few, { apiVersion: "v1", kind: "ConfigMap" }, ref, "elsewhere"),
+    "looked up ConfigMap objects (v1, in namespace elsewhere) with labels tier=x; 2 match elsewhere: ns-0/limits (v1), ns-1/limits (v1)",
+  );
 });
