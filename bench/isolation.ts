@@ -9,9 +9,12 @@
  * ten times the quiet one.
  *
  * Each round serves twice, in separate child processes: with the slow lane (as `serve` runs) and
- * without it (every review on the main thread, as before the lane), so one run shows both.
+ * without it (every review on the main thread, as before the lane), so one run shows both; and
+ * both again connected to a cluster (issue 36 item 2): the test API server in this process
+ * (bench/cluster.ts) with a policy whose params, namespaceSelector and namespaceObject every
+ * review reads from the server's caches, which the lane reads through the main thread.
  *
- *   node dist-bench/bench/isolation.js [--duration 5] [--rounds 3] [--connections 10]
+ *   node dist-bench/bench/isolation.js [--duration 5] [--rounds 3] [--connections 10] [--modes files,connected]
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { writeSync } from "node:fs";
@@ -30,6 +33,7 @@ import {
   type SummaryRow,
   table,
 } from "./common.ts";
+import { type BenchCluster, startBenchCluster } from "./cluster.ts";
 import { podReview } from "./review.ts";
 
 const READY_FD = 3;
@@ -90,20 +94,27 @@ const autocannon = createRequire(import.meta.url)("autocannon") as (
 // ---------------------------------------------------------------------------------------------
 // The server (child process)
 
-async function serveChild(slowLane: boolean): Promise<void> {
+/** The server of one round; connected to the cluster of `kubeconfig` with `connected` served too. */
+async function serveChild(
+  slowLane: boolean,
+  cluster?: { readonly kubeconfig: string; readonly policies: string },
+): Promise<void> {
   const started = await startWebhook(
     {
-      policies: [...POD_SECURITY, COSTLY_POLICIES],
+      policies: [...POD_SECURITY, COSTLY_POLICIES, ...(cluster ? [cluster.policies] : [])],
       host: "127.0.0.1",
       port: 0,
       metricsPort: 0,
       logLevel: "info",
       drainMs: 0,
       ...(slowLane ? {} : { slowLane: false }),
+      ...(cluster ? { cluster: { kubeconfig: cluster.kubeconfig } } : {}),
     },
     () => {},
   );
   if (!started.ok) throw new Error(started.message);
+  if (cluster && !(await started.webhook.cluster?.whenReady(30_000)))
+    throw new Error("the cluster's caches did not sync");
   // The lane's worker builds its set after the ports open; measure once it has.
   for (let i = 0; i < 600 && slowLane && !started.webhook.slowLaneReady(); i++)
     await new Promise((r) => setTimeout(r, 50));
@@ -118,10 +129,15 @@ interface Child {
   stop(): Promise<void>;
 }
 
-async function startChild(slowLane: boolean): Promise<Child> {
+async function startChild(slowLane: boolean, cluster: BenchCluster | undefined): Promise<Child> {
   const child: ChildProcess = spawn(
     process.execPath,
-    [...nodeArgsFor(import.meta.url), "--serve-child", ...(slowLane ? [] : ["--no-slow-lane"])],
+    [
+      ...nodeArgsFor(import.meta.url),
+      "--serve-child",
+      ...(slowLane ? [] : ["--no-slow-lane"]),
+      ...(cluster ? ["--kubeconfig", cluster.kubeconfig, "--connected-policies", cluster.policies] : []),
+    ],
     { stdio: ["pipe", "ignore", "inherit", "pipe"] },
   );
   const port = await new Promise<number>((resolve, reject) => {
@@ -233,13 +249,19 @@ async function others(
 
 export interface IsolationRound {
   readonly lane: boolean;
+  readonly connected: boolean;
   readonly quiet: IsolationSample;
   readonly loaded: IsolationSample;
   readonly costly: CostlyTally;
 }
 
-async function round(lane: boolean, connections: number, seconds: number): Promise<IsolationRound> {
-  const child = await startChild(lane);
+async function round(
+  lane: boolean,
+  cluster: BenchCluster | undefined,
+  connections: number,
+  seconds: number,
+): Promise<IsolationRound> {
+  const child = await startChild(lane, cluster);
   try {
     const expectAgent = new Agent({ keepAlive: false, rejectUnauthorized: false });
     const expect = (await post(expectAgent, child.port, JSON.stringify(podReview()))).body;
@@ -252,10 +274,20 @@ async function round(lane: boolean, connections: number, seconds: number): Promi
     const stop = { done: false };
     const tally: CostlyTally = { answered: 0, allowed: 0 };
     const loop = costlyLoop(child.port, stop, tally);
-    const loaded = await others(child.port, connections, seconds, expect);
-    stop.done = true;
-    await loop;
-    return { lane, quiet, loaded, costly: tally };
+    // Awaited below; until then its failure is held, not an unhandled rejection that ends the bench.
+    const costly = loop.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    let loaded: IsolationSample;
+    try {
+      loaded = await others(child.port, connections, seconds, expect);
+    } finally {
+      stop.done = true;
+    }
+    const failed = await costly;
+    if (failed !== undefined) throw failed;
+    return { lane, connected: cluster !== undefined, quiet, loaded, costly: tally };
   } finally {
     await child.stop();
   }
@@ -267,19 +299,36 @@ export interface IsolationReport {
   readonly rounds: readonly IsolationRound[];
 }
 
+export type IsolationMode = "files" | "connected";
+
 export async function runIsolationBench(options: {
   readonly seconds: number;
   readonly rounds: number;
   readonly connections: number;
+  readonly modes: readonly IsolationMode[];
 }): Promise<IsolationReport> {
   const rounds: IsolationRound[] = [];
-  for (let i = 0; i < options.rounds; i++)
-    for (const lane of [true, false]) rounds.push(await round(lane, options.connections, options.seconds));
-  return { ...options, rounds };
+  const cluster = options.modes.includes("connected") ? await startBenchCluster() : undefined;
+  try {
+    for (let i = 0; i < options.rounds; i++)
+      for (const mode of options.modes)
+        for (const lane of [true, false])
+          rounds.push(
+            await round(
+              lane,
+              mode === "connected" ? cluster : undefined,
+              options.connections,
+              options.seconds,
+            ),
+          );
+  } finally {
+    await cluster?.stop();
+  }
+  return { seconds: options.seconds, connections: options.connections, rounds };
 }
 
-function medians(r: IsolationReport, lane: boolean) {
-  const rs = r.rounds.filter((x) => x.lane === lane);
+function medians(r: IsolationReport, lane: boolean, connected: boolean) {
+  const rs = r.rounds.filter((x) => x.lane === lane && x.connected === connected);
   return {
     throughput: median(rs.map((x) => x.loaded.rps / x.quiet.rps)),
     p99: median(rs.map((x) => x.loaded.p99 / x.quiet.p99)),
@@ -292,9 +341,11 @@ function medians(r: IsolationReport, lane: boolean) {
 }
 
 export function formatIsolationReport(r: IsolationReport): string {
+  // Each round serves files-only and connected (as asked), each with and without the lane.
+  const rowsPerRound = new Set(r.rounds.map((x) => x.connected)).size * 2;
   const rows = r.rounds.map((x, i) => [
-    String(Math.floor(i / 2) + 1),
-    x.lane ? "slow lane" : "main thread only",
+    String(Math.floor(i / rowsPerRound) + 1),
+    `${x.connected ? "connected, " : ""}${x.lane ? "slow lane" : "main thread only"}`,
     fmtInt(x.quiet.rps),
     fmtInt(x.loaded.rps),
     `${(x.loaded.rps / x.quiet.rps).toFixed(2)}×`,
@@ -304,7 +355,7 @@ export function formatIsolationReport(r: IsolationReport): string {
     `${x.costly.answered} (${x.costly.allowed} allowed)`,
   ]);
   return [
-    `== Isolation: ${r.connections} connections of ordinary reviews, alone and beside one connection of costly ones; ${r.seconds} s runs ==`,
+    `== Isolation: ${r.connections} connections of ordinary reviews, alone and beside one connection of costly ones; ${r.seconds} s runs; connected: serve reads a cluster (the test API server) ==`,
     table(
       [
         "round",
@@ -325,11 +376,21 @@ export function formatIsolationReport(r: IsolationReport): string {
 
 export function isolationSummary(r: IsolationReport): SummaryRow[] {
   const out: SummaryRow[] = [];
+  for (const connected of [false, true]) {
+    if (!r.rounds.some((x) => x.connected === connected)) continue;
+    out.push(...summaryRows(r, connected));
+  }
+  return out;
+}
+
+function summaryRows(r: IsolationReport, connected: boolean): SummaryRow[] {
+  const out: SummaryRow[] = [];
+  const target = connected ? "36.2" : "28.5";
   for (const lane of [true, false]) {
-    const m = medians(r, lane);
-    const what = lane ? "" : " (every review on the main thread, reference)";
+    const m = medians(r, lane, connected);
+    const what = `${connected ? ", connected" : ""}${lane ? "" : " (every review on the main thread, reference)"}`;
     out.push({
-      target: "28.5",
+      target,
       figure: `others' throughput beside a costly connection${what}`,
       value: `${fmtInt(m.loadedRps)} req/s`,
       baseline: `${fmtInt(m.quietRps)} req/s quiet`,
@@ -338,7 +399,7 @@ export function isolationSummary(r: IsolationReport): SummaryRow[] {
       met: lane ? m.throughput >= 0.5 : undefined,
     });
     out.push({
-      target: "28.5",
+      target,
       figure: `others' p99 beside a costly connection${what}`,
       value: fmtMs(m.loadedP99),
       baseline: `${fmtMs(m.quietP99)} quiet`,
@@ -357,6 +418,7 @@ export function isolationOptionsFromArgs(argv: readonly string[]) {
       duration: { type: "string", default: "5" },
       rounds: { type: "string", default: "3" },
       connections: { type: "string", default: "10" },
+      modes: { type: "string", default: "files,connected" },
     },
     strict: false,
   });
@@ -365,10 +427,16 @@ export function isolationOptionsFromArgs(argv: readonly string[]) {
     if (!Number.isFinite(x) || x <= 0) throw new Error(`--${name} must be a positive number`);
     return x;
   };
+  const modes = String(values.modes)
+    .split(",")
+    .map((m) => m.trim());
+  for (const m of modes)
+    if (m !== "files" && m !== "connected") throw new Error(`--modes: '${m}' is not files or connected`);
   return {
     seconds: n(values.duration, "duration"),
     rounds: Math.floor(n(values.rounds, "rounds")),
     connections: Math.floor(n(values.connections, "connections")),
+    modes: modes as IsolationMode[],
   };
 }
 
@@ -385,7 +453,14 @@ export async function isolationPart(argv: readonly string[]): Promise<PartReport
 if (isMain(import.meta.url)) {
   if (process.argv.includes("--serve-child")) {
     // The server of one round (see startChild).
-    serveChild(!process.argv.includes("--no-slow-lane")).catch((e: unknown) => {
+    const flag = (name: string) => {
+      const i = process.argv.indexOf(name);
+      return i === -1 ? undefined : process.argv[i + 1];
+    };
+    const kubeconfig = flag("--kubeconfig");
+    const policies = flag("--connected-policies");
+    const cluster = kubeconfig && policies ? { kubeconfig, policies } : undefined;
+    serveChild(!process.argv.includes("--no-slow-lane"), cluster).catch((e: unknown) => {
       console.error(e);
       process.exit(1);
     });

@@ -5,7 +5,7 @@
  * request, a set that does not load), never on timings.
  *
  *   npm run bench                      # everything (about 6 minutes)
- *   npm run bench -- cel|regex|webhook|request|overhead|scale|startup|isolation|memory [part options]
+ *   npm run bench -- cel|regex|webhook|request|overhead|scale|startup|isolation|memory|params [part options]
  *
  * `npm run bench` builds src/ and bench/ with tsc into dist-bench/ and runs the built code: tsx wraps
  * every named closure in a helper that costs time the shipped build does not pay.
@@ -36,6 +36,7 @@ import { scalePart } from "./scale.ts";
 import { startupPart } from "./startup.ts";
 import { isolationPart } from "./isolation.ts";
 import { memoryPart } from "./memory.ts";
+import { paramsPart } from "./params.ts";
 import { webhookPart } from "./webhook.ts";
 
 type Part = (argv: readonly string[]) => PartReport | Promise<PartReport>;
@@ -51,6 +52,7 @@ const PARTS: readonly (readonly [string, string, Part])[] = [
   ["webhook", "Webhook over TLS, autocannon on loopback (target 4)", webhookPart],
   ["isolation", "One costly connection beside ordinary ones (issue 28 item 5)", isolationPart],
   ["memory", "Memory a policy set keeps (issue 37 item 5)", memoryPart],
+  ["params", "Param lookups by cache size (issue 36 item 5)", paramsPart],
 ];
 
 export function formatSummary(rows: readonly SummaryRow[]): string {

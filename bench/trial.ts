@@ -12,7 +12,8 @@
  * one level past the API server's decoder, a 400); costly-but-legal
  * reviews on two connections beside ordinary ones; and SIGTERM under load (a server with a 2 s
  * drain; every client moves on when told `Connection: close`, and none may see an error); a heavy
- * policy set written beside the policies (trial-memory.ts).
+ * policy set written beside the policies (trial-memory.ts). Connected to a cluster
+ * (trial-connected.ts): load, and costly reviews on two connections beside it.
  *
  *   npm run trial                  # about three minutes: 15 s a phase
  *   npm run trial -- --long        # 2 minutes a phase
@@ -37,6 +38,7 @@ import { costlyReview } from "./isolation.ts";
 import { heavyPolicyPhase } from "./trial-memory.ts";
 import { badPodReview, podReview } from "./review.ts";
 import { DEEP_DEPTHS, deepPodReview } from "./trial-deep.ts";
+import { connectedTrial } from "./trial-connected.ts";
 
 /** The server, from the same build as this file (dist-bench), or the sources under tsx. */
 export function serveCommand(): string[] {
@@ -61,7 +63,7 @@ function policyDir(): string {
   return dir;
 }
 
-async function startServer(drainSeconds: number): Promise<Server> {
+async function startServer(drainSeconds: number, extraArgs: readonly string[] = []): Promise<Server> {
   const dir = policyDir();
   const child = spawn(
     process.execPath,
@@ -82,6 +84,7 @@ async function startServer(drainSeconds: number): Promise<Server> {
       "warn",
       "--drain-seconds",
       String(drainSeconds),
+      ...extraArgs,
     ],
     { stdio: ["ignore", "ignore", "pipe"] },
   );
@@ -429,6 +432,7 @@ export async function runTrial(seconds: number, log: (line: string) => void): Pr
     await server.exited;
     rmSync(server.dir, { recursive: true, force: true });
   }
+  await connectedTrial(seconds, log, { startServer, shots, phase }, done);
   done(await sigtermPhase(seconds, ordinary));
   return results;
 }

@@ -47,6 +47,11 @@ export interface ClusterServing {
   readonly set: CompiledPolicySet;
   /** Namespaces and params from the cluster's caches (the files' objects where the caches have none). */
   readonly context: EngineContext;
+  /**
+   * With `--policies-from-cluster`, the cluster's policy objects `set` was combined with, as the
+   * parser reads them: the slow lane's worker combines the same (parseClusterObjects).
+   */
+  readonly clusterPolicies?: readonly Readonly<Record<string, unknown>>[];
 }
 
 export interface ClusterLink {
@@ -150,7 +155,9 @@ export function createLink(client: ApiClient, options: ClusterLinkOptions): Clus
     reviewer,
     serving(files) {
       let set = files;
+      let clusterPolicies: Record<string, unknown>[] | undefined;
       if (policies) {
+        clusterPolicies = policies.objects();
         const combined = combineWithCluster(files, policies.parsed(), options.compile);
         set = combined.set;
         const report = combined.diagnostics.map((d) => formatDiagnostic(d)).join("\n");
@@ -162,7 +169,11 @@ export function createLink(client: ApiClient, options: ClusterLinkOptions): Clus
         lastReported = report;
       }
       state.follow(paramKindsOf(set));
-      return { set, context: state.context(contextFromSet(set)) };
+      return {
+        set,
+        context: state.context(contextFromSet(set)),
+        ...(clusterPolicies ? { clusterPolicies } : {}),
+      };
     },
     ready,
     readiness,

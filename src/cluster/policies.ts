@@ -50,15 +50,32 @@ function forParser(o: KubeObject): Record<string, unknown> {
   return { apiVersion: o.apiVersion, kind: o.kind, metadata, spec: o.spec };
 }
 
+/** One object as the parser reads it (forParser's), parsed as a file named after it. */
+function parseForParser(f: Readonly<Record<string, unknown>>): Parsed {
+  const name = `cluster:${String(f.kind)}/${(f.metadata as { name?: string } | undefined)?.name ?? ""}`;
+  return parsePolicyText(JSON.stringify(f, null, 1), name);
+}
+
 const parsedObjects = new WeakMap<KubeObject, Parsed>();
 function parseObject(o: KubeObject): Parsed {
   let p = parsedObjects.get(o);
   if (!p) {
-    const name = `cluster:${String(o.kind)}/${o.metadata?.name ?? ""}`;
-    p = parsePolicyText(JSON.stringify(forParser(o), null, 1), name);
+    p = parseForParser(forParser(o));
     parsedObjects.set(o, p);
   }
   return p;
+}
+
+/**
+ * Objects as `ClusterPolicies.objects()` gives them, parsed as `parsed()` parses the cached ones:
+ * the slow lane's worker builds the set the main thread serves from them.
+ */
+export function parseClusterObjects(objects: readonly Readonly<Record<string, unknown>>[]): Parsed {
+  const parsed = objects.map(parseForParser);
+  return {
+    set: mergePolicySets(parsed.map((p) => p.set)),
+    diagnostics: parsed.flatMap((p) => p.diagnostics),
+  };
 }
 
 export class ClusterPolicies {
@@ -118,6 +135,11 @@ export class ClusterPolicies {
   }
 
   /** The cluster's policy objects, parsed. */
+  /** The cached objects as the parser reads them, in the order `parsed()` reads them. */
+  objects(): Record<string, unknown>[] {
+    return this.reflectors.flatMap((r) => [...r.all()].map(forParser));
+  }
+
   parsed(): Parsed {
     const sets: PolicySet[] = [];
     const diagnostics: Diagnostic[] = [];

@@ -40,6 +40,62 @@ export type KubeObject = Readonly<Record<string, unknown>> & {
   };
 };
 
+/**
+ * Where a reflector keeps its objects, keyed by namespace and name: a plain map by default; a
+ * param cache keeps an indexed store (state.ts), as client-go's informers keep an Indexer.
+ */
+export interface ObjectStore {
+  readonly size: number;
+  get(namespace: string, name: string): KubeObject | undefined;
+  /** Adds or replaces the object of its namespace and name. */
+  set(namespace: string, name: string, o: KubeObject): void;
+  /** Whether there was one to delete. */
+  delete(namespace: string, name: string): boolean;
+  /** Objects in one namespace ("" for cluster-scoped objects). */
+  inNamespace(namespace: string): Iterable<KubeObject>;
+  all(): Iterable<KubeObject>;
+}
+
+/** The default store: namespace → name → object. */
+class MapStore implements ObjectStore {
+  private readonly byNamespace = new Map<string, Map<string, KubeObject>>();
+  private count = 0;
+
+  get size(): number {
+    return this.count;
+  }
+
+  get(namespace: string, name: string): KubeObject | undefined {
+    return this.byNamespace.get(namespace)?.get(name);
+  }
+
+  set(namespace: string, name: string, o: KubeObject): void {
+    let m = this.byNamespace.get(namespace);
+    if (!m) {
+      m = new Map();
+      this.byNamespace.set(namespace, m);
+    }
+    if (!m.has(name)) this.count++;
+    m.set(name, o);
+  }
+
+  delete(namespace: string, name: string): boolean {
+    const m = this.byNamespace.get(namespace);
+    if (!m?.delete(name)) return false;
+    this.count--;
+    if (m.size === 0) this.byNamespace.delete(namespace);
+    return true;
+  }
+
+  inNamespace(namespace: string): Iterable<KubeObject> {
+    return this.byNamespace.get(namespace)?.values() ?? [];
+  }
+
+  *all(): Iterable<KubeObject> {
+    for (const ns of this.byNamespace.values()) yield* ns.values();
+  }
+}
+
 export interface ReflectorOptions {
   /** Objects per list page; client-go's default is 500. */
   readonly pageSize?: number;
@@ -54,6 +110,8 @@ export interface ReflectorOptions {
   readonly onChange?: () => void;
   /** Monotonic milliseconds; tests may pass their own clock. */
   readonly now?: () => number;
+  /** A new, empty store (one per full list); default a plain map by namespace and name. */
+  readonly store?: () => ObjectStore;
 }
 
 interface ListPage {
@@ -66,9 +124,7 @@ function isGone(status: number, body: unknown): boolean {
 }
 
 export class Reflector {
-  /** namespace ("" for cluster-scoped) → name → object */
-  private store = new Map<string, Map<string, KubeObject>>();
-  private count = 0;
+  private store: ObjectStore;
   private resourceVersion = "";
   private stopped = true;
   private handle: WatchHandle | undefined;
@@ -97,6 +153,16 @@ export class Reflector {
     this.observer = options.observer ?? NO_CACHE_OBSERVER;
     this.now = options.now ?? (() => performance.now());
     this.silenceMs = options.silenceMs ?? DEFAULT_SILENCE_MS;
+    this.store = this.newStore();
+  }
+
+  private newStore(): ObjectStore {
+    return this.options.store?.() ?? new MapStore();
+  }
+
+  /** The store as it is now (a full list replaces it with a new one). */
+  get objects(): ObjectStore {
+    return this.store;
   }
 
   /** Whether the first full list has completed. */
@@ -130,20 +196,20 @@ export class Reflector {
   }
 
   get size(): number {
-    return this.count;
+    return this.store.size;
   }
 
   get(namespace: string, name: string): KubeObject | undefined {
-    return this.store.get(namespace)?.get(name);
+    return this.store.get(namespace, name);
   }
 
   /** Objects in one namespace ("" for cluster-scoped objects). */
   inNamespace(namespace: string): Iterable<KubeObject> {
-    return this.store.get(namespace)?.values() ?? [];
+    return this.store.inNamespace(namespace);
   }
 
-  *all(): Iterable<KubeObject> {
-    for (const ns of this.store.values()) yield* ns.values();
+  all(): Iterable<KubeObject> {
+    return this.store.all();
   }
 
   start(): void {
@@ -256,8 +322,7 @@ export class Reflector {
   private async relist(reason: "initial" | "expired" | "error"): Promise<void> {
     const pageSize = this.options.pageSize ?? 500;
     const path = collectionPath(this.resource);
-    const fresh = new Map<string, Map<string, KubeObject>>();
-    let count = 0;
+    let fresh = this.newStore();
     let token: string | undefined;
     let listVersion = "";
     for (;;) {
@@ -268,8 +333,7 @@ export class Reflector {
       if (token && isGone(res.status, res.body)) {
         // The continue token outlived its snapshot: start the list over (client-go does the same).
         this.log.info({ resource: this.name }, "list continue token expired: listing again from the start");
-        fresh.clear();
-        count = 0;
+        fresh = this.newStore();
         token = undefined;
         continue;
       }
@@ -278,20 +342,13 @@ export class Reflector {
       if (token === undefined) listVersion = page.metadata?.resourceVersion ?? "";
       for (const item of page.items ?? []) {
         const o = this.complete(item);
-        const ns = o.metadata?.namespace ?? "";
-        let m = fresh.get(ns);
-        if (!m) {
-          m = new Map();
-          fresh.set(ns, m);
-        }
-        m.set(o.metadata?.name ?? "", o);
-        count++;
+        fresh.set(o.metadata?.namespace ?? "", o.metadata?.name ?? "", o);
       }
       token = page.metadata?.continue || undefined;
       if (token === undefined) break;
     }
     this.store = fresh;
-    this.count = count;
+    const count = fresh.size;
     this.resourceVersion = listVersion;
     this.currentSince = this.now();
     this.observer.relisted(this.name, reason);
@@ -403,21 +460,10 @@ export class Reflector {
     if (e.type === "BOOKMARK") return;
     const ns = o.metadata?.namespace ?? "";
     const name = o.metadata?.name ?? "";
-    let m = this.store.get(ns);
-    if (e.type === "DELETED") {
-      if (m?.delete(name)) {
-        this.count--;
-        if (m.size === 0) this.store.delete(ns);
-      }
-    } else if (e.type === "ADDED" || e.type === "MODIFIED") {
-      if (!m) {
-        m = new Map();
-        this.store.set(ns, m);
-      }
-      if (!m.has(name)) this.count++;
-      m.set(name, o);
-    } else return;
-    this.observer.objects(this.name, this.count);
+    if (e.type === "DELETED") this.store.delete(ns, name);
+    else if (e.type === "ADDED" || e.type === "MODIFIED") this.store.set(ns, name, o);
+    else return;
+    this.observer.objects(this.name, this.store.size);
     this.options.onChange?.();
   }
 }

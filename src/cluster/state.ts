@@ -17,10 +17,10 @@
  */
 import type { CompiledPolicySet } from "../compile/policy.ts";
 import type { EngineContext } from "../engine/context.ts";
+import { ParamIndex, type ParamObjects, overlayObjects } from "../engine/param-index.ts";
 import {
   collectFrom,
   collectParams,
-  filesSource,
   type ParamError,
   type ParamLookup,
   type ParamSource,
@@ -33,7 +33,7 @@ import type { Result } from "../result.ts";
 import type { ApiClient } from "./client.ts";
 import { Discovery, type ResourceInfo } from "./discovery.ts";
 import { type CacheObserver, type ClusterLog, NO_CACHE_OBSERVER, QUIET_LOG } from "./observe.ts";
-import { type KubeObject, Reflector, type ReflectorOptions } from "./reflector.ts";
+import { type KubeObject, type ObjectStore, Reflector, type ReflectorOptions } from "./reflector.ts";
 
 const NAMESPACES: ResourceInfo = {
   apiVersion: "v1",
@@ -55,6 +55,7 @@ export interface ClusterStateOptions {
 /** A paramKind's cache, or why there is none yet. */
 interface KindEntry {
   readonly key: string;
+  readonly kind: ParamKind;
   reflector?: Reflector;
   /** Set when discovery says the server does not serve the kind. */
   missing?: string;
@@ -80,22 +81,53 @@ function gvkString(k: ParamKind): string {
 const SERVED_NAMESPACED: KindScope = Object.freeze({ scope: "Namespaced", source: "served" });
 const SERVED_CLUSTER: KindScope = Object.freeze({ scope: "Cluster", source: "served" });
 
-/** Cached objects as the engine's stored params (stored by the API server already), converted once per object version. */
-const converted = new WeakMap<KubeObject, StoredParam>();
+/** A cached object as the engine's stored param (stored by the API server already). */
 function asParam(o: KubeObject): StoredParam {
-  let p = converted.get(o);
-  if (!p) {
-    const md = o.metadata ?? {};
-    p = {
-      apiVersion: String(o.apiVersion ?? ""),
-      name: md.name ?? "",
-      namespace: md.namespace ?? "",
-      labels: md.labels ?? {},
-      object: o,
-    };
-    converted.set(o, p);
+  const md = o.metadata ?? {};
+  return {
+    apiVersion: String(o.apiVersion ?? ""),
+    name: md.name ?? "",
+    namespace: md.namespace ?? "",
+    labels: md.labels ?? {},
+    object: o,
+  };
+}
+
+/**
+ * A param cache's store: the reflector's objects as stored params in a ParamIndex (by namespace and
+ * name, by name, by label), each converted once, when the watch delivers it.
+ */
+class ParamStore implements ObjectStore {
+  readonly params = new ParamIndex();
+
+  get size(): number {
+    return this.params.size;
   }
-  return p;
+
+  get(namespace: string, name: string): KubeObject | undefined {
+    return this.params.named(namespace, name)?.object as KubeObject | undefined;
+  }
+
+  set(_namespace: string, _name: string, o: KubeObject): void {
+    this.params.set(asParam(o));
+  }
+
+  delete(namespace: string, name: string): boolean {
+    return this.params.delete(namespace, name);
+  }
+
+  *inNamespace(namespace: string): Iterable<KubeObject> {
+    for (const p of this.params.inNamespace(namespace)) yield p.object as KubeObject;
+  }
+
+  *all(): Iterable<KubeObject> {
+    for (const p of this.params.all()) yield p.object as KubeObject;
+  }
+}
+
+/** The indexed params of a param cache's reflector (made with a ParamStore). */
+function paramsOf(r: Reflector): ParamObjects {
+  return (r.objects as ParamStore).params;
 }
 
 /** The paramKinds that the set's bound policies use (a policy without a binding reads no params). */
@@ -135,12 +167,13 @@ export class ClusterState {
     this.namespaces.start();
   }
 
-  private reflectorFor(resource: ResourceInfo): Reflector {
+  private reflectorFor(resource: ResourceInfo, store?: () => ObjectStore): Reflector {
     return new Reflector(this.client, resource, {
       ...this.options.reflector,
       log: this.log,
       observer: this.observer,
       onChange: () => this.changed(),
+      ...(store ? { store } : {}),
     });
   }
 
@@ -167,7 +200,7 @@ export class ClusterState {
     }
     for (const [key, kind] of wanted) {
       if (this.kinds.has(key)) continue;
-      const entry: KindEntry = { key, stopped: false };
+      const entry: KindEntry = { key, kind, stopped: false };
       this.kinds.set(key, entry);
       void this.resolve(entry, kind);
     }
@@ -178,7 +211,7 @@ export class ClusterState {
     if (entry.stopped) return;
     if (found.ok) {
       delete entry.missing;
-      entry.reflector = this.reflectorFor(found.resource);
+      entry.reflector = this.reflectorFor(found.resource, () => new ParamStore());
       entry.reflector.start();
       this.log.info({ paramKind: entry.key, resource: entry.reflector.name }, "param cache started");
       this.changed();
@@ -260,13 +293,29 @@ export class ClusterState {
   /** Namespaces and params from the cluster, over those of the policy files (`files`). */
   context(files: EngineContext): EngineContext {
     const namespaces = this.namespaces;
+    const cached = (apiVersion: string, kind: string): Reflector | undefined =>
+      this.kinds.get(`${apiVersion}/${kind}`)?.reflector;
+    const ofKind = (apiVersion: string, kind: string): ParamObjects => {
+      const r = cached(apiVersion, kind);
+      const fromFiles = files.params.ofKind(apiVersion, kind);
+      return r ? overlayObjects(paramsOf(r), fromFiles) : fromFiles;
+    };
     const params: ParamLookup = {
-      ofKind: (apiVersion, kind) => {
-        const r = this.kinds.get(`${apiVersion}/${kind}`)?.reflector;
-        return overlay(files.params.ofKind(apiVersion, kind), r ? [...r.all()].map(asParam) : []);
+      ofKind,
+      ofKindAnyVersion: (kind) => {
+        // Each cached apiVersion over the files' objects of that version, then the files' other versions.
+        const out: ParamObjects[] = [];
+        const covered = new Set<ParamObjects>();
+        for (const e of this.kinds.values()) {
+          if (e.kind.kind !== kind || !e.reflector) continue;
+          out.push(ofKind(e.kind.apiVersion, kind));
+          covered.add(files.params.ofKind(e.kind.apiVersion, kind));
+        }
+        for (const f of files.params.ofKindAnyVersion?.(kind) ?? []) if (!covered.has(f)) out.push(f);
+        return out;
       },
       scopeOf: (apiVersion, kind) => {
-        const r = this.kinds.get(`${apiVersion}/${kind}`)?.reflector;
+        const r = cached(apiVersion, kind);
         if (!r) return files.params.scopeOf(apiVersion, kind);
         return r.resource.namespaced ? SERVED_NAMESPACED : SERVED_CLUSTER;
       },
@@ -302,16 +351,12 @@ export class ClusterState {
             : notSynced(kind),
         );
     }
-    const fromFiles = filesSource(files, kind);
+    const objects = overlayObjects(paramsOf(reflector), files.ofKind(kind.apiVersion, kind.kind));
     const source: ParamSource = {
       scope: reflector.resource.namespaced ? "Namespaced" : "Cluster",
       ...(reflector.synced ? {} : { unavailable: notSynced(kind) }),
-      named: (namespace, name) => {
-        const o = reflector.get(namespace, name);
-        return o ? [asParam(o)] : fromFiles.named(namespace, name);
-      },
-      inNamespace: (namespace) =>
-        overlay([...fromFiles.inNamespace(namespace)], [...reflector.inNamespace(namespace)].map(asParam)),
+      named: (namespace, name) => objects.named(namespace, name),
+      inNamespace: (namespace) => objects.inNamespace(namespace),
     };
     return collectFrom(source, ref, requestNamespace);
   }
@@ -319,11 +364,4 @@ export class ClusterState {
 
 function notSynced(kind: ParamKind): string {
   return `paramKind kind \`${gvkString(kind)}\` not yet synced to use for admission`;
-}
-
-/** `cluster` objects, plus the `files` objects no cluster object of the same namespace and name replaces. */
-function overlay(files: readonly StoredParam[], cluster: readonly StoredParam[]): readonly StoredParam[] {
-  if (files.length === 0) return cluster;
-  const taken = new Set(cluster.map((p) => `${p.namespace}/${p.name}`));
-  return [...cluster, ...files.filter((p) => !taken.has(`${p.namespace}/${p.name}`))];
 }

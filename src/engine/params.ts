@@ -11,20 +11,13 @@ import { storedNamespace, storedObject } from "../kube/stored.ts";
 import { compileLabelSelector, objectLabels } from "../match/index.ts";
 import type { ParamKind, ParamRef, ResourceObject } from "../policy/types.ts";
 import { err, ok, type Result } from "../result.ts";
+import { ParamIndex, type ParamObjects, type StoredParam } from "./param-index.ts";
 
-/** A param object as the cluster stores it (see kube/stored.ts), with what lookups read of it. */
-export interface StoredParam {
-  readonly apiVersion: string;
-  readonly name: string;
-  /** "" for a cluster-scoped kind. */
-  readonly namespace: string;
-  readonly labels: Readonly<Record<string, string>>;
-  readonly object: Readonly<Record<string, unknown>>;
-}
+export type { ParamObjects, StoredParam } from "./param-index.ts";
 
 export interface ParamLookup {
-  /** Objects of this apiVersion and kind. */
-  ofKind(apiVersion: string, kind: string): readonly StoredParam[];
+  /** Objects of this apiVersion and kind, indexed (param-index.ts). */
+  ofKind(apiVersion: string, kind: string): ParamObjects;
   /** The scope of a kind: built in, from a CustomResourceDefinition among the resources, or assumed. */
   scopeOf(apiVersion: string, kind: string): KindScope;
   /**
@@ -36,8 +29,13 @@ export interface ParamLookup {
     ref: ParamRef,
     requestNamespace: string,
   ): Result<readonly StoredParam[], ParamError>;
-  /** Objects of this kind in any apiVersion, for saying what a failed lookup nearly found. */
-  ofKindAnyVersion?(kind: string): readonly StoredParam[];
+  /** Objects of this kind in each apiVersion, for saying what a failed lookup nearly found. */
+  ofKindAnyVersion?(kind: string): readonly ParamObjects[];
+  /**
+   * A lookup whose objects are elsewhere words a miss itself: the slow lane's worker asks the main
+   * thread, which holds the caches, for describeParamMiss's words.
+   */
+  describeMiss?(kind: ParamKind, ref: ParamRef, requestNamespace: string): string;
 }
 
 export interface ParamLookupOptions {
@@ -45,34 +43,38 @@ export interface ParamLookupOptions {
   readonly defaults?: boolean;
 }
 
-function push(map: Map<string, StoredParam[]>, key: string, p: StoredParam): void {
-  const list = map.get(key);
-  if (list) list.push(p);
-  else map.set(key, [p]);
-}
+const EMPTY = new ParamIndex();
 
-/** The resources as stored params, by apiVersion and kind. Built once, when the resources load. */
+/** The resources as stored params, indexed by apiVersion and kind. Built once, when the resources load. */
 export function paramLookup(
   resources: readonly ResourceObject[],
   options: ParamLookupOptions = {},
 ): ParamLookup {
   const scopes = KindScopes.from(resources.map((r) => r.object));
-  const byKind = new Map<string, StoredParam[]>();
-  const byKindAnyVersion = new Map<string, StoredParam[]>();
+  const byKind = new Map<string, ParamIndex>();
+  const byKindAnyVersion = new Map<string, ParamIndex[]>();
   for (const r of resources) {
     const object = storedObject(r.object, scopes.of(r.apiVersion, r.kind).scope, options);
-    const stored: StoredParam = {
+    const key = `${r.apiVersion}/${r.kind}`;
+    let index = byKind.get(key);
+    if (!index) {
+      index = new ParamIndex();
+      byKind.set(key, index);
+      const versions = byKindAnyVersion.get(r.kind);
+      if (versions) versions.push(index);
+      else byKindAnyVersion.set(r.kind, [index]);
+    }
+    // Two objects of one namespace and name: the later one, as a second apply replaces the first.
+    index.set({
       apiVersion: r.apiVersion,
       name: r.name,
       namespace: storedNamespace(object),
       labels: objectLabels(object) ?? {},
       object,
-    };
-    push(byKind, `${r.apiVersion}/${r.kind}`, stored);
-    push(byKindAnyVersion, r.kind, stored);
+    });
   }
   return {
-    ofKind: (apiVersion, kind) => byKind.get(`${apiVersion}/${kind}`) ?? [],
+    ofKind: (apiVersion, kind) => byKind.get(`${apiVersion}/${kind}`) ?? EMPTY,
     scopeOf: (apiVersion, kind) => scopes.of(apiVersion, kind),
     ofKindAnyVersion: (kind) => byKindAnyVersion.get(kind) ?? [],
   };
@@ -96,8 +98,8 @@ export interface ParamSource {
    * words; it is checked after the namespace rule, as CollectParams checks it.
    */
   readonly unavailable?: string;
-  /** The kind's objects of this name in `namespace` ("" for a cluster-scoped kind): one at most in a cluster. */
-  named(namespace: string, name: string): readonly StoredParam[];
+  /** The kind's object of this name in `namespace` ("" for a cluster-scoped kind). */
+  named(namespace: string, name: string): StoredParam | undefined;
   /** The kind's objects in `namespace`. */
   inNamespace(namespace: string): Iterable<StoredParam>;
 }
@@ -119,12 +121,11 @@ export function collectParams(
 
 /** The loaded files as a ParamSource: every object of the kind is known, in its stored scope. */
 export function filesSource(lookup: ParamLookup, kind: ParamKind): ParamSource {
-  const inNamespace = (namespace: string) =>
-    lookup.ofKind(kind.apiVersion, kind.kind).filter((p) => p.namespace === namespace);
+  const objects = lookup.ofKind(kind.apiVersion, kind.kind);
   return {
     scope: lookup.scopeOf(kind.apiVersion, kind.kind).scope,
-    named: (namespace, name) => inNamespace(namespace).filter((p) => p.name === name),
-    inNamespace,
+    named: (namespace, name) => objects.named(namespace, name),
+    inNamespace: (namespace) => objects.inNamespace(namespace),
   };
 }
 
@@ -151,7 +152,8 @@ export function collectFrom(
   const name = ref.name ?? "";
   if (name !== "") {
     if (ref.selector) return paramConfigError("paramRef.name and paramRef.selector are mutually exclusive");
-    found = source.named(namespace, name);
+    const one = source.named(namespace, name);
+    found = one ? [one] : [];
   } else if (ref.selector) {
     const selector = compileLabelSelector(ref.selector);
     if (!selector.ok) return paramConfigError(selector.error.message);
@@ -174,10 +176,50 @@ function objectName(p: Pick<StoredParam, "namespace" | "name">): string {
 }
 
 /**
+ * Objects a selector's hint examines at most: enough for the words ("at least N match elsewhere"),
+ * and a bound on what a miss costs however many objects are cached.
+ */
+const HINT_SCAN_LIMIT = 100;
+
+/** The objects of `kinds` that `matches`, counted (the first three kept), through the label index. */
+function matchingElsewhere(
+  kinds: readonly ParamObjects[],
+  selector: NonNullable<ParamRef["selector"]>,
+  matches: (labels: Readonly<Record<string, string>>) => boolean,
+): { readonly count: number; readonly first: StoredParam[]; readonly partial: boolean } {
+  const first: StoredParam[] = [];
+  let count = 0;
+  let examined = 0;
+  let partial = false;
+  for (const objects of kinds) {
+    if (partial) break;
+    const narrowed = objects.candidates(selector);
+    const everything = narrowed === undefined && selector.matchExpressions.length === 0;
+    if (everything) count += objects.size;
+    for (const p of narrowed ?? objects.all()) {
+      if (everything) {
+        if (first.length >= 3) break;
+        first.push(p);
+        continue;
+      }
+      if (++examined > HINT_SCAN_LIMIT) {
+        partial = true;
+        break;
+      }
+      if (!matches(p.labels)) continue;
+      count++;
+      if (first.length < 3) first.push(p);
+    }
+  }
+  return { count, first, partial };
+}
+
+/**
  * What a lookup that found nothing looked for, and what it nearly found: `ReplicaLimit
  * default/limit (rules.example.com/v1)`, then an object of that name in another namespace or of
  * another apiVersion. Only for the words of the result's reason; the lookup itself is collectFrom,
  * whose namespace rule this follows (it is called only after that rule let the lookup through).
+ * It reads the name and label indexes, so its cost does not grow with the objects cached.
  */
 export function describeParamMiss(
   lookup: ParamLookup,
@@ -185,11 +227,11 @@ export function describeParamMiss(
   ref: ParamRef,
   requestNamespace: string,
 ): string {
+  if (lookup.describeMiss) return lookup.describeMiss(kind, ref, requestNamespace);
   const namespaced = lookup.scopeOf(kind.apiVersion, kind.kind).scope === "Namespaced";
   const ns = namespaced ? (ref.namespace ?? "") || requestNamespace : "";
   const where = ns !== "" ? `in namespace ${ns}` : "cluster-scoped";
-  const sameKind = lookup.ofKind(kind.apiVersion, kind.kind);
-  const anyVersion = lookup.ofKindAnyVersion?.(kind.kind) ?? sameKind;
+  const anyVersion = lookup.ofKindAnyVersion?.(kind.kind) ?? [lookup.ofKind(kind.apiVersion, kind.kind)];
   const hints: string[] = [];
   let sought: string;
   if (ref.name !== undefined && ref.name !== "") {
@@ -198,7 +240,7 @@ export function describeParamMiss(
         ? `${kind.kind} ${ns}/${ref.name} (${kind.apiVersion})`
         : `${kind.kind} ${ref.name} (${kind.apiVersion}, ${where})`;
     // Any of that name where the lookup looked was found, so those of the paramKind are elsewhere.
-    const named = anyVersion.filter((p) => p.name === ref.name);
+    const named = anyVersion.flatMap((objects) => [...objects.withName(ref.name ?? "")]);
     for (const p of named.filter((p) => p.apiVersion === kind.apiVersion).slice(0, 3))
       hints.push(`one of that name is ${p.namespace ? `in namespace ${p.namespace}` : "cluster-scoped"}`);
     for (const p of named.filter((p) => p.apiVersion !== kind.apiVersion).slice(0, 3))
@@ -207,17 +249,19 @@ export function describeParamMiss(
     const m = ref.selector ? compileLabelSelector(ref.selector) : undefined;
     const text = m?.ok ? m.value.text : "";
     sought = `${kind.kind} objects (${kind.apiVersion}, ${where}) with labels ${text === "" ? "(any)" : text}`;
-    if (m?.ok) {
-      const elsewhere = anyVersion.filter((p) => m.value.matches(p.labels));
-      if (elsewhere.length > 0)
+    if (m?.ok && ref.selector) {
+      const elsewhere = matchingElsewhere(anyVersion, ref.selector, m.value.matches);
+      if (elsewhere.count > 0) {
+        const many = `${elsewhere.partial ? "at least " : ""}${elsewhere.count} match`;
         hints.push(
-          `${elsewhere.length === 1 ? "one matches" : `${elsewhere.length} match`} elsewhere: ${elsewhere
-            .slice(0, 3)
+          `${elsewhere.count === 1 && !elsewhere.partial ? "one matches" : many} elsewhere: ${elsewhere.first
             .map((p) => `${objectName(p)} (${p.apiVersion})`)
             .join(", ")}`,
         );
+      }
     }
   }
-  if (hints.length === 0 && anyVersion.length === 0) hints.push(`no ${kind.kind} object is loaded at all`);
+  if (hints.length === 0 && anyVersion.every((objects) => objects.size === 0))
+    hints.push(`no ${kind.kind} object is loaded at all`);
   return `looked up ${sought}${hints.length > 0 ? `; ${hints.join("; ")}` : ""}`;
 }

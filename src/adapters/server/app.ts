@@ -9,7 +9,7 @@ import { Registry } from "prom-client";
 import { ok, type Result } from "../../result.ts";
 import type { CelExtras } from "../../cel/index.ts";
 import { type Admitter, type ReviewAdmitter, serveAdmitter } from "./admitter.ts";
-import type { Diagnostic } from "../../errors.ts";
+import { type Diagnostic, formatDiagnostic } from "../../errors.ts";
 import { formatDiagnosticLines } from "../output/diagnostics.ts";
 import type { CompileOptions } from "../../compile/policy.ts";
 import { type ClusterLink, type ClusterLinkOptions, openClusterLink } from "../../cluster/link.ts";
@@ -120,16 +120,22 @@ function reportSnapshot(metrics: WebhookMetrics, s: PolicySnapshot): void {
 }
 
 /**
- * The admitter of each policy set that serves without a cluster connection (admitter.ts's
- * serveAdmitter), numbered, with the same set handed to the slow lane under the same number: a
- * review moves there only with the number of the set it started on.
+ * The admitter of each policy set that serves, numbered, with the same set handed to the slow lane
+ * under the same number: a review moves there only with the number of the set it started on.
+ * Without a cluster connection it is admitter.ts's serveAdmitter; connected, cluster-admitter.ts's,
+ * whose lane twin reads the cluster through this thread.
  */
 function admitterSource(
+  link: ClusterLink | undefined,
   lane: SlowLane | undefined,
   paths: readonly string[],
-): (snapshot: PolicySnapshot) => Admitter {
+): (snapshot: PolicySnapshot) => ReviewAdmitter {
   let version = 0;
   return (snapshot) => {
+    if (link) {
+      const files = { set: snapshot.set, paths, fingerprint: snapshot.fingerprint };
+      return clusterAdmitterFor(link, files, lane ? { lane, version: ++version } : undefined);
+    }
     if (lane === undefined) return serveAdmitter(snapshot.set);
     version++;
     lane.load(version, { paths, fingerprint: snapshot.fingerprint });
@@ -316,9 +322,8 @@ function requestLogging(options: ServeOptions): {
 
 /**
  * The admitter serve answers with, as the policy files change: a cluster-connected one (whose
- * decisions may wait for the cluster, and which the slow lane cannot build: it has no cluster), or
- * the files-only one with its slow-lane twin. `refresh` rebuilds it when the cluster's policies
- * change; `current` is for after the first `load`.
+ * decisions may wait for the cluster), or the files-only one, each with its slow-lane twin.
+ * `refresh` rebuilds it when the cluster's policies change; `current` is for after the first `load`.
  */
 interface AdmitterSwitch {
   current(): ReviewAdmitter;
@@ -331,12 +336,12 @@ function admitterSwitch(
   lane: SlowLane | undefined,
   paths: readonly string[],
 ): AdmitterSwitch {
-  const laneAdmitter = admitterSource(lane, paths);
+  const admitterOf = admitterSource(link, lane, paths);
   let snapshot: PolicySnapshot | undefined;
   let admitter: ReviewAdmitter | undefined;
   const load = (s: PolicySnapshot): void => {
     snapshot = s;
-    admitter = link ? clusterAdmitterFor(link, s.set) : laneAdmitter(s);
+    admitter = admitterOf(s);
   };
   return {
     current() {
@@ -385,9 +390,7 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
   }
   const link = cluster.link;
   if (link) log(`connected to the cluster at ${link.server}; ready once its caches have synced`);
-  const lane = link
-    ? undefined
-    : slowLaneFor(options, (message) => reloadLog.warn({ event: "slow-lane" }, message));
+  const lane = slowLaneFor(options, (message) => reloadLog.warn({ event: "slow-lane" }, message));
   const admitters = admitterSwitch(link, lane, options.policies);
   // A set must fit in this process's heap beside the one it replaces (sources/memory-budget.ts).
   const memoryBudgetBytes = setBudgetBytes();

@@ -62,8 +62,9 @@ function cutShort(decision: AdmissionDecision): boolean {
  * Runs one queued review. A sliced one runs with its deadline brought forward to the slice's end;
  * if that cut a policy short, the decision is not this request's (its own deadline had not come),
  * and it is handed back as SLICED to be evaluated again where it can run to its real deadline.
- * A decision that waits for the cluster (a promise) is passed on as it is: such admitters have no
- * slow-lane version, so they are never given a slice.
+ * A decision that waits for the cluster (a promise) is passed on as it is: its first run finished
+ * within the slice (one cut short there is returned as it is, cluster-admitter.ts), and it reads
+ * the request's own deadline again, restored here, when its later rounds start.
  */
 function run(q: QueuedReview): void {
   const deadline = q.options.deadline;

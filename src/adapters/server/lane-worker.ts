@@ -1,32 +1,43 @@
 /**
  * The slow lane's worker (slow-lane.ts), loaded by slow-worker.ts once the thread runs at its lower
- * priority: builds the policy sets the main thread serves, from the same files, and answers the
- * reviews handed to it, one at a time, from the request body to the encoded reply.
+ * priority: builds the policy sets the main thread serves, from the same files (and, connected to a
+ * cluster, the same cluster policy objects), and answers the reviews handed to it, one at a time,
+ * from the request body to the encoded reply. A cluster-connected set reads the cluster through the
+ * main thread (lane-remote.ts).
  */
-import { parentPort } from "node:worker_threads";
+import { parentPort, workerData } from "node:worker_threads";
+import { combineWithCluster, parseClusterObjects } from "../../cluster/policies.ts";
 import { compilePolicySet } from "../../compile/policy.ts";
-import type { PolicyResult } from "../../engine/types.ts";
+import type { AdmissionDecision, PolicyResult } from "../../engine/types.ts";
 import { loadPolicyPaths } from "../../sources/files.ts";
 import { decodeAdmissionReview } from "../admission/codec.ts";
 import { parseReviewText } from "../admission/json-text.ts";
-import { type Admitter, serveAdmitter } from "./admitter.ts";
+import { type ReviewAdmitter, serveAdmitter } from "./admitter.ts";
+import { clusterAdmitter } from "./cluster-admitter.ts";
 import {
   type FromWorker,
   fromSharedClock,
   type LaneAnswer,
   type LaneRecipe,
+  type LaneWorkerData,
   type ToWorker,
 } from "./lane-protocol.ts";
+import { MainThread, remoteContext, remoteSessions } from "./lane-remote.ts";
 import { NOTHING_SENSITIVE, sensitiveOf } from "./redact.ts";
 import { failureReplyFor, identityOf, replyFor, reviewOptions, type ReviewRoute } from "./review.ts";
 
 const port = parentPort;
 if (port === null) throw new Error("lane-worker.ts runs in the slow lane's worker thread");
 
+/** The admitter of one review (by its id, and its deadline on this thread's clock). */
+type LaneAdmitter = (review: number, deadline: () => number) => ReviewAdmitter;
+
 /** The policy sets by the main thread's version; the main thread says which to forget. */
-const admitters = new Map<number, Admitter>();
+const admitters = new Map<number, LaneAdmitter>();
 
 const post = (message: FromWorker): void => port.postMessage(message);
+const data = workerData as LaneWorkerData;
+const main = new MainThread(data.lookups, data.replied, post);
 
 /**
  * Sends an answer. Copying it to the main thread recurses into every value it holds, and a trace's
@@ -50,20 +61,39 @@ async function load(version: number, recipe: LaneRecipe): Promise<void> {
       post({ type: "loaded", version, error: "the policy files changed since the main thread read them" });
       return;
     }
-    admitters.set(version, serveAdmitter(compilePolicySet(loaded.set, recipe.compile)));
+    const files = compilePolicySet(loaded.set, recipe.compile);
+    const cluster = recipe.cluster;
+    if (cluster === undefined) {
+      const admitter = serveAdmitter(files);
+      admitters.set(version, () => admitter);
+    } else {
+      // The set the main thread serves: the files' and the cluster's policies, combined as it combined them.
+      const set = cluster.policies
+        ? combineWithCluster(files, parseClusterObjects(cluster.policies), recipe.compile).set
+        : files;
+      const budget = cluster.sarBudget;
+      admitters.set(version, (review, deadline) =>
+        clusterAdmitter(
+          set,
+          remoteContext(main, review, deadline),
+          budget === undefined ? undefined : remoteSessions(main, review, budget, deadline),
+        ),
+      );
+    }
     post({ type: "loaded", version });
   } catch (e) {
     post({ type: "loaded", version, error: e instanceof Error ? e.message : String(e) });
   }
 }
 
-function review(
-  admitter: Admitter,
+async function review(
+  id: number,
+  admitterFor: LaneAdmitter,
   body: string | Uint8Array,
   route: ReviewRoute,
   deadline: number,
   debugging: boolean,
-): LaneAnswer {
+): Promise<LaneAnswer> {
   const parsed = parseReviewText(
     typeof body === "string"
       ? body
@@ -74,9 +104,10 @@ function review(
   if (!decoded.ok) return { kind: "invalid", reason: decoded.error.reason };
   const identity = identityOf(decoded.value.request);
   try {
-    const decision = admitter.review(
+    const options = reviewOptions(route, fromSharedClock(deadline), debugging);
+    const decision: AdmissionDecision = await admitterFor(id, () => options.deadline).review(
       decoded.value.request,
-      reviewOptions(route, fromSharedClock(deadline), debugging),
+      options,
     );
     const { body: reply, outcome } = replyFor(route, decoded.value, decision);
     return {
@@ -106,6 +137,11 @@ function review(
 // Messages are handled in order; a load finishes before a review sent after it starts.
 let queue: Promise<void> = Promise.resolve();
 port.on("message", (message: ToWorker) => {
+  // Outside the queue: the review waiting for it holds the queue.
+  if (message.type === "resolved") {
+    main.resolved(message.review, message.error);
+    return;
+  }
   queue = queue.then(async () => {
     if (message.type === "load") await load(message.version, message.recipe);
     else if (message.type === "forget") admitters.delete(message.version);
@@ -126,7 +162,14 @@ port.on("message", (message: ToWorker) => {
           );
         return;
       }
-      const answer = review(admitter, message.body, message.route, message.deadline, message.debugging);
+      const answer = await review(
+        message.id,
+        admitter,
+        message.body,
+        message.route,
+        message.deadline,
+        message.debugging,
+      );
       postAnswer(message.id, answer);
     }
   });

@@ -7,15 +7,25 @@
  *
  * The worker builds the same policy set as the main thread from the same files (checked by the
  * fingerprint of the bytes read), and answers with the same code (review.ts), so a review gives the
- * same reply in either place. A review whose set the worker does not have is handed back
+ * same reply in either place. A cluster-connected set reads the cluster (Namespaces, params,
+ * SubjectAccessReviews) through the main thread, which answers the worker's lookups from the
+ * context the set serves with here (lane-remote.ts, lane-lookups.ts). A review whose set the worker does not have is handed back
  * (`unavailable`) and evaluated on the main thread: slower, never different. A worker that dies
  * (out of memory in a review, a bug) fails the reviews it held as the engine failing does (the
  * path's failurePolicy, or HTTP 500), and a new one is started.
  */
-import { Worker } from "node:worker_threads";
+import { MessageChannel, type MessagePort, Worker } from "node:worker_threads";
 import type { CompileOptions } from "../../compile/policy.ts";
-import type { FromWorker, LaneAnswer, LaneRecipe, LaneWorkerData, ToWorker } from "./lane-protocol.ts";
-import { toSharedClock } from "./lane-protocol.ts";
+import type {
+  FromWorker,
+  LaneAnswer,
+  LaneAsk,
+  LaneRecipe,
+  LaneWorkerData,
+  ToWorker,
+} from "./lane-protocol.ts";
+import { fromSharedClock, toSharedClock } from "./lane-protocol.ts";
+import { type LaneHost, LaneLookups } from "./lane-lookups.ts";
 import type { ReviewRoute } from "./review.ts";
 
 export interface SlowLaneOptions {
@@ -79,8 +89,18 @@ function movable(body: string | Buffer): { body: string | Uint8Array; transfer: 
   return { body: Uint8Array.from(body), transfer: [] };
 }
 
+/** The main thread's end of a worker's lookup port, and the Int32 it wakes the worker with. */
+interface LookupChannel {
+  readonly port: MessagePort;
+  readonly flag: Int32Array;
+}
+
 export class SlowLane {
   private worker: Worker | undefined;
+  private channel: LookupChannel | undefined;
+  /** What each cluster-connected version serves with here, for the worker's lookups. */
+  private readonly hosts = new Map<number, LaneHost>();
+  private readonly lookups = new LaneLookups();
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   /** The recipe of each version in use (for a restarted worker), and those the worker has built. */
@@ -99,14 +119,16 @@ export class SlowLane {
    * set in use), and forgets the sets older than the one before it (a review that started on the
    * previous set may still arrive).
    */
-  load(version: number, recipe: Omit<LaneRecipe, "compile">): void {
+  load(version: number, recipe: Omit<LaneRecipe, "compile">, host?: LaneHost): void {
     if (this.closed) return;
     const full: LaneRecipe = { ...recipe, compile: this.options.compile };
     this.recipes.set(version, full);
+    if (host) this.hosts.set(version, host);
     this.worker?.postMessage({ type: "load", version, recipe: full } satisfies ToWorker);
     for (const old of [...this.recipes.keys()].filter((v) => v < version - 1)) {
       this.recipes.delete(old);
       this.built.delete(old);
+      this.hosts.delete(old);
       this.worker?.postMessage({ type: "forget", version: old } satisfies ToWorker);
     }
   }
@@ -134,6 +156,8 @@ export class SlowLane {
     if (!this.accepts(job.version)) return Promise.resolve({ kind: "unavailable" });
     const id = this.nextId++;
     this.submitted++;
+    const host = this.hosts.get(job.version);
+    if (host) this.lookups.begin(id, host);
     return new Promise<LaneAnswer>((resolve) => {
       this.pending.set(id, { resolve });
       const { body, transfer } = movable(job.body);
@@ -152,10 +176,14 @@ export class SlowLane {
 
   private ensureWorker(): Worker {
     if (this.worker !== undefined) return this.worker;
-    const data: LaneWorkerData = { nice: this.options.nice ?? 10 };
+    const { port1, port2 } = new MessageChannel();
+    const replied = new SharedArrayBuffer(4);
+    const channel: LookupChannel = { port: port1, flag: new Int32Array(replied) };
+    const data: LaneWorkerData = { nice: this.options.nice ?? 10, lookups: port2, replied };
     const source = workerSource(data.nice);
     const options = {
       workerData: data,
+      transferList: [port2],
       resourceLimits: { maxOldGenerationSizeMb: this.options.maxHeapMb ?? 128 },
       // The main thread's stdout and stderr stay its own.
       stdout: true,
@@ -169,6 +197,9 @@ export class SlowLane {
     worker.stdout.resume();
     worker.stderr.resume();
     worker.on("message", (m: FromWorker) => this.received(m));
+    port1.on("message", (ask: LaneAsk) => this.reply(channel, ask));
+    port1.unref();
+    this.channel = channel;
     worker.on("error", (e) => this.stopped(worker, e.message));
     worker.on("exit", (code) => this.stopped(worker, `exited with code ${code}`));
     this.worker = worker;
@@ -178,7 +209,32 @@ export class SlowLane {
     return worker;
   }
 
+  /** Answers a worker's lookup, and wakes the worker, which waits for it. */
+  private reply(channel: LookupChannel, ask: LaneAsk): void {
+    channel.port.postMessage(this.lookups.answer(ask));
+    Atomics.store(channel.flag, 0, 1);
+    Atomics.notify(channel.flag, 0);
+  }
+
+  /** Sends a review's pending SubjectAccessReviews, and tells the worker when they are answered. */
+  private resolveFor(review: number, deadline: number): void {
+    const worker = this.worker;
+    this.lookups.resolve(review, fromSharedClock(deadline)).then(
+      () => worker?.postMessage({ type: "resolved", review } satisfies ToWorker),
+      (e: unknown) =>
+        worker?.postMessage({
+          type: "resolved",
+          review,
+          error: e instanceof Error ? e.message : String(e),
+        } satisfies ToWorker),
+    );
+  }
+
   private received(m: FromWorker): void {
+    if (m.type === "resolve") {
+      this.resolveFor(m.review, m.deadline);
+      return;
+    }
     if (m.type === "loaded") {
       this.crashes = 0;
       if (m.error === undefined) {
@@ -189,6 +245,7 @@ export class SlowLane {
     const p = this.pending.get(m.id);
     if (p === undefined) return;
     this.pending.delete(m.id);
+    this.lookups.end(m.id);
     p.resolve(m.answer);
   }
 
@@ -200,6 +257,9 @@ export class SlowLane {
   private stopped(worker: Worker, why: string): void {
     if (this.worker !== worker) return;
     this.worker = undefined;
+    this.channel?.port.close();
+    this.channel = undefined;
+    this.lookups.clear();
     this.built.clear();
     for (const p of this.pending.values())
       p.resolve({ kind: "failed", error: `slow lane worker stopped: ${why}` });
@@ -220,6 +280,9 @@ export class SlowLane {
     this.closed = true;
     const worker = this.worker;
     this.worker = undefined;
+    this.channel?.port.close();
+    this.channel = undefined;
+    this.lookups.clear();
     for (const p of this.pending.values()) p.resolve({ kind: "failed", error: "the slow lane is closing" });
     this.pending.clear();
     if (worker !== undefined) await worker.terminate();

@@ -7,8 +7,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { contextFromResources } from "../../../src/engine/context.ts";
-import { collectParams, type ParamLookup } from "../../../src/engine/params.ts";
+import { ParamIndex } from "../../../src/engine/param-index.ts";
+import { collectParams, describeParamMiss, type ParamLookup } from "../../../src/engine/params.ts";
 import type { ParamRef } from "../../../src/policy/types.ts";
+import { Reflector } from "../../../src/cluster/reflector.ts";
 import { ClusterState } from "../../../src/cluster/state.ts";
 import { startKubeApiServer } from "../../helpers/kube-apiserver.ts";
 import { clientFor, eventually } from "./helpers.ts";
@@ -146,4 +148,62 @@ void test("cluster objects replace file objects of the same name; file objects f
   assert.deepEqual((ctx.namespace("a")!.metadata as { labels: unknown }).labels, { from: "cluster" });
   assert.ok(ctx.namespace("b"), "a file Namespace fills in");
   assert.equal(ctx.namespace("c"), undefined, "no namespace is assumed");
+});
+
+/**
+ * How the lookups read a large cache: as client-go's listers read an informer's Indexer
+ * (k8s.io/client-go/tools/cache/index.go, thread_safe_store.go: ByIndex on the namespace index),
+ * never by walking every cached object. Counted, not timed: every walk over a cache goes through a
+ * reflector's or an index's `all()`, and none may happen for a lookup that finds its param, one that
+ * finds none, or the words saying what it nearly found.
+ */
+void test("param lookups and what a miss nearly found read the indexes: no walk over the cache (client-go Indexer)", async (t) => {
+  const api = await startKubeApiServer(t);
+  const objects = [];
+  for (let i = 0; i < 3000; i++)
+    objects.push({
+      ...CM,
+      metadata: { name: "limits", namespace: `ns-${i}`, labels: { team: `t${i % 50}` } },
+      data: { v: String(i) },
+    });
+  api.putMany(objects);
+  const state = new ClusterState(await clientFor(t, api));
+  t.after(() => state.stop());
+  state.follow([CM]);
+  assert.ok(await state.whenReady(30_000));
+  const walks = { count: 0 };
+  const spy = <T extends object>(proto: T, method: keyof T & string) => {
+    const original = proto[method] as (...args: unknown[]) => unknown;
+    (proto as Record<string, unknown>)[method] = function (this: unknown, ...args: unknown[]) {
+      walks.count++;
+      return original.apply(this, args);
+    };
+    t.after(() => {
+      (proto as Record<string, unknown>)[method] = original;
+    });
+  };
+  spy(Reflector.prototype, "all");
+  spy(ParamIndex.prototype, "all");
+  const ctx = state.context(contextFromResources([]));
+  const data = (found: unknown) =>
+    (found as { object: { data: { v: string } } }[]).map((r) => r.object.data.v);
+  const byTeam = ref({ selector: { matchLabels: { team: "t7" }, matchExpressions: [] } });
+  const missing = ref({ name: "missing", parameterNotFoundAction: "Allow" });
+  const nobody = ref({ selector: { matchLabels: { team: "none" }, matchExpressions: [] } });
+  assert.deepEqual(data(collect(ctx.params, CM, ref({ name: "limits" }), "ns-42")), ["42"]);
+  assert.deepEqual(data(collect(ctx.params, CM, byTeam, "ns-7")), ["7"]);
+  assert.deepEqual(collect(ctx.params, CM, missing, "ns-1"), []);
+  assert.equal(
+    describeParamMiss(ctx.params, CM, ref({ name: "limits" }), "elsewhere"),
+    "looked up ConfigMap elsewhere/limits (v1); one of that name is in namespace ns-0; one of that name is in namespace ns-1; one of that name is in namespace ns-10",
+  );
+  assert.equal(
+    describeParamMiss(ctx.params, CM, byTeam, "ns-8"),
+    "looked up ConfigMap objects (v1, in namespace ns-8) with labels team=t7; 60 match elsewhere: ns-1007/limits (v1), ns-1057/limits (v1), ns-107/limits (v1)",
+  );
+  assert.equal(
+    describeParamMiss(ctx.params, CM, nobody, "ns-8"),
+    "looked up ConfigMap objects (v1, in namespace ns-8) with labels team=none",
+  );
+  assert.equal(walks.count, 0, "a lookup walked every cached object");
 });
