@@ -124,3 +124,23 @@ test("cel-go macro errors: variables that are not simple names (parser/macro.go,
   );
   assert.match(parseError("[2, 1].sortBy(1, 2)") ?? "", /argument is not an identifier/);
 });
+
+/**
+ * The caret line under wide characters, tabs and long lines, as cel-go's common/error.go
+ * ToDisplayString draws it. The first case is the real kube-apiserver 1.37.2's answer to a policy
+ * variable with that expression (test/kube/acceptance.test.ts found celgate drew plain dots).
+ */
+void test("compile errors are drawn as cel-go draws them: full-width dots and caret under wide characters, tabs as spaces", () => {
+  const src = "({1: {variables.s: 'ünï'}})[2.0]";
+  assert.equal(
+    renderError(src, src.indexOf("[2.0]"), "found no matching overload"),
+    "ERROR: <input>:1:28: found no matching overload\n | ({1: {variables.s: 'ünï'}})[2.0]\n | ....................\uff0e.\uff0e....^",
+  );
+  assert.equal(
+    renderError("'é' + 1", 1, "x"),
+    "ERROR: <input>:1:2: x\n | 'é' + 1\n | .\uff3e",
+  );
+  assert.equal(renderError("\ta +\t1", 5, "x"), "ERROR: <input>:1:6: x\n |  a + 1\n | .....^");
+  const long = `${"a".repeat(16385)} + 1`;
+  assert.equal(renderError(long, 16386, "x"), "ERROR: <input>:1:16387: x");
+});
