@@ -136,11 +136,21 @@ void test("compile errors are drawn as cel-go draws them: full-width dots and ca
     renderError(src, src.indexOf("[2.0]"), "found no matching overload"),
     "ERROR: <input>:1:28: found no matching overload\n | ({1: {variables.s: 'ünï'}})[2.0]\n | ....................\uff0e.\uff0e....^",
   );
-  assert.equal(
-    renderError("'é' + 1", 1, "x"),
-    "ERROR: <input>:1:2: x\n | 'é' + 1\n | .\uff3e",
-  );
+  assert.equal(renderError("'é' + 1", 1, "x"), "ERROR: <input>:1:2: x\n | 'é' + 1\n | .\uff3e");
   assert.equal(renderError("\ta +\t1", 5, "x"), "ERROR: <input>:1:6: x\n |  a + 1\n | .....^");
   const long = `${"a".repeat(16385)} + 1`;
   assert.equal(renderError(long, 16386, "x"), "ERROR: <input>:1:16387: x");
+});
+
+void test("a unary - or ! is placed at its operator, as cel-go's VisitNegate and VisitLogicalNot place it", () => {
+  // kube-apiserver 1.37.2 puts the caret of `[1, -(-0.0)]`'s element type error under the `-`
+  // (test/kube/acceptance.test.ts); @bufbuild/cel put the node on the space before it.
+  assert.deepEqual(
+    placed("[1, -x,  !y]").filter((p) => p.startsWith("call")),
+    ["call:-_@4", "call:!_@9"],
+  );
+  assert.deepEqual(
+    placed("[1,-x]").filter((p) => p.startsWith("call")),
+    ["call:-_@3"],
+  );
 });
