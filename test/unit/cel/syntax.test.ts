@@ -123,6 +123,13 @@ test("cel-go macro errors: variables that are not simple names (parser/macro.go,
     /1:10: cel.bind\(\) variable names must be simple identifiers/,
   );
   assert.match(parseError("[2, 1].sortBy(1, 2)") ?? "", /argument is not an identifier/);
+  // ext/lists.go sortByMacro checks its target's kind before the arguments (found against the real
+  // kube-apiserver 1.37.2 by test/kube/acceptance.test.ts), at the target.
+  const target =
+    /1:1: sortBy can only be applied to a list, identifier, comprehension, call or select expression/;
+  assert.match(parseError("true.sortBy({'a': 1}, 1.5)") ?? "", target);
+  assert.match(parseError("{'a': 1}.sortBy(x, x)") ?? "", target);
+  assert.equal(parseError("[2, 1].map(y, y).sortBy(x, -x)"), undefined);
 });
 
 /**
