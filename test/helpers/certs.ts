@@ -12,8 +12,13 @@ export interface TestCertificate {
 }
 
 export interface TestAuthority extends TestCertificate {
-  /** A client certificate (clientAuth) for `commonName`, signed by this authority. */
-  issueClient(commonName: string): TestCertificate;
+  /**
+   * A client certificate (clientAuth) for `commonName`, signed by this authority. `organization`
+   * is the user's group to a Kubernetes API server (`system:masters` for an administrator).
+   */
+  issueClient(commonName: string, organization?: string): TestCertificate;
+  /** A server certificate (serverAuth) for `hosts` (DNS names and IP addresses), signed by this authority. */
+  issueServer(hosts: readonly string[]): TestCertificate;
 }
 
 const ORGANIZATION = "celgate-test";
@@ -35,13 +40,25 @@ export function createTestAuthority(commonName = "celgate test CA"): TestAuthori
   return {
     cert: ca.cert,
     key: ca.key,
-    issueClient(clientName) {
+    issueClient(clientName, organization = ORGANIZATION) {
       const { cert, key } = generateCertificate({
-        subject: { organization: ORGANIZATION, commonName: clientName },
+        subject: { organization, commonName: clientName },
         ...validity(),
         isCA: false,
         keyUsage: ["digitalSignature"],
         extKeyUsage: ["clientAuth"],
+        issuer: ca,
+      });
+      return { cert, key };
+    },
+    issueServer(hosts) {
+      const { cert, key } = generateCertificate({
+        subject: { organization: ORGANIZATION, commonName: hosts[0] ?? "server" },
+        ...validity(),
+        isCA: false,
+        keyUsage: ["digitalSignature", "keyEncipherment"],
+        extKeyUsage: ["serverAuth"],
+        hosts,
         issuer: ca,
       });
       return { cert, key };

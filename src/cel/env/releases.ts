@@ -20,7 +20,8 @@
  *   beta 1.34, both off by default; GA 1.36, KEP-3962), AuthorizeWithSelectors (alpha 1.31 off,
  *   beta 1.32 on, GA 1.34).
  * - staging/src/k8s.io/api/admissionregistration/v1alpha1/zz_generated.prerelease-lifecycle.go:
- *   ValidatingAdmissionPolicy v1alpha1 is no longer served from 1.32 (kubernetes#129207 removed it).
+ *   ValidatingAdmissionPolicy v1alpha1 is no longer served from 1.32 (kubernetes#129207 removed it);
+ *   v1beta1/zz_generated.prerelease-lifecycle.go: its v1beta1 is removed in 1.34.
  */
 
 /** A Kubernetes minor release as `major.minor` (`1.33`). */
@@ -151,12 +152,16 @@ const FEATURE_GATE_MAP = "the MutatingAdmissionPolicy feature gate and --runtime
 
 function validatingVersions(release: Release): ServedVersion[] {
   const out: ServedVersion[] = [{ version: "v1", byDefault: true }];
-  // Beta APIs are off by default since 1.24; v1beta1 arrived in 1.28.
-  out.push({
-    version: "v1beta1",
-    byDefault: false,
-    enable: "--runtime-config=admissionregistration.k8s.io/v1beta1=true",
-  });
+  // Beta APIs are off by default since 1.24; v1beta1 arrived in 1.28, and its prerelease lifecycle
+  // removes it in 1.34 (k8s.io/api admissionregistration/v1beta1 zz_generated.prerelease-lifecycle.go,
+  // APILifecycleRemoved 1.34; apiserver/pkg/server/deleted_kinds.go serves a version only before
+  // its removal): the real 1.37.2 server does not serve it even with --runtime-config.
+  if (compareReleases(release, "1.34") < 0)
+    out.push({
+      version: "v1beta1",
+      byDefault: false,
+      enable: "--runtime-config=admissionregistration.k8s.io/v1beta1=true",
+    });
   if (compareReleases(release, "1.32") < 0)
     out.push({
       version: "v1alpha1",

@@ -522,7 +522,13 @@ class Converter {
   private sortBy(c: CallNode, t: Expr): Expr {
     const at = c.id;
     const a = c.args;
-    // ext/lists.go sortByMacro expands through parser.MakeMap, whose error this is.
+    // ext/lists.go sortByMacro refuses a target of another kind first (a macro's expansion is a
+    // comprehension, cel.bind's too), then expands through parser.MakeMap, whose error is next.
+    if (t.kind === "const" || t.kind === "map" || t.kind === "struct")
+      throw new CelSyntaxError(
+        "sortBy can only be applied to a list, identifier, comprehension, call or select expression",
+        this.pos(t.id),
+      );
     const x = this.varName(a[0], "argument is not an identifier", at);
     const keys = this.comp(
       c,

@@ -9,6 +9,8 @@
  * - a binary operator (`a && b`, `a + b`, `x in l`): the operator's first character (VisitRelation,
  *   VisitCalc, VisitConditionalAnd/Or), not the end of the left operand or the expression's start;
  * - the conditional `c ? a : b`: its `?` (VisitExpr);
+ * - a unary `-x` or `!x`: its (first) operator (VisitNegate, VisitLogicalNot), where @bufbuild/cel
+ *   may put it on the spaces before;
  * - a struct literal `Msg{...}`: its `{` (VisitCreateMessage);
  * - a map entry or struct field: its `:` (VisitMapInitializerList, VisitFieldInitializerList).
  *
@@ -83,6 +85,13 @@ export class PositionFixer {
     return t[i] === open ? i : undefined;
   }
 
+  /** Forwards from `at` over spaces: the offset of the character found, if it is `c`. */
+  private skipSpacesTo(at: number, c: string): number | undefined {
+    let i = at;
+    while (isSpace(this.text[i])) i++;
+    return this.text[i] === c ? i : undefined;
+  }
+
   /** Backwards from before `at` over spaces and `(`: the offset of the character found, if it is `c`. */
   private backwardTo(at: number, c: string): number | undefined {
     const t = this.text;
@@ -123,6 +132,8 @@ export class PositionFixer {
           if (rhs) this.set(e, this.operatorBefore(this.start(rhs)));
         } else if (fn === "_?_:_") {
           if (rhs) this.set(e, this.backwardTo(this.start(rhs), "?"));
+        } else if ((fn === "-_" || fn === "!_") && at !== undefined) {
+          this.set(e, this.skipSpacesTo(at, fn[0] as string));
         } else if (!fn.startsWith("_") && !fn.startsWith("@") && !fn.startsWith("!") && at !== undefined) {
           this.set(e, this.forwardTo(at, "(", false));
         }

@@ -20,18 +20,42 @@ export function locate(source: string, offset: number): ExprLocation {
   return { line, column };
 }
 
+/** cel-go prints no source line for a line longer than this many bytes (common/error.go maxSnippetLength). */
+const MAX_SNIPPET_BYTES = 16384;
+
+function utf8Length(text: string): number {
+  let n = 0;
+  for (const ch of text) {
+    const cp = ch.codePointAt(0) ?? 0;
+    n += cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+  }
+  return n;
+}
+
+/** Whether UTF-8 takes more than one byte for `ch`, which cel-go marks with full-width dots. */
+function wide(ch: string | undefined): boolean {
+  return ch !== undefined && (ch.codePointAt(0) ?? 0) > 0x7f;
+}
+
 /**
  * `ERROR: <input>:1:20: message` followed by the offending line and a caret under the column,
- * exactly as cel-go (and so kubectl) prints compile errors.
+ * exactly as cel-go (and so the API server and kubectl) prints compile errors: common/error.go
+ * ToDisplayString shows tabs as spaces, puts a dot under each character before the column (a
+ * full-width one, U+FF0E, under a character of more than one UTF-8 byte) and the caret under the
+ * column (full-width, U+FF3E, under such a character), and leaves the two lines out when the line
+ * is longer than 16384 bytes.
  */
 export function renderError(source: string, offset: number | undefined, message: string): string {
   if (offset === undefined) return `ERROR: <input>: ${message}`;
   const { line, column } = locate(source, offset);
-  const text = source.split("\n")[line - 1] ?? "";
-  // Tabs and wide characters would misplace the caret; cel-go replaces them with dots too.
-  const pad = [...text]
+  const head = `ERROR: <input>:${line}:${column}: ${message}`;
+  const raw = source.split("\n")[line - 1] ?? "";
+  if (utf8Length(raw) > MAX_SNIPPET_BYTES) return head;
+  const text = raw.replaceAll("\t", " ");
+  const chars = [...text];
+  const pad = chars
     .slice(0, column - 1)
-    .map((ch) => (ch === "\t" ? "\t" : "."))
+    .map((ch) => (wide(ch) ? "\uff0e" : "."))
     .join("");
-  return `ERROR: <input>:${line}:${column}: ${message}\n | ${text}\n | ${pad}^`;
+  return `${head}\n | ${text}\n | ${pad}${wide(chars[column - 1]) ? "\uff3e" : "^"}`;
 }

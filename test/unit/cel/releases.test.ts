@@ -65,7 +65,7 @@ void test("base.go/environment.go: new expressions compile against the previous 
 
 // pkg/features/kube_features.go MutatingAdmissionPolicy: alpha 1.32 and beta 1.34, both off by
 // default; GA in 1.36 (KEP-3962). admissionregistration/v1alpha1 prerelease lifecycle: the
-// ValidatingAdmissionPolicy v1alpha1 kinds are no longer served from 1.32.
+// ValidatingAdmissionPolicy v1alpha1 kinds are no longer served from 1.32; v1beta1's from 1.34.
 void test("kube_features.go MutatingAdmissionPolicy gate: which policy API versions each release serves", () => {
   assert.deepEqual(servesApiVersion("1.33", "mutating", "v1beta1"), { served: "no", versions: ["v1alpha1"] });
   assert.deepEqual(servesApiVersion("1.31", "mutating", "v1alpha1"), { served: "no", versions: [] });
@@ -80,7 +80,9 @@ void test("kube_features.go MutatingAdmissionPolicy gate: which policy API versi
   assert.equal(servesApiVersion("1.30", "validating", "v1").served, "yes");
   assert.equal(servesApiVersion("1.31", "validating", "v1alpha1").served, "off-by-default");
   assert.equal(servesApiVersion("1.32", "validating", "v1alpha1").served, "no");
-  assert.equal(servesApiVersion("1.36", "validating", "v1beta1").served, "off-by-default");
+  // v1beta1's prerelease lifecycle removes the validating kinds in 1.34 (APILifecycleRemoved).
+  assert.equal(servesApiVersion("1.33", "validating", "v1beta1").served, "off-by-default");
+  assert.equal(servesApiVersion("1.34", "validating", "v1beta1").served, "no");
 });
 
 void test("run-time switches: indexOf past the end (cel-go v0.22, 1.32), optional v2 (1.33), AuthzSelectors (base.go 1.31, gate on in 1.32)", () => {

@@ -123,4 +123,41 @@ test("cel-go macro errors: variables that are not simple names (parser/macro.go,
     /1:10: cel.bind\(\) variable names must be simple identifiers/,
   );
   assert.match(parseError("[2, 1].sortBy(1, 2)") ?? "", /argument is not an identifier/);
+  // ext/lists.go sortByMacro checks its target's kind before the arguments (found against the real
+  // kube-apiserver 1.37.2 by test/kube/acceptance.test.ts), at the target.
+  const target =
+    /1:1: sortBy can only be applied to a list, identifier, comprehension, call or select expression/;
+  assert.match(parseError("true.sortBy({'a': 1}, 1.5)") ?? "", target);
+  assert.match(parseError("{'a': 1}.sortBy(x, x)") ?? "", target);
+  assert.equal(parseError("[2, 1].map(y, y).sortBy(x, -x)"), undefined);
+});
+
+/**
+ * The caret line under wide characters, tabs and long lines, as cel-go's common/error.go
+ * ToDisplayString draws it. The first case is the real kube-apiserver 1.37.2's answer to a policy
+ * variable with that expression (test/kube/acceptance.test.ts found celgate drew plain dots).
+ */
+void test("compile errors are drawn as cel-go draws them: full-width dots and caret under wide characters, tabs as spaces", () => {
+  const src = "({1: {variables.s: 'ünï'}})[2.0]";
+  assert.equal(
+    renderError(src, src.indexOf("[2.0]"), "found no matching overload"),
+    "ERROR: <input>:1:28: found no matching overload\n | ({1: {variables.s: 'ünï'}})[2.0]\n | ....................\uff0e.\uff0e....^",
+  );
+  assert.equal(renderError("'é' + 1", 1, "x"), "ERROR: <input>:1:2: x\n | 'é' + 1\n | .\uff3e");
+  assert.equal(renderError("\ta +\t1", 5, "x"), "ERROR: <input>:1:6: x\n |  a + 1\n | .....^");
+  const long = `${"a".repeat(16385)} + 1`;
+  assert.equal(renderError(long, 16386, "x"), "ERROR: <input>:1:16387: x");
+});
+
+void test("a unary - or ! is placed at its operator, as cel-go's VisitNegate and VisitLogicalNot place it", () => {
+  // kube-apiserver 1.37.2 puts the caret of `[1, -(-0.0)]`'s element type error under the `-`
+  // (test/kube/acceptance.test.ts); @bufbuild/cel put the node on the space before it.
+  assert.deepEqual(
+    placed("[1, -x,  !y]").filter((p) => p.startsWith("call")),
+    ["call:-_@4", "call:!_@9"],
+  );
+  assert.deepEqual(
+    placed("[1,-x]").filter((p) => p.startsWith("call")),
+    ["call:-_@3"],
+  );
 });

@@ -90,6 +90,31 @@ void test("admissionregistration/v1alpha1 prerelease lifecycle: ValidatingAdmiss
   assert.deepEqual(rows(at("v1", [policy, vapBinding("b", "p")], "1.30")), []);
 });
 
+void test("admissionregistration/v1beta1 prerelease lifecycle: ValidatingAdmissionPolicy v1beta1 and its binding are not served from 1.34", () => {
+  // APILifecycleRemoved 1.34 in k8s.io/api admissionregistration/v1beta1/zz_generated.prerelease-lifecycle.go;
+  // the real kube-apiserver 1.37.2 serves only the mutating kinds in v1beta1 (test/kube/acceptance.test.ts).
+  const docs = [vap("p", { validations: [{ expression: "true" }] }), vapBinding("b", "p")];
+  assert.deepEqual(
+    rows(at("v1beta1", docs, "1.33")).map((r) => r[1]),
+    ["warning", "warning"],
+  );
+  assert.deepEqual(
+    rows(at("v1beta1", docs, "1.34")).map((r) => r.slice(1, 4)),
+    [
+      [
+        "error",
+        "apiVersion",
+        "Kubernetes 1.34 does not serve ValidatingAdmissionPolicy v1beta1 (until 1.33); it serves v1",
+      ],
+      [
+        "error",
+        "apiVersion",
+        "Kubernetes 1.34 does not serve ValidatingAdmissionPolicyBinding v1beta1 (until 1.33); it serves v1",
+      ],
+    ],
+  );
+});
+
 void test("without kubernetesVersion every API version celgate reads is accepted, as before", () => {
   assert.deepEqual(rows(at("v1alpha1", [map("m", MUTATION), mapBinding("mb", "m")])), []);
 });

@@ -1,0 +1,2 @@
+/** The directory of the built control-plane binaries (tools/kube-cache.mjs). */
+export function kubeCacheDir(): string;
