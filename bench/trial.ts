@@ -32,6 +32,7 @@ import { parseArgs } from "node:util";
 import { isMain, rootPath, table } from "./common.ts";
 import { costlyReview } from "./isolation.ts";
 import { badPodReview, podReview } from "./review.ts";
+import { clusterPhases } from "./trial-cluster.ts";
 
 /** The server, from the same build as this file (dist-bench), or the sources under tsx. */
 function serveCommand(): string[] {
@@ -411,6 +412,7 @@ export async function runTrial(seconds: number, log: (line: string) => void): Pr
     rmSync(server.dir, { recursive: true, force: true });
   }
   done(await sigtermPhase(seconds, ordinary));
+  await clusterPhases(seconds, done, { serveCommand, rss, load, newTally, post, decision });
   return results;
 }
 
