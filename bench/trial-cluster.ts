@@ -6,11 +6,11 @@
  * connections, each phase after the first is one fault:
  *
  * - quiet: nothing wrong, the baseline the others are read against;
+ * - 410 storm: every watch is answered with 410 Gone; the caches must list again with client-go's
+ *   backoff, not in a loop;
  * - hung API server: for the middle two thirds of the phase it answers nothing and closes nothing
  *   (SIGSTOP); the caches must notice the silence (`--cluster-stale-seconds`, scaled down here with
  *   the test server's bookmark interval) and decide from what they hold;
- * - 410 storm: every watch is answered with 410 Gone; the caches must list again with client-go's
- *   backoff, not in a loop;
  * - SAR outage: the API server is gone for the whole phase; users' authorizer checks must answer
  *   from their last answers, and the SubjectAccessReviews sent must follow the backoff (last: the
  *   caches' own backoff after it would hide the next phase's fault).
@@ -356,6 +356,19 @@ async function phase(
   return { name, tally, rss: kit.rss(server.child.pid), note: note(seen, before, after) };
 }
 
+/** Waits (at most a minute) until every cache is current again. */
+async function settle(server: Connected): Promise<void> {
+  const until = performance.now() + 60_000;
+  while (performance.now() < until) {
+    const ages = (await fetchText(server.metricsPort, "/metrics")).text
+      .split("\n")
+      .filter((l) => l.startsWith("celgate_cluster_cache_age_seconds{"));
+    if (ages.length > 0 && ages.every((l) => l.endsWith(" 0"))) return;
+    await sleep(250);
+  }
+  throw new Error("the cluster caches did not become current within 60 s");
+}
+
 /** Counts of what a phase's metrics rose by. */
 function rise(before: string, after: string, name: string, labels: Record<string, string> = {}): number {
   return sample(after, name, labels) - sample(before, name, labels);
@@ -391,6 +404,29 @@ export async function clusterPhases(
           `cache age at most ${seen.maxAge.toFixed(1)} s; /readyz not 200 in ${seen.unready} of ${seen.polls} polls`,
       ),
     );
+    const listsBefore = { namespaces: lists("namespaces"), configmaps: lists("configmaps") };
+    done(
+      await phase(
+        kit,
+        live,
+        "cluster: 410 storm, 50 conns",
+        seconds,
+        next,
+        async (until) => {
+          // The open watches end with 410 (a compaction), and every watch after them too.
+          api.compact();
+          api.expireWatches = true;
+          await sleep(until - performance.now());
+          api.expireWatches = false;
+        },
+        (_seen, before, after) =>
+          `every watch answered 410: ${lists("namespaces") - listsBefore.namespaces} lists of namespaces, ` +
+          `${lists("configmaps") - listsBefore.configmaps} of configmaps (${BULK} objects each); ` +
+          `relists_total{reason="expired"} +${rise(before, after, "celgate_cluster_relists_total", { reason: "expired" })}`,
+      ),
+    );
+    // The storm leaves the caches waiting out their backoff: the next phase starts from current ones.
+    await settle(live);
     let hungSeconds = 0;
     done(
       await phase(
@@ -413,27 +449,6 @@ export async function clusterPhases(
           `${rise(before, after, "celgate_cluster_watch_restarts_total", { reason: "silent" })} silent watches given up, ` +
           `${live.logLines.filter((l) => l.includes("no event or bookmark")).length} "no event or bookmark" log lines, ` +
           `/readyz not 200 in ${seen.unready} of ${seen.polls} polls (--cluster-stale-readiness serve)`,
-      ),
-    );
-    const listsBefore = { namespaces: lists("namespaces"), configmaps: lists("configmaps") };
-    done(
-      await phase(
-        kit,
-        live,
-        "cluster: 410 storm, 50 conns",
-        seconds,
-        next,
-        async (until) => {
-          // The open watches end with 410 (a compaction), and every watch after them too.
-          api.compact();
-          api.expireWatches = true;
-          await sleep(until - performance.now());
-          api.expireWatches = false;
-        },
-        (_seen, before, after) =>
-          `every watch answered 410: ${lists("namespaces") - listsBefore.namespaces} lists of namespaces, ` +
-          `${lists("configmaps") - listsBefore.configmaps} of configmaps (${BULK} objects each); ` +
-          `relists_total{reason="expired"} +${rise(before, after, "celgate_cluster_relists_total", { reason: "expired" })}`,
       ),
     );
     done(
