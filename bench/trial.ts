@@ -14,6 +14,9 @@
  *   npm run trial                  # about three minutes: 15 s a phase
  *   npm run trial -- --long        # 2 minutes a phase
  *   npm run trial -- --seconds 30  # any length
+ *
+ * Then a cluster-connected serve (trial-cluster.ts): quiet, a 410 storm, a hung API server and a
+ * SubjectAccessReview outage.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import {
@@ -30,9 +33,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { isMain, rootPath, table } from "./common.ts";
+import { clusterPhases } from "./trial-cluster.ts";
 import { costlyReview } from "./isolation.ts";
 import { badPodReview, podReview } from "./review.ts";
-import { clusterPhases } from "./trial-cluster.ts";
 
 /** The server, from the same build as this file (dist-bench), or the sources under tsx. */
 function serveCommand(): string[] {
