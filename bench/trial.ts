@@ -18,6 +18,9 @@
  *   npm run trial                  # about three minutes: 15 s a phase
  *   npm run trial -- --long        # 2 minutes a phase
  *   npm run trial -- --seconds 30  # any length
+ *
+ * Then a cluster-connected serve (trial-cluster.ts): quiet, a 410 storm, a hung API server and a
+ * SubjectAccessReview outage.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import {
@@ -34,6 +37,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { isMain, rootPath, table } from "./common.ts";
+import { clusterPhases } from "./trial-cluster.ts";
 import { costlyReview } from "./isolation.ts";
 import { heavyPolicyPhase } from "./trial-memory.ts";
 import { badPodReview, podReview } from "./review.ts";
@@ -434,6 +438,7 @@ export async function runTrial(seconds: number, log: (line: string) => void): Pr
   }
   await connectedTrial(seconds, log, { startServer, shots, phase }, done);
   done(await sigtermPhase(seconds, ordinary));
+  await clusterPhases(seconds, done, { serveCommand, rss, load, newTally, post, decision });
   return results;
 }
 

@@ -23,7 +23,7 @@
  * Where the API server retries a failed call within the request (500 ms, ×1.5, jitter 0.2), a
  * review here cannot wait: a failed SAR (no answer, or an HTTP error) is remembered instead, and no
  * SAR is sent for anyone until its backoff has passed (500 ms, ×1.5 after each failure in a row, up
- * to 10 s; a success starts it over). Meanwhile, and when a SAR fails, a check answers from its last
+ * to 10 s; a success starts it over), and then one, whose outcome the others wait for. Meanwhile, and when a SAR fails, a check answers from its last
  * answer if that is recent enough: an allow up to `staleAllowedMs` old (5 minutes, kube-apiserver's
  * --authorization-webhook-cache-authorized-ttl: what the API server itself trusts an allow for),
  * anything else up to `staleOtherMs` (30 s, its -unauthorized-ttl); else with the failure, an error
@@ -147,6 +147,8 @@ export class SubjectAccessReviewer {
   /** No SAR is sent before this (a SAR failed); 0 when the last one succeeded. */
   private retryAt = 0;
   private lastFailure = "";
+  /** After a failure, the one SAR that tries again is on its way: the others wait for its outcome. */
+  private probing = false;
   private readonly maxEntries: number;
   readonly budget: number;
   private readonly timeoutMs: number;
@@ -195,21 +197,19 @@ export class SubjectAccessReviewer {
   }
 
   /**
-   * @internal While SARs fail and their backoff has not passed: the answer a check gets without a
-   * SAR (its stale answer, or the failure); undefined when a SAR may be sent.
+   * @internal While SARs fail, until their backoff has passed and then while the one SAR that tries
+   * again is on its way: the answer a check gets without a SAR (its stale answer, or the failure);
+   * undefined when a SAR may be sent.
    */
   unsent(key: string): { readonly answer: AuthorizationAnswer; readonly stale: boolean } | undefined {
     const now = this.now();
-    if (now >= this.retryAt) return undefined;
+    if (now >= this.retryAt && !this.probing) return undefined;
     const stale = this.stale(key);
     if (stale) return { answer: stale, stale: true };
-    const waitMs = Math.ceil(this.retryAt - now);
+    const when =
+      now < this.retryAt ? `not asked again for ${Math.ceil(this.retryAt - now)} ms` : "asked again now";
     return {
-      answer: {
-        decision: "no-opinion",
-        reason: "",
-        error: `${this.lastFailure} (not asked again for ${waitMs} ms)`,
-      },
+      answer: { decision: "no-opinion", reason: "", error: `${this.lastFailure} (${when})` },
       stale: false,
     };
   }
@@ -240,8 +240,11 @@ export class SubjectAccessReviewer {
    * it fails, the backoff grows and the check answers from its stale answer, else with the failure.
    */
   send(key: string, spec: SarSpec, deadline: number): Promise<AuthorizationAnswer> {
+    const probe = this.retryAt > 0;
+    if (probe) this.probing = true;
     const sent = this.ask(spec, deadline).then(({ answer, failed }) => {
       this.inFlight.delete(key);
+      if (probe) this.probing = false;
       if (!failed) {
         this.retryAt = 0;
         this.failures.reset();

@@ -12,7 +12,7 @@ import type { AuthorizationAttributes } from "../../../src/cel/index.ts";
 import { SubjectAccessReviewer } from "../../../src/cluster/sar.ts";
 import type { UserInfo } from "../../../src/request/types.ts";
 import { startKubeApiServer } from "../../helpers/kube-apiserver.ts";
-import { clientFor } from "./helpers.ts";
+import { clientFor, eventually } from "./helpers.ts";
 
 const alice: UserInfo = { username: "alice", uid: "u-1", groups: ["g2", "g1"], extra: { k: ["2", "1"] } };
 const check = (verb: string, resource = "pods"): AuthorizationAttributes => ({
@@ -250,4 +250,30 @@ void test("a status with an evaluationError is an answer: cached like any other 
   assert.equal((await ask(reviewer, "get")).error, "webhook authorizer timed out");
   assert.equal((await ask(reviewer, "get")).error, "webhook authorizer timed out");
   assert.equal(api.sarCalls, 1);
+});
+
+void test("after the backoff one SAR tries again; checks meanwhile answer without sending one", async (t) => {
+  const api = await startKubeApiServer(t);
+  api.authorize = failing;
+  let now = 0;
+  const reviewer = new SubjectAccessReviewer(await clientFor(t, api), { now: () => now });
+  await ask(reviewer, "get");
+  assert.equal(api.sarCalls, 1);
+  now += 1000;
+  let release: () => void = () => {};
+  api.authorize = () => new Promise((resolve) => (release = () => resolve({ allowed: true })));
+  const probe = reviewer.session(alice);
+  probe.authorize(check("get"));
+  const resolving = probe.resolve(Number.POSITIVE_INFINITY);
+  await eventually(() => api.sarCalls === 2, { what: "the probe to reach the server" });
+  const other = reviewer.session(alice);
+  const answer = other.authorize(check("list"));
+  assert.equal(other.pending, false, "not sent while the probe is on its way");
+  assert.match(answer.error ?? "", /\(asked again now\)$/);
+  release();
+  await resolving;
+  api.authorize = () => ({ allowed: true });
+  assert.equal(probe.authorize(check("get")).decision, "allow");
+  assert.equal((await ask(reviewer, "list")).decision, "allow", "sent again once the probe succeeded");
+  assert.equal(api.sarCalls, 3);
 });
