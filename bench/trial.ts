@@ -9,7 +9,8 @@
  * and rewritten as editors do, added and removed, none of which changes a decision); fuzzed bodies
  * among ordinary ones (anything but a 5xx or a dropped connection is an answer); costly-but-legal
  * reviews on two connections beside ordinary ones; and SIGTERM under load (a server with a 2 s
- * drain; every client moves on when told `Connection: close`, and none may see an error).
+ * drain; every client moves on when told `Connection: close`, and none may see an error); and the
+ * server phases of bench/trial-server.ts (an alias bomb on reload, a large set reloaded, slowloris).
  *
  *   npm run trial                  # about three minutes: 15 s a phase
  *   npm run trial -- --long        # 2 minutes a phase
@@ -32,6 +33,7 @@ import { parseArgs } from "node:util";
 import { isMain, rootPath, table } from "./common.ts";
 import { costlyReview } from "./isolation.ts";
 import { badPodReview, podReview } from "./review.ts";
+import { serverPhases } from "./trial-server.ts";
 
 /** The server, from the same build as this file (dist-bench), or the sources under tsx. */
 function serveCommand(): string[] {
@@ -56,7 +58,7 @@ function policyDir(): string {
   return dir;
 }
 
-async function startServer(drainSeconds: number): Promise<Server> {
+async function startServer(drainSeconds: number, extraArgs: readonly string[] = []): Promise<Server> {
   const dir = policyDir();
   const child = spawn(
     process.execPath,
@@ -77,6 +79,7 @@ async function startServer(drainSeconds: number): Promise<Server> {
       "warn",
       "--drain-seconds",
       String(drainSeconds),
+      ...extraArgs,
     ],
     { stdio: ["ignore", "ignore", "pipe"] },
   );
@@ -405,6 +408,8 @@ export async function runTrial(seconds: number, log: (line: string) => void): Pr
         c < 2 ? s.costly : s.ordinary(n),
       ),
     );
+    for (const r of await serverPhases({ server, seconds, phase, ordinary: s.ordinary, start: startServer }))
+      done(r);
   } finally {
     server.child.kill("SIGTERM");
     await server.exited;
