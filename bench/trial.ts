@@ -12,8 +12,9 @@
  * one level past the API server's decoder, a 400); costly-but-legal
  * reviews on two connections beside ordinary ones; and SIGTERM under load (a server with a 2 s
  * drain; every client moves on when told `Connection: close`, and none may see an error); a heavy
- * policy set written beside the policies (trial-memory.ts). Connected to a cluster
- * (trial-connected.ts): load, and costly reviews on two connections beside it.
+ * policy set written beside the policies (trial-memory.ts); the server phases of
+ * bench/trial-server.ts (an alias bomb on reload, a large set reloaded, slowloris). Connected to a
+ * cluster (trial-connected.ts): load, and costly reviews on two connections beside it.
  *
  *   npm run trial                  # about three minutes: 15 s a phase
  *   npm run trial -- --long        # 2 minutes a phase
@@ -43,6 +44,7 @@ import { heavyPolicyPhase } from "./trial-memory.ts";
 import { badPodReview, podReview } from "./review.ts";
 import { DEEP_DEPTHS, deepPodReview } from "./trial-deep.ts";
 import { connectedTrial } from "./trial-connected.ts";
+import { serverPhases } from "./trial-server.ts";
 
 /** The server, from the same build as this file (dist-bench), or the sources under tsx. */
 export function serveCommand(): string[] {
@@ -431,6 +433,8 @@ export async function runTrial(seconds: number, log: (line: string) => void): Pr
       ),
     );
     done(await heavyPolicyPhase(serveCommand(), seconds, s.ordinary, phase));
+    for (const r of await serverPhases({ server, seconds, phase, ordinary: s.ordinary, start: startServer }))
+      done(r);
   } finally {
     server.child.kill("SIGTERM");
     await server.exited;

@@ -454,10 +454,46 @@ function compileMutating(
 
 /** Compiles a whole set: policies, then bindings joined to their policies. */
 export function compilePolicySet(set: PolicySet, options: CompileOptions = {}): CompiledPolicySet {
-  const crds = options.schemaTyping
+  const crds = crdSchemas(set, options);
+  return assembleSet(
+    set,
+    options,
+    crds,
+    set.policies.map((p) => compilePolicy(p, options, crds.kinds)),
+  );
+}
+
+/**
+ * compilePolicySet in slices: `pause` is asked after each policy and may return a promise to wait
+ * for (a turn of the event loop), so a server that reloads a large set goes on answering between
+ * policies. The result is the same as compilePolicySet's.
+ */
+export async function compilePolicySetSliced(
+  set: PolicySet,
+  options: CompileOptions,
+  pause: () => Promise<void> | undefined,
+): Promise<CompiledPolicySet> {
+  const crds = crdSchemas(set, options);
+  const policies: CompiledPolicy[] = [];
+  for (const p of set.policies) {
+    policies.push(compilePolicy(p, options, crds.kinds));
+    await pause();
+  }
+  return assembleSet(set, options, crds, policies);
+}
+
+function crdSchemas(set: PolicySet, options: CompileOptions) {
+  return options.schemaTyping
     ? customResourceSchemas([...set.resources, ...(options.crds ?? [])])
     : { kinds: [], diagnostics: [] };
-  const policies = set.policies.map((p) => compilePolicy(p, options, crds.kinds));
+}
+
+function assembleSet(
+  set: PolicySet,
+  options: CompileOptions,
+  crds: ReturnType<typeof crdSchemas>,
+  policies: readonly CompiledPolicy[],
+): CompiledPolicySet {
   const byKey = new Map(policies.map((p) => [`${p.kind}/${p.name}`, p]));
   const bindings: CompiledBinding[] = [];
   const bound = new Set<CompiledPolicy>();

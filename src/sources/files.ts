@@ -9,6 +9,7 @@ import { join, sep } from "node:path";
 import type { Diagnostic } from "../errors.ts";
 import { checkReferences, mergePolicySets, parsePolicyText } from "../policy/parse.ts";
 import type { PolicySet } from "../policy/types.ts";
+import type { Pause } from "./slices.ts";
 
 const POLICY_EXTENSIONS = [".yaml", ".yml", ".json"];
 /** Test suites live next to policies and are read by the test runner, not as policies. */
@@ -381,6 +382,8 @@ export interface LoadOptions {
    * parsed, and its errors are the caller's to weigh.
    */
   readonly fallback?: (file: string) => PolicySet | undefined;
+  /** Asked after each file is parsed; a promise it returns is waited for (slices.ts). */
+  readonly pause?: Pause;
 }
 
 const EMPTY_SET: PolicySet = { policies: [], bindings: [], resources: [] };
@@ -411,6 +414,7 @@ export async function loadPolicyPaths(
       const parsed = parsePolicyText(entry.text, entry.file);
       diagnostics.push(...parsed.diagnostics);
       [set, failed] = [parsed.set, parsed.diagnostics.some((d) => d.severity === "error")];
+      await options.pause?.();
     }
     if (failed) {
       failedFiles.push(entry.file);

@@ -6,6 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import type { PolicySet } from "../policy/types.ts";
+import type { Pause } from "./slices.ts";
 
 /** One object of a set: `Kind/name`, or `Kind/namespace/name` for a namespaced object. */
 export interface InventoryEntry {
@@ -50,6 +51,25 @@ interface Named {
 /** The inventory of a parsed set. A name defined twice is an error the loader reports; the first one is kept here. */
 export function inventoryOf(set: PolicySet): Inventory {
   const out = new Map<string, InventoryEntry>();
+  const add = adder(out);
+  for (const p of set.policies) add(p);
+  for (const b of set.bindings) add(b);
+  for (const r of set.resources) add(r);
+  return out;
+}
+
+/** inventoryOf, asking `pause` after each object (a promise it returns is waited for; slices.ts). */
+export async function inventoryOfSliced(set: PolicySet, pause: Pause): Promise<Inventory> {
+  const out = new Map<string, InventoryEntry>();
+  const add = adder(out);
+  for (const o of [...set.policies, ...set.bindings, ...set.resources]) {
+    add(o);
+    await pause();
+  }
+  return out;
+}
+
+function adder(out: Map<string, InventoryEntry>): (o: Named) => void {
   const add = (o: Named): void => {
     const key = o.namespace === undefined ? `${o.kind}/${o.name}` : `${o.kind}/${o.namespace}/${o.name}`;
     if (out.has(key)) return;
@@ -62,10 +82,7 @@ export function inventoryOf(set: PolicySet): Inventory {
       digest: digestOf(o),
     });
   };
-  for (const p of set.policies) add(p);
-  for (const b of set.bindings) add(b);
-  for (const r of set.resources) add(r);
-  return out;
+  return add;
 }
 
 /** What `after` adds to, removes from and changes in `before`; each list in its set's order. */

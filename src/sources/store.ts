@@ -20,9 +20,15 @@
  *   first read of a change can be half of it; a removal meant on purpose still reads the same a
  *   moment later and is applied then.
  * - Reloads never run at once, and one asked for during a reload runs after it.
+ * - A reload parses and compiles in slices (slices.ts), so requests are answered while it runs.
  */
 import { watch } from "node:fs";
-import { type CompiledPolicySet, type CompileOptions, compilePolicySet } from "../compile/policy.ts";
+import {
+  type CompiledPolicySet,
+  type CompileOptions,
+  compilePolicySet,
+  compilePolicySetSliced,
+} from "../compile/policy.ts";
 import type { Diagnostic } from "../errors.ts";
 import type { PolicySet } from "../policy/types.ts";
 import {
@@ -40,9 +46,11 @@ import {
   type InventoryChanges,
   type InventoryEntry,
   inventoryOf,
+  inventoryOfSliced,
 } from "./inventory.ts";
 import { memoryProblem } from "./memory-budget.ts";
 import { serialized } from "./serial.ts";
+import { slicer } from "./slices.ts";
 
 export interface PolicySnapshot {
   readonly set: CompiledPolicySet;
@@ -100,7 +108,10 @@ export async function loadSnapshot(
       files: loaded.files,
       fingerprint: loaded.fingerprint,
     };
-  const set = compilePolicySet(loaded.set, options);
+  const set =
+    load.pause === undefined
+      ? compilePolicySet(loaded.set, options)
+      : await compilePolicySetSliced(loaded.set, options, load.pause);
   return {
     ok: true,
     snapshot: {
@@ -108,7 +119,8 @@ export async function loadSnapshot(
       files: loaded.files,
       diagnostics: [...loaded.diagnostics, ...empty, ...set.diagnostics],
       loadedAt: new Date(),
-      inventory: inventoryOf(loaded.set),
+      inventory:
+        load.pause === undefined ? inventoryOf(loaded.set) : await inventoryOfSliced(loaded.set, load.pause),
       fingerprint: loaded.fingerprint,
       fileSets: loaded.fileSets,
       failedFiles: [...failed],
@@ -259,6 +271,8 @@ export class PolicyStore {
         ...(this.options.memoryBudgetBytes !== undefined
           ? { memoryBudgetBytes: this.options.memoryBudgetBytes }
           : {}),
+        // A reload runs beside the requests the serving set answers: in slices, never in one block.
+        pause: slicer(),
       });
     let loaded = await load();
     // Did the files change while they were being loaded? Then what was loaded is already old.

@@ -5,6 +5,7 @@
  */
 import { parseAllDocuments } from "yaml";
 import type { Diagnostic } from "../errors.ts";
+import { aliasExcessMessage, checkAliases } from "../yaml/aliases.ts";
 import {
   buildRequest,
   type DefaultedField,
@@ -173,7 +174,11 @@ export async function prepareReviewCase(
   if (problem) return fail(`${file.written}: not valid YAML or JSON: ${problem.message.split("\n")[0]}`);
   if (docs.length !== 1)
     return fail(`${file.written}: expected one AdmissionReview, found ${docs.length} documents`);
-  const decoded = decodeReview(docs[0]?.toJS());
+  const doc = docs[0];
+  const excess = doc === undefined ? undefined : checkAliases(doc);
+  if (excess !== undefined) return fail(`${file.written}: ${aliasExcessMessage(excess)}`);
+  // Bounded by checkAliases, by Kubernetes' rule rather than the yaml package's fixed count (which throws).
+  const decoded = decodeReview(doc?.toJS({ maxAliasCount: -1 }));
   if (!decoded.ok) return fail(`${file.written}: ${decoded.error}`);
   const request = decoded.value;
   if (!checkNamespaceObject(suite, c, request, diagnostics)) return undefined;

@@ -201,3 +201,62 @@ cases:
     await removeTree(tree);
   }
 });
+
+test("a saved review in YAML with more than 100 alias uses is read; an alias bomb breaks the suite with a located reason, not a crash", async () => {
+  const labels = ["kind: Pod", "apiVersion: v1", "metadata:", "  name: web", "  labels: &l {a: b}"];
+  const uses = Array.from({ length: 150 }, (_, i) => `    k${i}: *l`).join("\n");
+  const yamlReview = `apiVersion: admission.k8s.io/v1
+kind: AdmissionReview
+request:
+  uid: r-1
+  kind: {group: "", version: v1, kind: Pod}
+  resource: {group: "", version: v1, resource: pods}
+  name: web
+  namespace: team-b
+  operation: CREATE
+  userInfo: {username: bob}
+  dryRun: true
+  object:
+${labels.map((l) => `    ${l}`).join("\n")}
+    spec:
+      containers: [{name: a, image: "a:1"}]
+    annotations:
+${uses}
+`;
+  const bomb = `${yamlReview}\nx: &x0 [a, a, a, a, a, a, a, a, a, a]\n${Array.from({ length: 8 }, (_, i) => `x${i + 1}: &x${i + 1} [${Array(10).fill(`*x${i}`).join(", ")}]`).join("\n")}\n`;
+  const tree = await tempTree({
+    "policy.yaml": POLICY,
+    "many.yaml": yamlReview,
+    "bomb.yaml": bomb,
+    "s.test.yaml": `apiVersion: celgate.dev/v1alpha1
+kind: PolicyTest
+policies: [policy.yaml]
+cases:
+  - name: many aliases
+    reviewFile: many.yaml
+    expect: {allowed: true, matched: [as-sent]}
+`,
+    "b.test.yaml": `apiVersion: celgate.dev/v1alpha1
+kind: PolicyTest
+policies: [policy.yaml]
+cases:
+  - name: bomb
+    reviewFile: bomb.yaml
+    expect: {allowed: true}
+`,
+  });
+  try {
+    const s = await runSuiteFile(join(tree, "s.test.yaml"), fileSuiteReader, {
+      decodeReview: decodeSavedReview,
+    });
+    assert.equal(s.broken, false, s.diagnostics.map(formatDiagnostic).join("\n"));
+    assert.deepEqual(s.cases[0]?.mismatches, []);
+    const b = await runSuiteFile(join(tree, "b.test.yaml"), fileSuiteReader, {
+      decodeReview: decodeSavedReview,
+    });
+    assert.equal(b.broken, true);
+    assert.match(b.diagnostics[0]?.message ?? "", /^bomb\.yaml: the document's aliases expand too far/);
+  } finally {
+    await removeTree(tree);
+  }
+});
