@@ -34,7 +34,7 @@ type Phase<R> = (
 ) => Promise<R>;
 
 /** Validations too many for the 320 MiB heap's share of a set, and a large number that fits. */
-const TOO_MANY = 8000;
+const TOO_MANY = 12000;
 const FITS = 2000;
 
 interface Logged {
