@@ -74,7 +74,7 @@ function review(
       identity,
       // Without the debug log the engine records no trace, so these carry none.
       results: decision.results,
-      sensitive: debugging ? sensitiveOf(decoded.value.request) : NOTHING_SENSITIVE,
+      secrets: debugging ? sensitiveOf(decoded.value.request) : NOTHING_SENSITIVE,
     };
   } catch (e) {
     const failure = failureReplyFor(route, decoded.value);
