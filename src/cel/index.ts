@@ -149,7 +149,11 @@ export function compile(
 ): CompileResult {
   const spec = check ?? defaultCheckSpec(env);
   const parsed = parseCached(source, env.extras.bind);
-  const ids = parsed instanceof CelSyntaxError || !shared?.size ? undefined : sharedIdsIn(parsed, shared);
+  // Canonical keys are kept per node while one expression is planned, then let go: kept for as long
+  // as the parsed tree lives, they grew with its size times its depth.
+  const index = new SubexpressionIndex();
+  const ids =
+    parsed instanceof CelSyntaxError || !shared?.size ? undefined : sharedIdsIn(parsed, shared, index);
   // Programs that share subexpressions are cached apart from those that do not, by which keys they
   // share at which places: places are per policy, so the same place may hold another key elsewhere.
   const key = `${env.key}\u0000${spec.key}\u0000${source}${ids ? `\u0000${[...ids].map(([k, id]) => `${id}=${k}`).join("\u0001")}` : ""}`;
@@ -176,7 +180,7 @@ export function compile(
       problems.length === 0
         ? {
             ok: true,
-            program: compileParsed(parsed, env, ids ? { ids, index: SUBEXPRESSIONS } : undefined),
+            program: compileParsed(parsed, env, ids ? { ids, index } : undefined),
             checkedType: checked?.type ?? celTypes.DYN,
           }
         : {
@@ -211,14 +215,16 @@ export function typeCheck(
   return { problems, type: checked.type };
 }
 
-const SUBEXPRESSIONS = new SubexpressionIndex();
-
 /** Memo places of the keys in `shared` that stand in `parsed` where they can be shared; undefined if none. */
-function sharedIdsIn(parsed: ParsedExpression, shared: SharedKeys): Map<string, number> | undefined {
+function sharedIdsIn(
+  parsed: ParsedExpression,
+  shared: SharedKeys,
+  index: SubexpressionIndex,
+): Map<string, number> | undefined {
   const ids = new Map<string, number>();
-  SUBEXPRESSIONS.walk(parsed.root, (e, bound) => {
-    if (!SUBEXPRESSIONS.shareable(e, bound)) return;
-    const k = SUBEXPRESSIONS.key(e);
+  index.walk(parsed.root, (e, bound) => {
+    if (!index.shareable(e, bound)) return;
+    const k = index.key(e);
     const id = shared.get(k);
     if (id !== undefined) ids.set(k, id);
   });
@@ -235,7 +241,7 @@ export function sharedSubexpressions(sources: readonly string[], bind: boolean):
     .map((s) => parseCached(s, bind))
     .filter((p): p is ParsedExpression => !(p instanceof CelSyntaxError))
     .map((p) => p.root);
-  return sharedKeys(roots, SUBEXPRESSIONS);
+  return sharedKeys(roots, new SubexpressionIndex());
 }
 
 /** An evaluation error described for people: the cause and where in the expression it happened. */

@@ -8,14 +8,14 @@ import type { ParsedPolicy, PolicySet } from "../policy/types.ts";
 import { expressionSources } from "./policy.ts";
 
 /** Bytes a policy keeps besides its expressions (its parsed form and source map, match, binding, sequence). */
-export const POLICY_BYTES = 20 * 1024;
+export const POLICY_BYTES = 24 * 1024;
 /** Bytes an expression keeps whatever its length (its program, compiled form and paths). */
 export const EXPRESSION_BYTES = 6 * 1024;
 /**
  * Bytes per character of an expression's source: its parsed tree and the closures planned from it
  * grow with its length, and dominate for any expression longer than a field comparison.
  */
-export const SOURCE_CHAR_BYTES = 384;
+export const SOURCE_CHAR_BYTES = 144;
 
 /** The estimate for one policy. */
 export function estimatePolicyBytes(policy: ParsedPolicy): number {

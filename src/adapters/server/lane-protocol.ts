@@ -105,7 +105,7 @@ export type LaneAnswer =
       /** Each policy's result (with its trace only when debugging), for metrics and the debug log. */
       readonly results: readonly PolicyResult[];
       /** What of the request the debug log's trace must not show (redact.ts). */
-      readonly sensitive: Sensitive;
+      readonly secrets: Sensitive;
     }
   /** The body is not a usable AdmissionReview: HTTP 400 with the reason. */
   | { readonly kind: "invalid"; readonly reason: string }

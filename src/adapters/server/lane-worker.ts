@@ -119,7 +119,7 @@ async function review(
       // Without the debug log the engine records no trace, so these carry none; nor the patches
       // (the reply has them), which the main thread's metrics and trace log do not read.
       results: decision.results.map(withoutPatch),
-      sensitive: debugging ? sensitiveOf(decoded.value.request) : NOTHING_SENSITIVE,
+      secrets: debugging ? sensitiveOf(decoded.value.request) : NOTHING_SENSITIVE,
     };
   } catch (e) {
     const failure = failureReplyFor(route, decoded.value);

@@ -75,7 +75,7 @@ function record(
   outcome: ReviewOutcome,
   allowed: boolean,
   results: readonly PolicyResult[] | undefined,
-  sensitive: Sensitive,
+  sensitive: Sensitive = NOTHING_SENSITIVE,
 ): void {
   const seconds = elapsedMs(request) / 1000;
   c.metrics.recordReview(route.path, who.operation, outcome, seconds);
@@ -234,16 +234,7 @@ function answerFailure(
 ): FastifyReply {
   c.log.error({ err: error, uid: review.request.uid, path: route.path }, "admission review failed");
   const failure = failureReplyFor(route, review);
-  record(
-    c,
-    request,
-    route,
-    review.request,
-    "error",
-    failure?.response.allowed ?? false,
-    undefined,
-    NOTHING_SENSITIVE,
-  );
+  record(c, request, route, review.request, "error", failure?.response.allowed ?? false, undefined);
   // No policy of our own to apply: a failed call lets the API server apply the webhook's.
   if (failure === undefined) return reply.code(500).send(problem(500, INTERNAL_ERROR_MESSAGE));
   return send(c, reply, failure);
@@ -273,40 +264,17 @@ function answerFromLane(
       { err: answer.error, uid: answer.identity?.uid, path: route.path },
       "admission review failed",
     );
-    record(
-      c,
-      request,
-      route,
-      answer.identity ?? unknown,
-      "error",
-      answer.allowed ?? false,
-      undefined,
-      NOTHING_SENSITIVE,
-    );
+    record(c, request, route, answer.identity ?? unknown, "error", answer.allowed ?? false, undefined);
     if (answer.payload === undefined) return reply.code(500).send(problem(500, INTERNAL_ERROR_MESSAGE));
     return send(c, reply.type("application/json; charset=utf-8"), answer.payload);
   }
-  record(
-    c,
-    request,
-    route,
-    answer.identity,
-    answer.outcome,
-    answer.allowed,
-    answer.results,
-    answer.sensitive,
-  );
+  record(c, request, route, answer.identity, answer.outcome, answer.allowed, answer.results, answer.secrets);
   return send(c, reply.type("application/json; charset=utf-8"), answer.payload);
 }
 
 /** Each policy's trace of one review, at debug level; values redacted unless asked for (redact.ts). */
-function logTrace(
-  c: ReviewContext,
-  uid: string,
-  results: readonly PolicyResult[],
-  sensitive: Sensitive,
-): void {
-  const shown = c.logValues ? results : redactResults(results, sensitive);
+function logTrace(c: ReviewContext, uid: string, results: readonly PolicyResult[], hide: Sensitive): void {
+  const shown = c.logValues ? results : redactResults(results, hide);
   c.log.debug(
     {
       uid,
