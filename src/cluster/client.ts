@@ -26,6 +26,8 @@ export interface ConnectOptions {
   /** Where to look for the ServiceAccount token and CA (tests); default SERVICE_ACCOUNT_DIR. */
   readonly serviceAccountDir?: string;
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /** How long one request may wait for its answer, unless the caller says (default 30 s). */
+  readonly requestTimeoutMs?: number;
 }
 
 /** Whether the process runs in a pod with API credentials (what client-go's InClusterConfig checks). */
@@ -78,6 +80,7 @@ class KubeClient implements ApiClient {
   private readonly https: boolean;
 
   constructor(
+    private readonly requestTimeoutMs: number,
     private readonly kc: KubeConfig,
     private readonly watcher: {
       watch(
@@ -115,7 +118,7 @@ class KubeClient implements ApiClient {
     method: "GET" | "POST",
     path: string,
     body?: unknown,
-    timeoutMs = 30_000,
+    timeoutMs = this.requestTimeoutMs,
   ): Promise<ApiResponse> {
     const opts = await this.options();
     const url = new URL(this.server + path);
@@ -178,6 +181,8 @@ class KubeClient implements ApiClient {
   }
 }
 
+const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
 /** What connect() found: a client, or why there is none. */
 export type Connection = Result<ApiClient, string>;
 
@@ -198,5 +203,5 @@ export async function connect(options: ConnectOptions = {}): Promise<Connection>
   }
   const cluster = kc.getCurrentCluster();
   if (!cluster) return err(`kubeconfig ${options.kubeconfig ?? "(in-cluster)"}: no current cluster`);
-  return ok(new KubeClient(kc, new lib.Watch(kc)));
+  return ok(new KubeClient(options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, kc, new lib.Watch(kc)));
 }

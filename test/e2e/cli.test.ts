@@ -125,7 +125,10 @@ test("expr --batch answers each line before stdin closes (co-process use)", {
   assert.equal(r.code, 0);
 });
 
-test("eval: the docs' demo policy denies 7 replicas, exit 1", { timeout: TIMEOUT_MS }, async () => {
+test("eval --include-unbound: the docs' demo policy denies 7 replicas, exit 1", {
+  timeout: TIMEOUT_MS,
+}, async () => {
+  // The demo policy has no binding: evaluated, as if bound with [Deny], only when asked.
   const child = start([
     "eval",
     "-o",
@@ -134,6 +137,7 @@ test("eval: the docs' demo policy denies 7 replicas, exit 1", { timeout: TIMEOUT
     "test/fixtures/policies/good/demo-policy.yaml",
     "-r",
     "-",
+    "--include-unbound",
   ]);
   const done = finish(child);
   child.stdin.end("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicas: 7}\n");

@@ -1,17 +1,20 @@
 /**
  * What the Docker image runs, checked without Docker: the production build starts from its
  * entrypoint and answers /readyz, and the shipped code imports only production dependencies
- * (what `npm ci --omit=dev` installs).
+ * (what `npm ci --omit=dev` installs). The build is the package's own `npm run build` (tsc and the
+ * data files src/ reads at run time), and the tarball is what `npm pack` makes of it, so a file the
+ * build or the package's `files` leaves out fails here (issue 36).
  */
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import {
-  copyFileSync,
+  cpSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { request } from "node:https";
@@ -55,26 +58,23 @@ void test("src/ imports only node builtins and production dependencies", () => {
 
 let built: string | undefined;
 
+/** What the package's build reads, as the Dockerfile's build stage copies it, and what `files` ships. */
+const BUILD_INPUTS = ["package.json", "tsconfig.json", "tsconfig.build.json", "tools", "src", "policies"];
+
 /**
- * The production build as a package directory (package.json and dist/), made once for this file's
- * tests: inside the repository, under the ignored .celgate/, so ESM resolution finds node_modules
- * as in the image.
+ * The package as `npm run build` leaves it, made once for this file's tests from a copy of what
+ * the build reads (so the repository's own dist/ is left alone): inside the repository, under the
+ * ignored .celgate/, with node_modules linked, so the build's tools and ESM resolution find the
+ * dependencies as in the image.
  */
 function builtPackage(): string {
   if (built !== undefined) return built;
   mkdirSync(join(root, ".celgate"), { recursive: true });
   const out = mkdtempSync(join(root, ".celgate", "dist-test-"));
-  copyFileSync(join(root, "package.json"), join(out, "package.json"));
-  const tsc = join(root, "node_modules", "typescript", "bin", "tsc");
-  const build = spawnSync(
-    process.execPath,
-    [tsc, "-p", join(root, "tsconfig.build.json"), "--outDir", join(out, "dist")],
-    {
-      encoding: "utf8",
-      timeout: 100_000,
-    },
-  );
-  assert.equal(build.status, 0, build.stdout + build.stderr);
+  for (const f of BUILD_INPUTS) cpSync(join(root, f), join(out, f), { recursive: true });
+  symlinkSync(join(root, "node_modules"), join(out, "node_modules"), "dir");
+  const build = spawnSync("npm", ["run", "build"], { cwd: out, encoding: "utf8", timeout: 150_000 });
+  assert.equal(build.status, 0, `${build.stdout}${build.stderr}`);
   built = out;
   return out;
 }
@@ -141,6 +141,28 @@ void test("the production build starts from the Dockerfile's entrypoint and answ
 
 // ---- the package, as a user installs it -----------------------------------------------------
 
+/**
+ * A MutatingAdmissionPolicy's ApplyConfiguration is merged with the Pod's schema, which the engine
+ * reads from the data files the build copies into dist/: without them it cannot mutate.
+ */
+const MUTATION = `apiVersion: admissionregistration.k8s.io/v1beta1
+kind: MutatingAdmissionPolicy
+metadata: {name: team-label}
+spec:
+  matchConstraints:
+    resourceRules:
+      - {apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"]}
+  mutations:
+    - patchType: ApplyConfiguration
+      applyConfiguration:
+        expression: 'Object{metadata: Object.metadata{labels: {"team": "a"}}}'
+---
+apiVersion: admissionregistration.k8s.io/v1beta1
+kind: MutatingAdmissionPolicyBinding
+metadata: {name: team-label}
+spec: {policyName: team-label}
+`;
+
 const POLICY = `apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
 metadata: {name: no-privileged}
@@ -171,12 +193,13 @@ const pod = (privileged) => ({
   metadata: { name: "web", namespace: "default" },
   spec: { containers: [{ name: "app", image: "nginx:1.27", securityContext: { privileged } }] },
 });
-const decide = (object) => {
+const decide = (object, set = policies) => {
   const request = requestFor(object);
   if (!request.ok) throw new Error(request.error);
-  const d = admit(policies, request.value);
-  return { allowed: d.allowed, status: d.status ?? null };
+  const d = admit(set, request.value);
+  return { allowed: d.allowed, status: d.status ?? null, patch: d.patch ?? null };
 };
+const mutating = compilePolicies(loadPolicies(readFileSync("mutation.yaml", "utf8"), "mutation.yaml").set);
 let deepImport = "allowed";
 try {
   await import("celgate/dist/engine/admit.js");
@@ -187,6 +210,7 @@ console.log(JSON.stringify({
   problems: [...loaded.diagnostics, ...policies.diagnostics].length,
   privileged: decide(pod(true)),
   plain: decide(pod(false)),
+  mutated: decide(pod(false), mutating),
   expression: evaluateExpression("object.spec.replicas * 2", { object: { spec: { replicas: 3 } } }),
   badRequest: requestFor({ metadata: {} }).ok,
   deepImport,
@@ -209,12 +233,17 @@ void test("the packed package installs, and plain JavaScript admits a Pod throug
   const tmp = mkdtempSync(join(tmpdir(), "celgate-pack-"));
   t.after(() => rmSync(tmp, { recursive: true, force: true }));
 
-  const packed = npm(["pack", "--ignore-scripts", "--json", "--pack-destination", tmp], packageDir);
+  // As `npm pack` (and publish) packs it after the build: with the package's own pack scripts, if any.
+  const packed = npm(["pack", "--json", "--pack-destination", tmp], packageDir);
   assert.equal(packed.status, 0, `${packed.stdout}${packed.stderr}`);
   const [tarball] = JSON.parse(String(packed.stdout)) as { filename: string; files: { path: string }[] }[];
   assert.ok(tarball);
   const files = tarball.files.map((f) => f.path);
   assert.ok(files.includes("dist/index.js") && files.includes("dist/index.d.ts"), files.join(", "));
+  assert.ok(
+    files.some((f) => f.startsWith("dist/kube/schemas/data/")),
+    "the schema data MutatingAdmissionPolicy needs",
+  );
 
   // The consumer locks the package's production dependencies at the versions our lockfile holds,
   // so npm installs them from its cache without asking the registry for their metadata.
@@ -245,6 +274,7 @@ void test("the packed package installs, and plain JavaScript admits a Pod throug
   assert.equal(installed.status, 0, `${installed.stdout}${installed.stderr}`);
 
   writeFileSync(join(app, "policy.yaml"), POLICY);
+  writeFileSync(join(app, "mutation.yaml"), MUTATION);
   writeFileSync(join(app, "main.mjs"), PROGRAM);
   const ran = spawnSync(process.execPath, ["main.mjs"], { cwd: app, encoding: "utf8", timeout: 60_000 });
   assert.equal(ran.status, 0, ran.stderr);
@@ -258,8 +288,14 @@ void test("the packed package installs, and plain JavaScript admits a Pod throug
         message:
           "ValidatingAdmissionPolicy 'no-privileged' with binding 'no-privileged' denied request: privileged containers are not allowed",
       },
+      patch: null,
     },
-    plain: { allowed: true, status: null },
+    plain: { allowed: true, status: null, patch: null },
+    mutated: {
+      allowed: true,
+      status: null,
+      patch: [{ op: "add", path: "/metadata/labels", value: { team: "a" } }],
+    },
     expression: { ok: true, value: 6, type: "int" },
     badRequest: false,
     deepImport: "ERR_PACKAGE_PATH_NOT_EXPORTED",

@@ -10,6 +10,7 @@ import type { ApiClient } from "../../../cluster/client.ts";
 import type { ResourceInfo } from "../../../cluster/discovery.ts";
 import { listableResources, pages, resourcesToAudit } from "../../../cluster/objects.ts";
 import { SubjectAccessReviewer } from "../../../cluster/sar.ts";
+import { type ClusterLog, QUIET_LOG } from "../../../cluster/observe.ts";
 import { ClusterState, paramKindsOf } from "../../../cluster/state.ts";
 import { type CompiledPolicySet, compilePolicySet } from "../../../compile/policy.ts";
 import { admit } from "../../../engine/admit.ts";
@@ -60,6 +61,9 @@ Options:
                              with Namespaces and params from the same cluster and authorizer checks
                              answered by SubjectAccessReviews
   --page-size N              objects per list request (default 500)
+  --timeout SECONDS          with --kubeconfig: how long to wait for the cluster's first lists and
+                             for each request (default 30); what it waits for is said on stderr at
+                             once, and a cluster that has not answered by then fails the audit
   --params PATH              more files or directories with parameter objects (repeatable)
   --user NAME                request.userInfo.username (default: celgate)
   --groups G1,G2             request.userInfo.groups (default: system:authenticated)
@@ -92,6 +96,7 @@ const OPTIONS = {
     resource: { type: "string", short: "r", multiple: true },
     kubeconfig: { type: "string" },
     "page-size": { type: "string", default: "500" },
+    timeout: { type: "string", default: "30" },
     params: { type: "string", multiple: true },
     user: { type: "string" },
     groups: { type: "string" },
@@ -266,15 +271,28 @@ async function auditFiles(audit: Audit, paths: readonly string[], io: CliIO): Pr
 async function auditCluster(
   audit: Audit,
   client: ApiClient,
-  pageSize: number,
+  { pageSize, timeoutSeconds }: { readonly pageSize: number; readonly timeoutSeconds: number },
   io: CliIO,
 ): Promise<string | undefined> {
-  const state = new ClusterState(client);
+  // The first error a cache meets (refused, a TLS or HTTP error), for the message if it never syncs.
+  let firstError: string | undefined;
+  const log: ClusterLog = {
+    ...QUIET_LOG,
+    error: (fields) => {
+      if (firstError === undefined && typeof fields.error === "string") firstError = fields.error;
+    },
+  };
+  const state = new ClusterState(client, { log });
   try {
-    state.follow(paramKindsOf(audit.set));
-    audit.progress("listing Namespaces and params");
-    if (!(await state.whenReady(60_000)))
-      return `the cluster's Namespaces and params did not finish listing within 60 s (${client.server})`;
+    const paramKinds = paramKindsOf(audit.set);
+    state.follow(paramKinds);
+    const what = paramKinds.length > 0 ? "Namespaces and params" : "Namespaces";
+    // Said at once, on a terminal or not: nothing else is printed until the cluster answers.
+    io.stderr(
+      `celgate audit: waiting for ${client.server} to list ${what} (up to ${timeoutSeconds} s; --timeout)\n`,
+    );
+    if (!(await state.whenReady(timeoutSeconds * 1000)))
+      return `${client.server} did not answer within ${timeoutSeconds} s (listing ${what})${firstError === undefined ? "" : `: ${firstError}`}`;
     const ctx = state.context(contextFromResources(audit.set.resources));
     const reviewer = asksAuthorizer(audit.set) ? new SubjectAccessReviewer(client) : undefined;
     let resources: ResourceInfo[];
@@ -327,6 +345,8 @@ interface AuditOptions {
   readonly policyPaths: readonly string[];
   readonly files: readonly string[];
   readonly pageSize: number;
+  /** `--timeout`: the cluster's first lists, and each request. */
+  readonly timeoutSeconds: number;
   readonly extras: CelExtras;
   readonly user: UserInfo;
 }
@@ -344,10 +364,13 @@ function auditOptions(values: Values): Result<AuditOptions, string> {
   const pageSize = Number(values["page-size"]);
   if (!Number.isInteger(pageSize) || pageSize < 1)
     return err(`--page-size must be a positive whole number, got '${values["page-size"]}'`);
+  const timeoutSeconds = Number(values.timeout);
+  if (!/^\d+$/.test(values.timeout) || timeoutSeconds < 1 || timeoutSeconds > 3600)
+    return err(`--timeout must be a whole number of seconds from 1 to 3600, got '${values.timeout}'`);
   const request = extrasAndUser(values);
   if (!request.ok) return request;
   const { extras, userInfo: user } = request.value;
-  return ok({ ...shared.value, files, pageSize, extras, user });
+  return ok({ ...shared.value, files, pageSize, timeoutSeconds, extras, user });
 }
 
 /**
@@ -390,7 +413,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   const fail = (message: string) => usageError(io, { name, usage }, message);
   const checked = auditOptions(values);
   if (!checked.ok) return fail(checked.error);
-  const { output, policyPaths, files, pageSize, extras, user } = checked.value;
+  const { output, policyPaths, files, pageSize, timeoutSeconds, extras, user } = checked.value;
 
   const set = await loadPolicies(io, policyPaths, values.params ?? [], extras);
   if (typeof set === "number") return set;
@@ -413,9 +436,12 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   let problem: string | undefined;
   if (values.kubeconfig !== undefined) {
     const { connect } = await import("../../../cluster/client.ts");
-    const client = await connect({ kubeconfig: userPath(io, values.kubeconfig) });
+    const client = await connect({
+      kubeconfig: userPath(io, values.kubeconfig),
+      requestTimeoutMs: timeoutSeconds * 1000,
+    });
     if (!client.ok) return fail(client.error);
-    problem = await auditCluster(audit, client.value, pageSize, io);
+    problem = await auditCluster(audit, client.value, { pageSize, timeoutSeconds }, io);
   } else problem = await auditFiles(audit, files, io);
   if (io.isTTY) io.stderr("\r\x1b[K");
   if (problem !== undefined) {
