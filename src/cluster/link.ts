@@ -42,6 +42,8 @@ export interface ClusterServing {
 
 export interface ClusterLink {
   readonly server: string;
+  /** The connection itself, for what else serve writes to the cluster (its webhook configurations). */
+  readonly client: ApiClient;
   /** Answers `authorizer` checks with SubjectAccessReviews. */
   readonly reviewer: SubjectAccessReviewer;
   /**
@@ -127,6 +129,7 @@ export function createLink(client: ApiClient, options: ClusterLinkOptions): Clus
   const ready = () => state.ready() && (policies?.ready() ?? true);
   return {
     server: client.server,
+    client,
     reviewer,
     serving(files) {
       let set = files;

@@ -57,6 +57,13 @@ Options:
   --policies-from-cluster
                          also serve the cluster's ValidatingAdmissionPolicy and
                          MutatingAdmissionPolicy objects and bindings (files win a name clash)
+  --register-webhooks NAMESPACE/SERVICE
+                         once ready, write the ValidatingWebhookConfiguration and
+                         MutatingWebhookConfiguration that \`celgate manifests --service SERVICE
+                         --namespace NAMESPACE\` prints for the policies served, and keep them
+                         current on every reload (needs a cluster and --tls-cert)
+  --webhook-ca FILE      with --register-webhooks, the CA (PEM) the API server is to trust;
+                         default the --tls-cert file itself (a self-signed certificate)
   -h, --help             show this help
 
 Connected to a cluster, serve keeps a cache (list, then watch) of Namespaces and of every
@@ -72,6 +79,15 @@ whose validationActions are only Warn and Audit is served on /validate/ignore, a
 \`celgate manifests\` routes it); GET /healthz, /readyz on both ports (probe the metrics port:
 with --client-ca the admission port asks every client for a certificate); GET /metrics on the
 metrics port. Policies without a binding are loaded and checked, not enforced.
+
+With --register-webhooks, nothing is sent to celgate before it can answer: the configurations are
+written only once /readyz would answer 200 (ports open, policies loaded, every cache synced) and
+the CA verifies the served certificate for SERVICE.NAMESPACE.svc; then again when the policies or
+the certificate change (only if their content changes). A failed write is logged
+("event":"webhook-registration") and counted (celgate_webhook_registrations_total), and retried.
+On shutdown they are left as they are, for the replicas still serving: to uninstall, delete them
+first. The ClusterRole needs get and update on the two names (\`celgate manifests --rbac
+--register-webhooks NAMESPACE/SERVICE\`), and create when they do not exist yet.
 
 Policy reloads never fail open: a file that does not parse keeps the last good policies, and a
 reload that would remove a policy, binding or param (a file emptied, truncated or deleted) waits
@@ -107,6 +123,8 @@ const OPTIONS = {
     "max-inflight-mib": { type: "string", default: String(DEFAULT_LIMITS.maxBytesInFlight / 1048576) },
     "dry-run": { type: "boolean", default: false },
     "log-values": { type: "boolean", default: false },
+    "register-webhooks": { type: "string" },
+    "webhook-ca": { type: "string" },
   },
   allowPositionals: false,
 } as const;
@@ -188,7 +206,10 @@ function serveOptions(values: ServeValues, io: CliIO): Result<ServeOptions, stri
   const inflightMib = Number(values["max-inflight-mib"]);
   if (!Number.isFinite(inflightMib) || inflightMib < 1)
     return err(`--max-inflight-mib must be a number of MiB, at least 1, got '${values["max-inflight-mib"]}'`);
+  const register = registerWebhooksOf(values, io);
+  if (!register.ok) return register;
   return ok({
+    ...register.value,
     policies: policies.map((p) => userPath(io, p)),
     host: values.host,
     port: admissionPort,
@@ -207,6 +228,29 @@ function serveOptions(values: ServeValues, io: CliIO): Result<ServeOptions, stri
       policiesFromCluster: values["policies-from-cluster"],
     },
     logValues: values["log-values"],
+  });
+}
+
+/** RFC 1123 label (a namespace name) and RFC 1035 label (a Service name). */
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const DNS1035_LABEL = /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/** `--register-webhooks NAMESPACE/SERVICE` and `--webhook-ca FILE`, or what is wrong with them. */
+function registerWebhooksOf(
+  values: ServeValues,
+  io: CliIO,
+): Result<Pick<ServeOptions, "registerWebhooks">, string> {
+  const given = values["register-webhooks"];
+  const ca = values["webhook-ca"];
+  if (given === undefined)
+    return ca === undefined ? ok({}) : err("--webhook-ca goes with --register-webhooks");
+  const [namespace = "", service = "", ...rest] = given.split("/");
+  if (rest.length > 0 || !DNS1123_LABEL.test(namespace) || !DNS1035_LABEL.test(service))
+    return err(
+      `--register-webhooks must be NAMESPACE/SERVICE (the Service the API server calls), got '${given}'`,
+    );
+  return ok({
+    registerWebhooks: { namespace, service, ...(ca !== undefined ? { caFile: userPath(io, ca) } : {}) },
   });
 }
 
