@@ -213,6 +213,11 @@ export class KubeApiServer {
     this.history = [];
   }
 
+  /** The stored object, or undefined. */
+  get(apiVersion: string, kind: string, namespace: string | undefined, name: string): KubeObject | undefined {
+    return this.storeOf(this.typeOf(apiVersion, kind)).get(`${namespace ?? ""}/${name}`);
+  }
+
   delete(apiVersion: string, kind: string, namespace: string | undefined, name: string): boolean {
     const store = this.storeOf(this.typeOf(apiVersion, kind));
     const key = `${namespace ?? ""}/${name}`;
