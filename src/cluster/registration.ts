@@ -13,9 +13,10 @@
  * the RBAC can stay at get and update of the two names (deploy/ ships both, empty). Equal content is
  * not written: an unchanged policy set makes no write.
  *
- * On shutdown the configurations are left as they are, as Gatekeeper leaves its configuration (and
- * Kyverno does by default): one replica's SIGTERM in a rollout or a drain must not take the webhooks
- * from the replicas still serving, and only the cluster knows which replica is the last. Uninstalling
+ * On shutdown the configurations are left as they are. Gatekeeper does the same (its configurations
+ * are part of its install, deleted only by its chart's pre-delete hook); Kyverno deletes its own when
+ * a replica terminates. One replica's SIGTERM in a rollout or a drain must not take the webhooks from
+ * the replicas still serving, and only the cluster knows which replica is the last. Uninstalling
  * deletes them with the rest of deploy/ (README says in which order).
  *
  * A failed write is one log line and a metric, and is retried with a backoff until it succeeds or a
