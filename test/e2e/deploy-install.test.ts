@@ -21,6 +21,7 @@ import { fileURLToPath } from "node:url";
 import { parseAllDocuments, parse as parseYaml } from "yaml";
 import { generateCertificate } from "../../src/adapters/server/tls.ts";
 import { type KubeApiServer, type KubeObject, startKubeApiServer } from "../helpers/kube-apiserver.ts";
+import { send } from "../helpers/https.ts";
 import { postReview, replaceFile, sleep, tempDir, waitFor } from "../helpers/webhook.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -319,6 +320,24 @@ async function answers(installed: Installed): Promise<{ denied: string[]; warned
 }
 
 const LIBRARY_COMPONENTS = async () => (await readdir(LIBRARY)).sort().map((c) => `library/${c}`);
+
+void test("deploy/ alone: celgate starts with the empty policies ConfigMap, ready, and routes nothing", async (t) => {
+  const installed = await install(t, []);
+  const port = await installed.port();
+  await waitFor(
+    "ready",
+    async () => {
+      const res = await send({ port, path: "/readyz", ca: installed.ca });
+      return res.status === 200 ? true : undefined;
+    },
+    30_000,
+  );
+  // Ready, registration done or under way: the configurations still hold no webhook.
+  await sleep(500);
+  assert.deepEqual(hooks(installed.api), []);
+  assert.equal(installed.child.exitCode, null, "serving");
+  installed.child.kill("SIGTERM");
+});
 
 void test("deploy/ with every library component as shipped: nothing routed before ready, nothing unrelated denied after", async (t) => {
   const components = await LIBRARY_COMPONENTS();
