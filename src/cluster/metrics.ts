@@ -5,6 +5,7 @@
  */
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 import type { CacheObserver, SarObserver } from "./observe.ts";
+import type { RegistrationObserver } from "./registration.ts";
 import type { CacheStatus } from "./state.ts";
 
 export interface ClusterMetrics {
@@ -93,4 +94,15 @@ export function createClusterMetrics(registry: Registry): ClusterMetrics {
       status = s;
     },
   };
+}
+
+/** `serve --register-webhooks`: each write of a webhook configuration, by kind and what it did. */
+export function createRegistrationMetrics(registry: Registry): RegistrationObserver {
+  const writes = new Counter({
+    name: "celgate_webhook_registrations_total",
+    help: "Passes over serve's own webhook configurations (--register-webhooks), by kind and action: created, updated, unchanged, failed (retried).",
+    labelNames: ["kind", "action"],
+    registers: [registry],
+  });
+  return { registered: (kind, action) => writes.inc({ kind, action }) };
 }

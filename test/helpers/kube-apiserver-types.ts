@@ -89,6 +89,19 @@ export const BUILT_IN: readonly ResourceType[] = [
     namespaced: false,
     builtIn: true,
   })),
+  ...(
+    [
+      ["ValidatingWebhookConfiguration", "validatingwebhookconfigurations"],
+      ["MutatingWebhookConfiguration", "mutatingwebhookconfigurations"],
+    ] as const
+  ).map(([kind, plural]) => ({
+    group: "admissionregistration.k8s.io",
+    version: "v1",
+    kind,
+    plural,
+    namespaced: false,
+    builtIn: true,
+  })),
 ];
 
 export function apiVersionOf(t: ResourceType): string {

@@ -14,6 +14,12 @@
  *   a 410 `Expired` Status and the stream ends (storage/cacher/watch_cache.go "too old resource
  *   version"). `allowWatchBookmarks=true` streams get `BOOKMARK` events on `bookmark()`.
  * - SubjectAccessReview create (authorization.k8s.io/v1), answered by a function the test sets.
+ * - Get, create, update and delete of one object by name (endpoints/handlers get.go, create.go,
+ *   update.go, delete.go): create of an existing name is 409 AlreadyExists, an update whose
+ *   metadata.resourceVersion is not the stored one is 409 Conflict (storage's optimistic
+ *   concurrency), a missing name is 404 NotFound, and `forbid` answers 403 Forbidden as RBAC would.
+ *   Watchers see the writes.
+ * - `hold(plural)` keeps lists of one resource unanswered until released (a slow first sync).
  * - `goAway()` closes the listener and every connection; `comeBack()` listens again on the same port.
  * - Faults (kube-apiserver-faults.ts): `hang()`/`wake()` (SIGSTOP and SIGCONT), `expireWatches`
  *   (every watch answered with 410 Gone).
@@ -81,6 +87,9 @@ export class KubeApiServer {
   /** Every request's method and path with query, in order. */
   readonly requests: string[] = [];
   sarCalls = 0;
+  /** Writes (create, update, delete) refused with 403, as RBAC refuses them; default: none. */
+  forbid: (verb: "get" | "create" | "update" | "delete", plural: string, name: string) => boolean = () =>
+    false;
   /** Answers SubjectAccessReviews; default: allow nothing. */
   authorize: (a: SarAttributes) => SarStatus | Promise<SarStatus> = () => ({ allowed: false });
 
@@ -242,6 +251,11 @@ export class KubeApiServer {
     this.history = [];
   }
 
+  /** The stored object, or undefined. */
+  get(apiVersion: string, kind: string, namespace: string | undefined, name: string): KubeObject | undefined {
+    return this.storeOf(this.typeOf(apiVersion, kind)).get(`${namespace ?? ""}/${name}`);
+  }
+
   delete(apiVersion: string, kind: string, namespace: string | undefined, name: string): boolean {
     const store = this.storeOf(this.typeOf(apiVersion, kind));
     const key = `${namespace ?? ""}/${name}`;
@@ -362,26 +376,177 @@ export class KubeApiServer {
       return;
     }
     const parts = url.pathname.split("/").filter((p) => p !== "");
+    if (req.method === "POST" && url.pathname === "/apis/authorization.k8s.io/v1/subjectaccessreviews") {
+      await this.subjectAccessReview(req, res);
+      return;
+    }
+    if (req.method === "GET" && this.discovery(parts, res)) return;
+    const route = this.route(parts);
+    if (!route) {
+      this.send(res, 404, status(404, "NotFound", `the server could not find the requested resource`));
+      return;
+    }
+    if (route.name !== undefined) {
+      await this.named(req, res, route.type, route.namespace, route.name);
+      return;
+    }
     if (req.method === "POST") {
-      if (url.pathname === "/apis/authorization.k8s.io/v1/subjectaccessreviews") {
-        await this.subjectAccessReview(req, res);
-        return;
-      }
-      this.send(res, 405, status(405, "MethodNotAllowed", "only SubjectAccessReviews are created here"));
+      await this.create(req, res, route.type, route.namespace);
       return;
     }
     if (req.method !== "GET") {
       this.send(res, 405, status(405, "MethodNotAllowed", `${req.method} is not served`));
       return;
     }
-    if (this.discovery(parts, res)) return;
-    const route = this.route(parts);
-    if (!route) {
-      this.send(res, 404, status(404, "NotFound", `the server could not find the requested resource`));
+    if (url.searchParams.get("watch") === "true") this.watch(route.type, route.namespace, url, res);
+    else {
+      await this.holds.get(route.type.plural);
+      this.list(route.type, route.namespace, url, res);
+    }
+  }
+
+  private readonly holds = new Map<string, Promise<void>>();
+
+  /** Lists of `plural` wait until the function returned is called. */
+  hold(plural: string): () => void {
+    let release = () => {};
+    this.holds.set(
+      plural,
+      new Promise<void>((resolve) => {
+        release = () => {
+          this.holds.delete(plural);
+          resolve();
+        };
+      }),
+    );
+    return release;
+  }
+
+  /** `plural.group "name"`, as the API server names an object in its error messages. */
+  private qualified(type: ResourceType, name: string): string {
+    return `${type.plural}${type.group === "" ? "" : `.${type.group}`} "${name}"`;
+  }
+
+  private async body(req: IncomingMessage): Promise<KubeObject | undefined> {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    try {
+      const parsed = JSON.parse(Buffer.concat(chunks).toString("utf8")) as unknown;
+      return parsed !== null && typeof parsed === "object" ? (parsed as KubeObject) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private forbidden(res: ServerResponse, verb: string, type: ResourceType, name: string): void {
+    this.send(
+      res,
+      403,
+      status(
+        403,
+        "Forbidden",
+        `${this.qualified(type, name)} is forbidden: User "system:serviceaccount:test:celgate" cannot ${verb} resource "${type.plural}" in API group "${type.group}"`,
+      ),
+    );
+  }
+
+  private async create(
+    req: IncomingMessage,
+    res: ServerResponse,
+    type: ResourceType,
+    namespace: string | undefined,
+  ): Promise<void> {
+    const object = await this.body(req);
+    const name = object?.metadata?.name;
+    if (!object || typeof name !== "string" || name === "") {
+      this.send(res, 422, status(422, "Invalid", "metadata.name: Required value"));
       return;
     }
-    if (url.searchParams.get("watch") === "true") this.watch(route.type, route.namespace, url, res);
-    else this.list(route.type, route.namespace, url, res);
+    if (this.forbid("create", type.plural, name)) return this.forbidden(res, "create", type, name);
+    const ns = type.namespaced ? (namespace ?? object.metadata.namespace) : undefined;
+    if (this.storeOf(type).has(`${ns ?? ""}/${name}`)) {
+      this.send(res, 409, status(409, "AlreadyExists", `${this.qualified(type, name)} already exists`));
+      return;
+    }
+    const { resourceVersion: _rv, ...metadata } = object.metadata;
+    this.put({
+      ...object,
+      apiVersion: apiVersionOf(type),
+      kind: type.kind,
+      metadata: { ...metadata, ...(ns ? { namespace: ns } : {}) },
+    });
+    this.send(res, 201, this.storeOf(type).get(`${ns ?? ""}/${name}`));
+  }
+
+  /** GET, PUT or DELETE of one object. */
+  private async named(
+    req: IncomingMessage,
+    res: ServerResponse,
+    type: ResourceType,
+    namespace: string | undefined,
+    name: string,
+  ): Promise<void> {
+    const key = `${namespace ?? ""}/${name}`;
+    const stored = this.storeOf(type).get(key);
+    const verb =
+      req.method === "GET"
+        ? "get"
+        : req.method === "PUT"
+          ? "update"
+          : req.method === "DELETE"
+            ? "delete"
+            : undefined;
+    if (verb === undefined) {
+      this.send(res, 405, status(405, "MethodNotAllowed", `${req.method} is not served`));
+      return;
+    }
+    const object = verb === "update" ? await this.body(req) : undefined;
+    if (this.forbid(verb, type.plural, name)) return this.forbidden(res, verb, type, name);
+    if (!stored) {
+      this.send(res, 404, status(404, "NotFound", `${this.qualified(type, name)} not found`));
+      return;
+    }
+    if (verb === "get") return this.send(res, 200, this.asVersion(type, stored));
+    if (verb === "delete") {
+      this.delete(stored.apiVersion, stored.kind, namespace, name);
+      return this.send(res, 200, {
+        kind: "Status",
+        apiVersion: "v1",
+        metadata: {},
+        status: "Success",
+        details: { name, kind: type.plural },
+      });
+    }
+    if (!object || object.metadata?.name !== name) {
+      this.send(
+        res,
+        400,
+        status(400, "BadRequest", "the name of the object does not match the name on the URL"),
+      );
+      return;
+    }
+    if (
+      object.metadata.resourceVersion !== undefined &&
+      object.metadata.resourceVersion !== stored.metadata.resourceVersion
+    ) {
+      this.send(
+        res,
+        409,
+        status(
+          409,
+          "Conflict",
+          `Operation cannot be fulfilled on ${this.qualified(type, name)}: the object has been modified; please apply your changes to the latest version and try again`,
+        ),
+      );
+      return;
+    }
+    this.put({
+      ...object,
+      apiVersion: apiVersionOf(type),
+      kind: type.kind,
+      metadata: { ...object.metadata, ...(namespace ? { namespace } : {}) },
+    });
+    this.send(res, 200, this.storeOf(type).get(key));
   }
 
   private discovery(parts: string[], res: ServerResponse): boolean {
@@ -430,7 +595,9 @@ export class KubeApiServer {
   }
 
   /** /api/v1/[namespaces/NS/]PLURAL or /apis/G/V/[namespaces/NS/]PLURAL */
-  private route(parts: string[]): { type: ResourceType; namespace: string | undefined } | undefined {
+  private route(
+    parts: string[],
+  ): { type: ResourceType; namespace: string | undefined; name: string | undefined } | undefined {
     let group: string;
     let version: string;
     let rest: string[];
@@ -444,14 +611,14 @@ export class KubeApiServer {
       rest = parts.slice(3);
     } else return undefined;
     let namespace: string | undefined;
-    if (rest.length === 3 && rest[0] === "namespaces") {
+    if ((rest.length === 3 || rest.length === 4) && rest[0] === "namespaces") {
       namespace = rest[1];
       rest = rest.slice(2);
     }
-    if (rest.length !== 1) return undefined;
+    if (rest.length !== 1 && rest.length !== 2) return undefined;
     const type = this.types.find((t) => t.group === group && t.version === version && t.plural === rest[0]);
     if (!type || (namespace !== undefined && !type.namespaced)) return undefined;
-    return { type, namespace };
+    return { type, namespace, name: rest[1] };
   }
 
   private sorted(type: ResourceType, namespace: string | undefined): [string, KubeObject][] {

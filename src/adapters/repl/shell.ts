@@ -37,12 +37,19 @@ export function runInteractive(session: ReplSession, options: InteractiveOptions
       writer: (value: unknown) => String(value),
       completer: (line: string) => complete(session, line),
       eval: (cmd, _context, _file, callback) => {
-        const inputs = splitInputs(cmd.replace(/\n$/, ""));
+        // Node 24 joins the lines of a multi-line input with "\r" (Node 22 and before with "\n").
+        const inputs = splitInputs(cmd.replace(/\r/g, "\n").replace(/\n$/, ""));
         if (needsMore(inputs.at(-1) ?? "")) {
           callback(new Recoverable(new Error("incomplete input")), undefined);
           return;
         }
-        joinHistory(server, inputs);
+        // The lines are in the history by now (one entry each up to Node 22, one entry from Node
+        // 24); joined, they are written back through `history`'s setter (a getter may copy).
+        const holder = server as unknown as { history?: unknown };
+        if (Array.isArray(holder.history)) {
+          const history = [...(holder.history as string[])];
+          if (joinHistory(history, inputs)) holder.history = history;
+        }
         handleAll(session, inputs).then(
           (r) => {
             // Closing without answering: answering would print one more prompt on the way out.
@@ -65,20 +72,35 @@ export function runInteractive(session: ReplSession, options: InteractiveOptions
 }
 
 /**
- * node:repl records each line of a multi-line input as its own history entry, so up-arrow would
- * bring back `2].size()` alone. Replaces those entries with the whole input on one line.
+ * node:repl up to Node 22 records each line of a multi-line input as its own history entry, so
+ * up-arrow would bring back `2].size()` alone; from Node 24 it records the input as one entry, its
+ * lines newest first joined by "\r". Either way, replaces them (newest first in `history`) with the
+ * whole input on one line, as celgate's history has always kept it. False when the history does
+ * not end with the input as expected (then it is left alone).
  */
-function joinHistory(server: repl.REPLServer, inputs: readonly string[]): void {
-  const history = (server as unknown as { history?: string[] }).history;
-  if (!Array.isArray(history)) return;
+function joinHistory(history: string[], inputs: readonly string[]): boolean {
   for (const input of [...inputs].reverse()) {
     const lines = input.split("\n").map((l) => l.trim());
     if (lines.length < 2) continue;
-    // Newest first: the last line of the input is history[0].
+    const newestFirst = [...lines].reverse().join("\n");
+    const oneLine = lines.filter((l) => l !== "").join(" ");
+    const entry = history[0];
+    if (typeof entry === "string" && entry.includes("\r")) {
+      if (
+        entry
+          .split("\r")
+          .map((l) => l.trim())
+          .join("\n") !== newestFirst
+      )
+        return false;
+      history[0] = oneLine;
+      continue;
+    }
     const recorded = history.slice(0, lines.length).map((l) => l.trim());
-    if (recorded.join("\n") !== [...lines].reverse().join("\n")) return;
-    history.splice(0, lines.length, lines.filter((l) => l !== "").join(" "));
+    if (recorded.join("\n") !== newestFirst) return false;
+    history.splice(0, lines.length, oneLine);
   }
+  return true;
 }
 
 /** Runs inputs in order, stopping at `:quit`; the texts joined. */

@@ -11,7 +11,7 @@ import type { CelExtras } from "../../cel/index.ts";
 import { type ReviewAdmitter, serveAdmitter } from "./admitter.ts";
 import type { Diagnostic } from "../../errors.ts";
 import { formatDiagnosticLines } from "../output/diagnostics.ts";
-import type { CompileOptions } from "../../compile/policy.ts";
+import type { CompiledPolicySet, CompileOptions } from "../../compile/policy.ts";
 import { type ClusterLink, type ClusterLinkOptions, openClusterLink } from "../../cluster/link.ts";
 import type { ClusterLog } from "../../cluster/observe.ts";
 import type { LabelSelector } from "../../policy/types.ts";
@@ -26,6 +26,7 @@ import { reportReload } from "./reload-report.ts";
 import type { LogLevel, LogStream, ServerLogging } from "./review-log.ts";
 import { type ServerLog, serverLog } from "./server-log.ts";
 import { buildMetricsServer, type MetricsServer } from "./metrics-server.ts";
+import { type RegisterWebhooksOptions, WebhookRegistration } from "./registration.ts";
 import type { ServerTls } from "./http.ts";
 import type { ListenAddress, TlsWatcher } from "./lifecycle.ts";
 import { buildServer, type ServerDeps, type ServerLimits, type WebhookServer } from "./server.ts";
@@ -72,6 +73,14 @@ export interface ServeOptions {
    * neither, serve sees only its files.
    */
   readonly cluster?: ClusterServeOptions;
+  /**
+   * Write the webhook configurations for the policies served to the cluster once ready, and keep
+   * them current (registration.ts); needs the cluster and `tlsCert`.
+   */
+  readonly registerWebhooks?: RegisterWebhooksOptions & {
+    readonly pollMs?: number;
+    readonly retryMs?: number;
+  };
 }
 
 export type ClusterServeOptions = Omit<
@@ -91,6 +100,8 @@ export interface RunningWebhook {
   readonly metrics: WebhookMetrics;
   /** The cluster connection, when serve has one. */
   readonly cluster: ClusterLink | undefined;
+  /** The webhook configurations serve writes (`registerWebhooks`), when it does. */
+  readonly registration: WebhookRegistration | undefined;
   /** The self-signed certificate, when one was generated (for clients that must trust it). */
   readonly generatedCert: string | undefined;
   /** Drains the webhook (readiness off, answers for the drain window), then releases everything. */
@@ -129,17 +140,19 @@ function admitterSource(
   link: ClusterLink | undefined,
   lane: SlowLane | undefined,
   paths: readonly string[],
-): (snapshot: PolicySnapshot) => ReviewAdmitter {
+): (snapshot: PolicySnapshot) => { readonly admitter: ReviewAdmitter; readonly set: CompiledPolicySet } {
   let version = 0;
   return (snapshot) => {
     if (link) {
       const files = { set: snapshot.set, paths, fingerprint: snapshot.fingerprint };
-      return clusterAdmitterFor(link, files, lane ? { lane, version: ++version } : undefined);
+      // Connected, what serves is the files' set combined with the cluster's policies.
+      const admitter = clusterAdmitterFor(link, files, lane ? { lane, version: ++version } : undefined);
+      return { admitter, set: admitter.set };
     }
-    if (lane === undefined) return serveAdmitter(snapshot.set);
+    if (lane === undefined) return { admitter: serveAdmitter(snapshot.set), set: snapshot.set };
     version++;
     lane.load(version, { paths, fingerprint: snapshot.fingerprint });
-    return serveAdmitter(snapshot.set, version);
+    return { admitter: serveAdmitter(snapshot.set, version), set: snapshot.set };
   };
 }
 
@@ -224,12 +237,14 @@ function watchCertificate(
   options: ServeOptions,
   metrics: WebhookMetrics,
   log: (line: string) => void,
+  onReloaded: () => void,
 ): TlsWatcher | undefined {
   return options.tlsCert && options.tlsKey
     ? server.watchTlsFiles(options.tlsCert, options.tlsKey, (event) => {
         if (event.ok) {
           metrics.setCertificateExpiry(event.certificate.notAfter);
           log("TLS certificate reloaded");
+          onReloaded();
         } else log(`TLS certificate reload rejected, keeping the current one: ${event.error}`);
       })
     : undefined;
@@ -302,6 +317,15 @@ async function openPorts(
   return ok({ address: address.value, metricsAddress: metricsAddress.value });
 }
 
+/** What --register-webhooks needs besides a cluster (checked once the link is open), or undefined. */
+function registrationNeeds(options: ServeOptions): string | undefined {
+  if (!options.registerWebhooks) return undefined;
+  if (options.cluster?.disabled) return "--register-webhooks needs a cluster: it cannot go with --no-cluster";
+  if (!options.tlsCert)
+    return "--register-webhooks needs --tls-cert/--tls-key: the webhooks must trust the certificate served";
+  return undefined;
+}
+
 /** Why serve cannot start: the policies' errors, one per line. */
 function loadFailure(diagnostics: readonly Diagnostic[]): string {
   return ["policies could not be loaded:", ...formatDiagnosticLines(diagnostics)].join("\n");
@@ -327,6 +351,8 @@ function requestLogging(options: ServeOptions): {
  */
 interface AdmitterSwitch {
   current(): ReviewAdmitter;
+  /** The policy set served now: the files', plus the cluster's own with --policies-from-cluster. */
+  set(): CompiledPolicySet;
   load(snapshot: PolicySnapshot): void;
   refresh(): void;
 }
@@ -339,14 +365,19 @@ function admitterSwitch(
   const admitterOf = admitterSource(link, lane, paths);
   let snapshot: PolicySnapshot | undefined;
   let admitter: ReviewAdmitter | undefined;
+  let served: CompiledPolicySet | undefined;
   const load = (s: PolicySnapshot): void => {
     snapshot = s;
-    admitter = admitterOf(s);
+    ({ admitter, set: served } = admitterOf(s));
   };
   return {
     current() {
       if (admitter === undefined) throw new Error("no policy set loaded yet");
       return admitter;
+    },
+    set() {
+      if (served === undefined) throw new Error("no policy set loaded yet");
+      return served;
     },
     load,
     refresh() {
@@ -382,13 +413,26 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
   const { sink, logging } = requestLogging(options);
   // Reloads are reported only after the store starts watching.
   let reloadLog: ServerLog = serverLog(false);
+  const registrationProblem = registrationNeeds(options);
+  if (registrationProblem !== undefined) {
+    sink?.close();
+    return { ok: false, message: registrationProblem };
+  }
+  let registration: WebhookRegistration | undefined;
   // The cluster link may report changed policies before the first set is loaded: refresh waits for it.
-  const cluster = await openCluster(options, registry, logging, () => admitters.refresh());
+  const cluster = await openCluster(options, registry, logging, () => {
+    admitters.refresh();
+    void registration?.changed();
+  });
   if (!cluster.ok) {
     sink?.close();
     return cluster;
   }
   const link = cluster.link;
+  if (options.registerWebhooks && !link) {
+    sink?.close();
+    return { ok: false, message: "--register-webhooks needs a cluster: give --kubeconfig, or run in a pod" };
+  }
   if (link) log(`connected to the cluster at ${link.server}; ready once its caches have synced`);
   const lane = slowLaneFor(options, (message) => reloadLog.warn({ event: "slow-lane" }, message));
   const admitters = admitterSwitch(link, lane, options.policies);
@@ -406,6 +450,7 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
       if (outcome.status === "applied") {
         admitters.load(outcome.snapshot);
         reportSnapshot(metrics, outcome.snapshot);
+        void registration?.changed();
       }
       const notes = outcome.status === "applied" ? snapshotNotes(outcome.snapshot, link !== undefined) : [];
       reportReload(outcome, metrics, reloadLog, notes);
@@ -449,11 +494,27 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
   // Started once the ports are open, so its compile does not delay them.
   lane?.start();
   store.watch();
-  const certWatcher = watchCertificate(server, options, metrics, log);
+  const certWatcher = watchCertificate(server, options, metrics, log, () => void registration?.changed());
+  if (link && options.registerWebhooks && options.tlsCert) {
+    const { pollMs, retryMs, ...target } = options.registerWebhooks;
+    registration = new WebhookRegistration({
+      client: link.client,
+      options: target,
+      certFile: options.tlsCert,
+      health: server.health,
+      set: admitters.set,
+      log: options.cluster?.log ?? serverLog(logging ?? false),
+      registry,
+      ...(pollMs !== undefined ? { pollMs } : {}),
+      ...(retryMs !== undefined ? { retryMs } : {}),
+    });
+    registration.start();
+  }
   log(
     `celgate serving ${first.set.policies.length} policies (${first.set.bindings.length} bindings) on ${address.url}; metrics on ${metricsAddress.url}/metrics (and the probes /healthz, /readyz)`,
   );
   const release = async () => {
+    registration?.stop();
     link?.stop();
     store.close();
     certWatcher?.close();
@@ -469,6 +530,7 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
       store,
       metrics,
       cluster: link,
+      registration,
       generatedCert,
       stop: async () => {
         await server.drain();

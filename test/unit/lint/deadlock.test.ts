@@ -211,10 +211,27 @@ void test("--cluster: webhooks that exclude the system namespaces and the kubele
         objectSelector: {}
         matchConditions: [{ name: not-kubelets, expression: "!('system:nodes' in request.userInfo.groups)" }]
 `;
-  const dir = await tempTree({ "cluster.yaml": WEBHOOKS(excluded) });
+  // celgate's own: what serve --register-webhooks writes for deploy/ with every library policy.
+  const policies = fileURLToPath(new URL("../../../policies", import.meta.url));
+  const own = await cli([
+    "manifests",
+    "--policies",
+    policies,
+    "--service",
+    "celgate",
+    "--namespace",
+    "celgate",
+  ]);
+  assert.equal(own.code, 0, own.stderr);
+  const dir = await tempTree({ "cluster.yaml": WEBHOOKS(excluded), "celgate.yaml": own.stdout });
   t.after(() => rm(dir, { recursive: true, force: true }));
-  const deploy = fileURLToPath(new URL("../../../deploy/webhooks.yaml", import.meta.url));
-  const r = await cli(["lint", "--cluster", join(dir, "cluster.yaml"), "--cluster", deploy]);
+  const r = await cli([
+    "lint",
+    "--cluster",
+    join(dir, "cluster.yaml"),
+    "--cluster",
+    join(dir, "celgate.yaml"),
+  ]);
   assert.equal(r.code, 0, r.stdout + r.stderr);
   assert.equal(r.stdout, "no findings; 0 test objects in the mutation corpus\n");
 });

@@ -124,3 +124,86 @@ void test("the command: --rbac prints a ClusterRole and a binding to the Service
     2,
   );
 });
+
+void test("each rule says which policies need it and what serve caches; base: false leaves out Namespaces", () => {
+  const set = compileText(
+    yamlDocs(
+      vap("pods-param", {
+        ...RULES,
+        paramKind: { apiVersion: "v1", kind: "Pod" },
+        validations: [{ expression: "true" }],
+      }),
+      vapBinding("pods-param", "pods-param", {
+        paramRef: { selector: {}, parameterNotFoundAction: "Allow" },
+      }),
+    ),
+  );
+  const full = rbacManifests(set, {
+    name: "cg",
+    namespace: "ns",
+    serviceAccount: "sa",
+    registerWebhooks: "cg.ns.celgate.dev",
+  });
+  assert.deepEqual(full.rules, [
+    { apiGroups: [""], resources: ["namespaces", "pods"], verbs: ["get", "list", "watch"] },
+    {
+      apiGroups: ["admissionregistration.k8s.io"],
+      resources: ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"],
+      resourceNames: ["cg.ns.celgate.dev"],
+      verbs: ["get", "update"],
+    },
+  ]);
+  assert.equal(full.reasons.length, full.rules.length);
+  assert.match(full.reasons[0]![0]!, /^Namespaces: .*serve caches every Namespace/);
+  assert.match(
+    full.reasons[0]![1]!,
+    /^params of pods-param: serve caches all pods in the cluster \(list and watch\), on each replica$/,
+  );
+  assert.match(full.reasons[1]![0]!, /^--register-webhooks: /);
+  const component = rbacManifests(set, {
+    name: "cg-x",
+    namespace: "ns",
+    serviceAccount: "sa",
+    base: false,
+    registerWebhooks: "x",
+  });
+  assert.deepEqual(component.rules, [
+    { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"] },
+  ]);
+});
+
+void test("the command: --rbac without --policies is the RBAC of no policy; the reasons are comments above the rules", async () => {
+  const out = { stdout: "", stderr: "" };
+  const io: CliIO = {
+    stdout: (t) => {
+      out.stdout += t;
+    },
+    stderr: (t) => {
+      out.stderr += t;
+    },
+    stdin: async () => "",
+    cwd: process.cwd(),
+    env: {},
+    isTTY: false,
+  };
+  assert.equal(
+    await run(["--rbac", "--register-webhooks", "--service", "cg", "--namespace", "ns"], io),
+    0,
+    out.stderr,
+  );
+  const role = parseAllDocuments(out.stdout)[0]!.toJS() as {
+    rules: { resources: string[]; resourceNames?: string[] }[];
+  };
+  assert.deepEqual(
+    role.rules.map((r) => r.resources),
+    [["namespaces"], ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"]],
+  );
+  assert.deepEqual(role.rules[1]!.resourceNames, ["cg.ns.celgate.dev"]);
+  assert.match(out.stdout, /\n {2}# Namespaces: [^\n]*\n {2}- apiGroups: \[""\]/);
+  // Without --rbac, --register-webhooks and a missing --policies are usage errors.
+  assert.equal(
+    await run(["--register-webhooks", "--policies", "policies", "--service", "cg", "--namespace", "ns"], io),
+    2,
+  );
+  assert.equal(await run(["--service", "cg", "--namespace", "ns"], io), 2);
+});

@@ -1,6 +1,6 @@
 /** `celgate manifests`: the webhook configurations that route the API server's requests to celgate. */
 import { readFile } from "node:fs/promises";
-import { Document, isScalar, visit } from "yaml";
+import { Document, isNode, isScalar, isSeq, visit } from "yaml";
 import { type Diagnostic, formatDiagnostic } from "../../../errors.ts";
 import { readObjects } from "../../../manifests/documents.ts";
 import { formatDiagnostics } from "../../output/diagnostics.ts";
@@ -15,6 +15,7 @@ import {
   ALWAYS_EXCLUDED_NAMESPACES,
   type CertManagerIssuer,
   certificateName,
+  configurationName,
   DEFAULT_PORT,
   DEFAULT_TIMEOUT_SECONDS,
   type WebhookManifests,
@@ -22,7 +23,7 @@ import {
 } from "../../../manifests/webhooks.ts";
 import { rbacManifests } from "../../../manifests/rbac.ts";
 import { loadSnapshot } from "../../../sources/store.ts";
-import type { CompiledPolicySet } from "../../../compile/policy.ts";
+import { type CompiledPolicySet, compilePolicySet } from "../../../compile/policy.ts";
 import { HELP_OPTION, parseCommandArgs, splitList, usageError, userPath } from "../args.ts";
 import { type CliIO, EXIT_OK, EXIT_OUTCOME, EXIT_USAGE } from "../io.ts";
 
@@ -57,10 +58,14 @@ Options:
   --rbac                 print instead the ClusterRole and ClusterRoleBinding a cluster-connected
                          serve needs: get/list/watch on namespaces and on each bound paramKind's
                          resource, create on subjectaccessreviews when a bound policy reads
-                         authorizer; named NAME and bound to the ServiceAccount NAME in NS
+                         authorizer; named NAME and bound to the ServiceAccount NAME in NS. Each
+                         rule has a comment saying which policies need it and what serve caches
+                         for it. --policies may be left out: the RBAC serve needs with no policy
   --service-account SA   with --rbac, bind to this ServiceAccount instead of NAME
   --policies-from-cluster
                          with --rbac, also get/list/watch the admission policy kinds
+  --register-webhooks    with --rbac, also get and update the two webhook configurations
+                         \`serve --register-webhooks NS/NAME\` writes (by name)
   -h, --help             show this help
 
 The rules are the union of the rules of the enforced (bound) policies: each policy's matchConstraints
@@ -105,9 +110,13 @@ const OPTIONS = {
     rbac: { type: "boolean", default: false },
     "service-account": { type: "string" },
     "policies-from-cluster": { type: "boolean", default: false },
+    "register-webhooks": { type: "boolean", default: false },
   },
   allowPositionals: false,
 } as const;
+
+/** `--rbac` without --policies: what serve needs with no policy at all. */
+const NO_POLICIES = compilePolicySet({ policies: [], bindings: [], resources: [] });
 
 /** RFC 1035 label: what Kubernetes requires of a Service name. */
 const DNS1035_LABEL = /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/;
@@ -138,7 +147,10 @@ function parseIssuer(text: string): CertManagerIssuer | undefined {
  * Multi-document YAML as people write it: lists of plain values in flow style (`[CREATE, UPDATE]`),
  * and no line folding, so a caBundle stays one line.
  */
-export function renderDocuments(documents: readonly Record<string, unknown>[]): string {
+export function renderDocuments(
+  documents: readonly Record<string, unknown>[],
+  ruleComments: readonly (readonly string[])[] = [],
+): string {
   const render = (value: Record<string, unknown>): string => {
     const doc = new Document(value);
     visit(doc, {
@@ -146,6 +158,13 @@ export function renderDocuments(documents: readonly Record<string, unknown>[]): 
         if (node.items.every((item) => isScalar(item))) node.flow = true;
       },
     });
+    // A ClusterRole's rules, each with why it is there (--rbac).
+    const rules = value.kind === "ClusterRole" ? doc.get("rules", true) : undefined;
+    if (isSeq(rules))
+      rules.items.forEach((item, i) => {
+        const lines = ruleComments[i] ?? [];
+        if (lines.length > 0 && isNode(item)) item.commentBefore = lines.map((l) => ` ${l}`).join("\n");
+      });
     return doc.toString({ lineWidth: 0, flowCollectionPadding: false });
   };
   return HEADER + documents.map((d) => `---\n${render(d)}`).join("");
@@ -192,7 +211,7 @@ interface Target {
 /** The options every form takes, checked in the order the help lists them; or what is wrong. */
 function targetOf(values: Values): Target | string {
   const policies = values.policies ?? [];
-  if (policies.length === 0) return "missing --policies PATH";
+  if (policies.length === 0 && !values.rbac) return "missing --policies PATH";
   const service = values.service;
   if (service === undefined) return "missing --service NAME";
   if (!DNS1035_LABEL.test(service))
@@ -245,8 +264,12 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   const target = targetOf(values);
   if (typeof target === "string") return fail(target);
   if (values.rbac) return printRbac(io, values, target);
-  if (values["service-account"] !== undefined || values["policies-from-cluster"])
-    return fail("--service-account and --policies-from-cluster go with --rbac");
+  if (
+    values["service-account"] !== undefined ||
+    values["policies-from-cluster"] ||
+    values["register-webhooks"]
+  )
+    return fail("--service-account, --policies-from-cluster and --register-webhooks go with --rbac");
   if (values["ca-bundle"] !== undefined && values["cert-manager"] !== undefined)
     return fail("--ca-bundle and --cert-manager are alternatives: give one");
   const trust = await readTrust(io, values["ca-bundle"], values["cert-manager"]);
@@ -283,16 +306,19 @@ async function printRbac(io: CliIO, values: Values, target: Target): Promise<num
   const serviceAccount = values["service-account"] ?? target.service;
   if (!DNS1123_SUBDOMAIN.test(serviceAccount))
     return fail(`--service-account must be a ServiceAccount name, got '${serviceAccount}'`);
-  const set = await loadPolicies(io, target.policies);
+  const set = target.policies.length === 0 ? NO_POLICIES : await loadPolicies(io, target.policies);
   if (typeof set === "number") return set;
   const rbac = rbacManifests(set, {
     name: target.service,
     namespace: target.namespace,
     serviceAccount,
     policiesFromCluster: values["policies-from-cluster"],
+    ...(values["register-webhooks"]
+      ? { registerWebhooks: configurationName(target.service, target.namespace) }
+      : {}),
   });
   for (const note of rbac.notes) io.stderr(`celgate manifests: ${note}\n`);
-  io.stdout(renderDocuments(rbac.documents));
+  io.stdout(renderDocuments(rbac.documents, rbac.reasons));
   return EXIT_OK;
 }
 

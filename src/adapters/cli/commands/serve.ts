@@ -73,6 +73,13 @@ Options:
   --cluster-stale-readiness serve|unready
                          with stale cluster state, stay ready and decide from it (serve, the
                          default) or report not ready on /readyz until it is current (unready)
+  --register-webhooks NAMESPACE/SERVICE
+                         once ready, write the ValidatingWebhookConfiguration and
+                         MutatingWebhookConfiguration that \`celgate manifests --service SERVICE
+                         --namespace NAMESPACE\` prints for the policies served, and keep them
+                         current on every reload (needs a cluster and --tls-cert)
+  --webhook-ca FILE      with --register-webhooks, the CA (PEM) the API server is to trust;
+                         default the --tls-cert file itself (a self-signed certificate)
   -h, --help             show this help
 
 Connected to a cluster, serve keeps a cache (list, then watch) of Namespaces and of every
@@ -88,6 +95,15 @@ whose validationActions are only Warn and Audit is served on /validate/ignore, a
 \`celgate manifests\` routes it); GET /healthz, /readyz on both ports (probe the metrics port:
 with --client-ca the admission port asks every client for a certificate); GET /metrics on the
 metrics port. Policies without a binding are loaded and checked, not enforced.
+
+With --register-webhooks, nothing is sent to celgate before it can answer: the configurations are
+written only once /readyz would answer 200 (ports open, policies loaded, every cache synced) and
+the CA verifies the served certificate for SERVICE.NAMESPACE.svc; then again when the policies or
+the certificate change (only if their content changes). A failed write is logged
+("event":"webhook-registration") and counted (celgate_webhook_registrations_total), and retried.
+On shutdown they are left as they are, for the replicas still serving: to uninstall, delete them
+first. The ClusterRole needs get and update on the two names (\`celgate manifests --rbac
+--register-webhooks NAMESPACE/SERVICE\`), and create when they do not exist yet.
 
 Policy reloads never fail open: a file that cannot be read or parsed (or is over the limits, or
 its YAML aliases expand too far) keeps its last good content while the other files' changes are
@@ -131,6 +147,8 @@ const OPTIONS = {
     "max-policy-set-mib": { type: "string", default: String(DEFAULT_READ_LIMITS.maxSetBytes / 1048576) },
     "dry-run": { type: "boolean", default: false },
     "log-values": { type: "boolean", default: false },
+    "register-webhooks": { type: "string" },
+    "webhook-ca": { type: "string" },
   },
   allowPositionals: false,
 } as const;
@@ -228,7 +246,10 @@ function serveOptions(values: ServeValues, io: CliIO): Result<ServeOptions, stri
   ] as const)
     if (!Number.isFinite(v) || v <= 0)
       return err(`--${flag} must be a number of MiB above 0, got '${values[flag]}'`);
+  const register = registerWebhooksOf(values, io);
+  if (!register.ok) return register;
   return ok({
+    ...register.value,
     policies: policies.map((p) => userPath(io, p)),
     readLimits: { maxFileBytes: Math.round(fileMib * 1048576), maxSetBytes: Math.round(setMib * 1048576) },
     host: values.host,
@@ -250,6 +271,29 @@ function serveOptions(values: ServeValues, io: CliIO): Result<ServeOptions, stri
       staleReadiness: staleReadiness as StaleReadiness,
     },
     logValues: values["log-values"],
+  });
+}
+
+/** RFC 1123 label (a namespace name) and RFC 1035 label (a Service name). */
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const DNS1035_LABEL = /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/** `--register-webhooks NAMESPACE/SERVICE` and `--webhook-ca FILE`, or what is wrong with them. */
+function registerWebhooksOf(
+  values: ServeValues,
+  io: CliIO,
+): Result<Pick<ServeOptions, "registerWebhooks">, string> {
+  const given = values["register-webhooks"];
+  const ca = values["webhook-ca"];
+  if (given === undefined)
+    return ca === undefined ? ok({}) : err("--webhook-ca goes with --register-webhooks");
+  const [namespace = "", service = "", ...rest] = given.split("/");
+  if (rest.length > 0 || !DNS1123_LABEL.test(namespace) || !DNS1035_LABEL.test(service))
+    return err(
+      `--register-webhooks must be NAMESPACE/SERVICE (the Service the API server calls), got '${given}'`,
+    );
+  return ok({
+    registerWebhooks: { namespace, service, ...(ca !== undefined ? { caFile: userPath(io, ca) } : {}) },
   });
 }
 
