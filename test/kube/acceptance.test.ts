@@ -67,8 +67,9 @@ const KNOWN: readonly Known[] = [
       input,
       aspect: "accept",
       server: /names ending with ".static.k8s.io" are reserved/,
+      releases: ["v1.37.2"],
       reason:
-        "a static-manifest policy (KEP-5793): the API refuses names ending in .static.k8s.io from 1.36; plain check accepts them (check --static-manifests requires them)",
+        "a static-manifest policy (KEP-5793): with ManifestBasedAdmissionControlConfig on (beta, on by default, in 1.37; alpha in 1.36, where it is a warning) the API refuses names ending in .static.k8s.io (pkg/apis/admissionregistration/validation/static_suffix.go); celgate models up to 1.36 and plain check accepts them (check --static-manifests requires them)",
     }),
   ),
   {
