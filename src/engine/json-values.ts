@@ -1,14 +1,17 @@
 /** Small helpers on JSON values that the mutation modules share. */
+import { isJsonNumber, isJsonObject, jsonNumbersEqual } from "../yaml/json-numbers.ts";
 
 export type JsonObject = Record<string, unknown>;
 
+/** A JSON object; a Number object (a float64 read exactly: yaml/json-numbers.ts) is a number. */
 export function isObject(v: unknown): v is JsonObject {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
+  return isJsonObject(v);
 }
 
 /** Deep equality of JSON values (key order does not matter; an undefined member is absent). */
 export function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
+  if (isJsonNumber(a) || isJsonNumber(b)) return isJsonNumber(a) && isJsonNumber(b) && jsonNumbersEqual(a, b);
   if (Array.isArray(a) || Array.isArray(b)) {
     if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
     for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;

@@ -26,6 +26,16 @@
  */
 import { randomBytes } from "node:crypto";
 
+/**
+ * A float64 whose value is integral, as {@link parseJson} reads `1.0` or `1e3`: a Number object,
+ * which JSON.stringify, structuredClone and the YAML writer all take for the number it holds.
+ */
+// biome-ignore lint/complexity/noBannedTypes: the wrapper object is the mark itself.
+export type FloatMark = Number;
+
+/** A JSON number as read here: a number, an int64 beyond 2^53 as a bigint, or a {@link FloatMark}. */
+export type JsonNumber = number | bigint | FloatMark;
+
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 const TWO_63 = 2 ** 63;
@@ -35,12 +45,13 @@ const TWO_63 = 2 ** 63;
  * digits, or with a fraction or exponent. Inside a string the same characters only cost a look.
  */
 const CANDIDATE = /[:,[][ \t\n\r]*(-?(?:\d{16}|\d+[.eE])[\d.eE+-]*)/g;
+const TOP_LEVEL_NUMBER = /^[ \t\n\r]*[-\d]/;
 const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 /** What may follow a value: whitespace, `,`, `]`, `}`, or the end of the text. */
 const ENDS_VALUE = /^[ \t\n\r,\]}]?$/;
 
 /** The value of a number token as the API server's decoder reads it (see the module comment). */
-export function readNumberToken(token: string): number | bigint | number {
+export function readNumberToken(token: string): JsonNumber {
   const n = Number(token);
   if (!Number.isFinite(n)) throw new RangeError(`number ${token} is beyond the range of a float64`);
   if (!/[.eE]/.test(token)) {
@@ -54,6 +65,8 @@ export function readNumberToken(token: string): number | bigint | number {
 
 /** Whether JSON.parse would read a number of `text` other than as the API server reads it. */
 export function needsExactNumbers(text: string): boolean {
+  // A number as the whole text (no review is one) is read exactly; CANDIDATE looks after `:,[`.
+  if (TOP_LEVEL_NUMBER.test(text)) return true;
   CANDIDATE.lastIndex = 0;
   for (let m = CANDIDATE.exec(text); m !== null; m = CANDIDATE.exec(text)) {
     const token = m[1] as string;
@@ -230,4 +243,27 @@ export function stringifyJson(value: unknown, space?: number): string {
     );
     if (text.split(tag).length - 1 === count) return text.replace(new RegExp(`"${tag}(-?\\d+)"`, "g"), "$1");
   }
+}
+
+/** Whether `v` is a JSON number as read here: a number, a bigint, or a Number object (a float64). */
+export function isJsonNumber(v: unknown): v is JsonNumber {
+  return typeof v === "number" || typeof v === "bigint" || v instanceof Number;
+}
+
+/** Whether `v` is a JSON object (a map): not an array, and not a Number object (a number). */
+export function isJsonObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Number);
+}
+
+/**
+ * Two JSON numbers compared by value, as Go compares the int64s and float64s it decoded them to
+ * (a float64 and an int64 of one value are equal in a JSON Patch `test`, which decodes both alike).
+ */
+export function jsonNumbersEqual(a: JsonNumber, b: JsonNumber): boolean {
+  const x = a instanceof Number ? a.valueOf() : a;
+  const y = b instanceof Number ? b.valueOf() : b;
+  if (typeof x === typeof y) return x === y;
+  const n = typeof x === "number" ? x : (y as number);
+  const big = typeof x === "bigint" ? x : (y as bigint);
+  return Number.isInteger(n) && BigInt(n) === big;
 }

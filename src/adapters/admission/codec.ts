@@ -18,6 +18,7 @@ import type { Operation } from "../../policy/types.ts";
 import { createHash } from "node:crypto";
 import { setMember } from "../../cel/index.ts";
 import { err, ok, type Result } from "../../result.ts";
+import { stringifyJson } from "../../yaml/json-numbers.ts";
 
 export const ADMISSION_V1 = "admission.k8s.io/v1";
 export const ADMISSION_V1BETA1 = "admission.k8s.io/v1beta1";
@@ -366,7 +367,8 @@ export function encodePatch(ops: readonly JsonPatchOp[]): string {
     ...(o.from !== undefined ? { from: o.from } : {}),
     ...("value" in o && o.op !== "remove" && o.op !== "move" && o.op !== "copy" ? { value: o.value } : {}),
   }));
-  return Buffer.from(JSON.stringify(clean), "utf8").toString("base64");
+  // stringifyJson: a value may hold an int64 beyond 2^53 (a bigint), written as its digits.
+  return Buffer.from(stringifyJson(clean), "utf8").toString("base64");
 }
 
 /**
