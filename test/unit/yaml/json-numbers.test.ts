@@ -72,7 +72,19 @@ void test("the exact parser accepts and refuses what JSON.parse does, and keeps 
   const proto = parseExact('{"__proto__":1.0}') as Record<string, unknown>;
   assert.equal(Object.getPrototypeOf(proto), Object.prototype);
   assert.ok(Object.hasOwn(proto, "__proto__"));
-  const bad = ['{"a":01}', "[1,]", '{"a" 1}', "[1] x", '"\\x"', '{"a":1.0', "", "[1.]", "[.5]", "[+1]", '{"a":1}}'];
+  const bad = [
+    '{"a":01}',
+    "[1,]",
+    '{"a" 1}',
+    "[1] x",
+    '"\\x"',
+    '{"a":1.0',
+    "",
+    "[1.]",
+    "[.5]",
+    "[+1]",
+    '{"a":1}}',
+  ];
   for (const text of bad) {
     assert.throws(() => JSON.parse(text), SyntaxError, `JSON.parse ${text}`);
     assert.throws(() => parseExact(text), SyntaxError, `exact ${text}`);
@@ -88,7 +100,10 @@ void test("what was read exactly is written back as the same numbers", () => {
   const text =
     '{"a":9007199254740993,"b":[-9223372036854775808,9223372036854775807],"c":1.0,"d":0.5,"e":"9007199254740993"}';
   const v = parseJson(text);
-  assert.equal(stringifyJson(v), '{"a":9007199254740993,"b":[-9223372036854775808,9223372036854775807],"c":1,"d":0.5,"e":"9007199254740993"}');
+  assert.equal(
+    stringifyJson(v),
+    '{"a":9007199254740993,"b":[-9223372036854775808,9223372036854775807],"c":1,"d":0.5,"e":"9007199254740993"}',
+  );
   assert.equal(stringifyJson(v, 1).split("\n").length, 10);
   // structuredClone keeps both marks (the engine copies objects with it).
   assert.equal(stringifyJson(structuredClone(v)), stringifyJson(v));
