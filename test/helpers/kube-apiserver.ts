@@ -20,6 +20,7 @@ import { createServer, type Server } from "node:https";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { generateCertificate } from "../../src/adapters/server/tls.ts";
+import { stringifyJson } from "../../src/yaml/json-numbers.ts";
 import {
   apiVersionOf,
   BUILT_IN,
@@ -303,12 +304,13 @@ export class KubeApiServer {
     return o.apiVersion === apiVersionOf(t) ? o : { ...o, apiVersion: apiVersionOf(t) };
   }
 
+  // Written as the API server's Go encoder writes them: an int64 (a bigint here) as its digits.
   private writeEvent(res: ServerResponse, event: { type: string; object: unknown }): void {
-    if (!res.writableEnded && !res.destroyed) res.write(`${JSON.stringify(event)}\n`);
+    if (!res.writableEnded && !res.destroyed) res.write(`${stringifyJson(event)}\n`);
   }
 
   private send(res: ServerResponse, code: number, body: unknown): void {
-    const text = JSON.stringify(body);
+    const text = stringifyJson(body);
     res.writeHead(code, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
     res.end(text);
   }
