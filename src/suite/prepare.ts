@@ -4,6 +4,7 @@
  * decoded by the webhook's codec the runner is given). Problems are diagnostics at the case's path.
  */
 import { parseAllDocuments } from "yaml";
+import { EXACT_YAML_NUMBERS } from "../yaml/json-numbers.ts";
 import type { Diagnostic } from "../errors.ts";
 import {
   buildRequest,
@@ -168,7 +169,9 @@ export async function prepareReviewCase(
   if (!decodeReview) return fail("reviewFile cases need a runner that reads AdmissionReviews");
   const text = await reader.readText(file.resolved);
   if (!text.ok) return fail(`cannot read ${file.written}: ${text.error}`);
-  const docs = parseAllDocuments(text.value).filter((d) => d.contents !== null || d.errors.length);
+  const docs = parseAllDocuments(text.value, EXACT_YAML_NUMBERS).filter(
+    (d) => d.contents !== null || d.errors.length,
+  );
   const problem = docs.flatMap((d) => d.errors)[0];
   if (problem) return fail(`${file.written}: not valid YAML or JSON: ${problem.message.split("\n")[0]}`);
   if (docs.length !== 1)

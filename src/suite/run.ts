@@ -9,6 +9,7 @@
  * something other than what the test says.
  */
 import { parseAllDocuments } from "yaml";
+import { EXACT_YAML_NUMBERS } from "../yaml/json-numbers.ts";
 import { type DefaultedField, type ResourceRef, resourceRef } from "../engine/request.ts";
 import { type AuthorizerCheck, type CelExtras, compileRegex, tableAuthorizer } from "../cel/index.ts";
 import { type CompiledPolicySet, compilePolicySet } from "../compile/policy.ts";
@@ -131,7 +132,7 @@ async function readObjectFile(
 ): Promise<{ ok: true; value: JsonObject } | { ok: false; error: string }> {
   const text = await reader.readText(path);
   if (!text.ok) return { ok: false, error: `cannot read ${path}: ${text.error}` };
-  const parsed = parseAllDocuments(text.value);
+  const parsed = parseAllDocuments(text.value, EXACT_YAML_NUMBERS);
   const docs = (Array.isArray(parsed) ? parsed : []).filter((d) => d.contents !== null || d.errors.length);
   for (const d of docs) {
     const e = d.errors[0];

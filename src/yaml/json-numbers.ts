@@ -25,6 +25,7 @@
  * number (Go's encoder writes float64 1 as `1` too), so a value read and written is the same number.
  */
 import { randomBytes } from "node:crypto";
+import type { ScalarTag, Tags } from "yaml";
 
 /**
  * A float64 whose value is integral, as {@link parseJson} reads `1.0` or `1e3`: a Number object,
@@ -267,3 +268,39 @@ export function jsonNumbersEqual(a: JsonNumber, b: JsonNumber): boolean {
   const big = typeof x === "bigint" ? x : (y as bigint);
   return Number.isInteger(n) && BigInt(n) === big;
 }
+
+/** An integer as the API server reads its digits: a number within ±(2^53-1), a bigint within int64, else a float64. */
+function narrowInt(b: bigint): number | bigint {
+  if (b >= -MAX_SAFE && b <= MAX_SAFE) return Number(b);
+  return b >= INT64_MIN && b <= INT64_MAX ? b : Number(b);
+}
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+const INT_TAG = "tag:yaml.org,2002:int";
+
+/**
+ * The yaml package's `customTags` for data that becomes objects: YAML integers read as kubectl and
+ * the API server read YAML. sigs.k8s.io/yaml's YAMLToJSON decodes a YAML integer to an int64 (or a
+ * uint64, or a float64 beyond) and writes it to JSON as its digits, which the API server's decoder
+ * reads as an int64 when it fits, else as a float64: so an integer beyond 2^53 is kept exactly
+ * (a bigint) and one beyond int64 is a double. A YAML float is written by Go's encoder with no
+ * fraction when integral (`1.0` becomes `1`), so it is an int in the end, as the yaml package
+ * reads it.
+ */
+export function exactYamlInts(tags: Tags): Tags {
+  return tags.map((t) => {
+    if (typeof t !== "object" || t.tag !== INT_TAG || !("resolve" in t) || t.resolve === undefined) return t;
+    const scalar = t as ScalarTag;
+    const resolve = scalar.resolve;
+    return {
+      ...scalar,
+      resolve: (str, onError, options) => {
+        const v = resolve(str, onError, { ...options, intAsBigInt: true });
+        return typeof v === "bigint" ? narrowInt(v) : v;
+      },
+    } satisfies ScalarTag;
+  });
+}
+
+/** The yaml package's options for data files: integers as {@link exactYamlInts} reads them. */
+export const EXACT_YAML_NUMBERS = { customTags: exactYamlInts } as const;

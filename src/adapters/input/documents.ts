@@ -6,6 +6,7 @@
 import { readFile } from "node:fs/promises";
 import { parseAllDocuments } from "yaml";
 import { err, ok, type Result } from "../../result.ts";
+import { EXACT_YAML_NUMBERS, parseJson } from "../../yaml/json-numbers.ts";
 
 export interface DataDocument {
   readonly file: string;
@@ -19,13 +20,24 @@ export interface ParseOptions {
   readonly bigInts?: boolean;
 }
 
-/** Parses YAML/JSON text into its non-empty documents. */
+/**
+ * Parses YAML/JSON text into its non-empty documents. JSON text is read as the API server's decoder
+ * reads it (an int64 exactly, `1.0` a double: yaml/json-numbers.ts), so a saved AdmissionReview
+ * reads as the webhook reads its body; YAML's integers as kubectl's YAML to JSON conversion gives
+ * them (exactYamlInts). JSON that does not parse goes to the YAML parser, which says where it fails.
+ */
 export function parseDocuments(
   text: string,
   file: string,
   options: ParseOptions = {},
 ): Result<DataDocument[], string> {
-  const docs = parseAllDocuments(text, { intAsBigInt: options.bigInts ?? false });
+  if (!options.bigInts && LOOKS_LIKE_JSON.test(text)) {
+    const json = tryJson(text);
+    if (json instanceof RangeError)
+      return err(`${file}: ${json.message}, which the API server's decoder refuses`);
+    if (json !== undefined) return ok([{ file, index: 1, value: json.value }]);
+  }
+  const docs = parseAllDocuments(text, options.bigInts ? { intAsBigInt: true } : EXACT_YAML_NUMBERS);
   if (!Array.isArray(docs)) return ok([]);
   const out: DataDocument[] = [];
   for (const [i, doc] of docs.entries()) {
@@ -41,6 +53,17 @@ export function parseDocuments(
     out.push({ file, index: i + 1, value });
   }
   return ok(out);
+}
+
+const LOOKS_LIKE_JSON = /^\s*[[{]/;
+
+/** The JSON value of `text`; a RangeError for a number beyond float64; undefined when it is not JSON. */
+function tryJson(text: string): { readonly value: unknown } | RangeError | undefined {
+  try {
+    return { value: parseJson(text) };
+  } catch (e) {
+    return e instanceof RangeError ? e : undefined;
+  }
 }
 
 /** Reads a file of one or more documents. */
