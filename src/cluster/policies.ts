@@ -18,6 +18,7 @@ import type { ApiClient } from "./client.ts";
 import { Discovery } from "./discovery.ts";
 import { type CacheObserver, type ClusterLog, NO_CACHE_OBSERVER, QUIET_LOG } from "./observe.ts";
 import { type KubeObject, Reflector, type ReflectorOptions } from "./reflector.ts";
+import { stringifyJson } from "../yaml/json-numbers.ts";
 
 const GROUP = "admissionregistration.k8s.io";
 const VERSIONS = ["v1", "v1beta1", "v1alpha1"] as const;
@@ -55,7 +56,7 @@ function parseObject(o: KubeObject): Parsed {
   let p = parsedObjects.get(o);
   if (!p) {
     const name = `cluster:${String(o.kind)}/${o.metadata?.name ?? ""}`;
-    p = parsePolicyText(JSON.stringify(forParser(o), null, 1), name);
+    p = parsePolicyText(stringifyJson(forParser(o), 1), name);
     parsedObjects.set(o, p);
   }
   return p;
