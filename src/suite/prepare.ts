@@ -4,7 +4,7 @@
  * decoded by the webhook's codec the runner is given). Problems are diagnostics at the case's path.
  */
 import { parseAllDocuments } from "yaml";
-import { EXACT_YAML_NUMBERS } from "../yaml/json-numbers.ts";
+import { EXACT_YAML_NUMBERS, readJsonText } from "../yaml/json-numbers.ts";
 import type { Diagnostic } from "../errors.ts";
 import {
   buildRequest,
@@ -169,14 +169,20 @@ export async function prepareReviewCase(
   if (!decodeReview) return fail("reviewFile cases need a runner that reads AdmissionReviews");
   const text = await reader.readText(file.resolved);
   if (!text.ok) return fail(`cannot read ${file.written}: ${text.error}`);
-  const docs = parseAllDocuments(text.value, EXACT_YAML_NUMBERS).filter(
-    (d) => d.contents !== null || d.errors.length,
-  );
+  // JSON as the webhook reads a body (an int64 exactly, 1.0 a double); YAML as kubectl converts it.
+  const json = readJsonText(text.value);
+  if (json instanceof RangeError) return fail(`${file.written}: ${json.message}`);
+  const docs =
+    json !== undefined
+      ? []
+      : parseAllDocuments(text.value, EXACT_YAML_NUMBERS).filter(
+          (d) => d.contents !== null || d.errors.length,
+        );
   const problem = docs.flatMap((d) => d.errors)[0];
   if (problem) return fail(`${file.written}: not valid YAML or JSON: ${problem.message.split("\n")[0]}`);
-  if (docs.length !== 1)
+  if (json === undefined && docs.length !== 1)
     return fail(`${file.written}: expected one AdmissionReview, found ${docs.length} documents`);
-  const decoded = decodeReview(docs[0]?.toJS());
+  const decoded = decodeReview(json !== undefined ? json.value : docs[0]?.toJS());
   if (!decoded.ok) return fail(`${file.written}: ${decoded.error}`);
   const request = decoded.value;
   if (!checkNamespaceObject(suite, c, request, diagnostics)) return undefined;

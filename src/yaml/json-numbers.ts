@@ -304,3 +304,20 @@ export function exactYamlInts(tags: Tags): Tags {
 
 /** The yaml package's options for data files: integers as {@link exactYamlInts} reads them. */
 export const EXACT_YAML_NUMBERS = { customTags: exactYamlInts } as const;
+
+const LOOKS_LIKE_JSON = /^\s*[[{]/;
+
+/**
+ * A data file's text read as JSON when it is JSON (it opens with `{` or `[` and parses), with
+ * {@link parseJson}: so a JSON file's numbers are the API server's decoder's, whoever reads the file.
+ * A RangeError for a number beyond float64's range; undefined for any other text, which the YAML
+ * parser then reads (and locates any error in).
+ */
+export function readJsonText(text: string): { readonly value: unknown } | RangeError | undefined {
+  if (!LOOKS_LIKE_JSON.test(text)) return undefined;
+  try {
+    return { value: parseJson(text) };
+  } catch (e) {
+    return e instanceof RangeError ? e : undefined;
+  }
+}

@@ -6,7 +6,7 @@
 import { readFile } from "node:fs/promises";
 import { parseAllDocuments } from "yaml";
 import { err, ok, type Result } from "../../result.ts";
-import { EXACT_YAML_NUMBERS, parseJson } from "../../yaml/json-numbers.ts";
+import { EXACT_YAML_NUMBERS, readJsonText } from "../../yaml/json-numbers.ts";
 
 export interface DataDocument {
   readonly file: string;
@@ -31,8 +31,8 @@ export function parseDocuments(
   file: string,
   options: ParseOptions = {},
 ): Result<DataDocument[], string> {
-  if (!options.bigInts && LOOKS_LIKE_JSON.test(text)) {
-    const json = tryJson(text);
+  if (!options.bigInts) {
+    const json = readJsonText(text);
     if (json instanceof RangeError)
       return err(`${file}: ${json.message}, which the API server's decoder refuses`);
     if (json !== undefined) return ok([{ file, index: 1, value: json.value }]);
@@ -53,17 +53,6 @@ export function parseDocuments(
     out.push({ file, index: i + 1, value });
   }
   return ok(out);
-}
-
-const LOOKS_LIKE_JSON = /^\s*[[{]/;
-
-/** The JSON value of `text`; a RangeError for a number beyond float64; undefined when it is not JSON. */
-function tryJson(text: string): { readonly value: unknown } | RangeError | undefined {
-  try {
-    return { value: parseJson(text) };
-  } catch (e) {
-    return e instanceof RangeError ? e : undefined;
-  }
 }
 
 /** Reads a file of one or more documents. */

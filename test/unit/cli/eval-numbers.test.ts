@@ -155,3 +155,41 @@ void test("a number beyond float64's range is an input error, as the API server'
     await removeTree(dir2);
   }
 });
+
+void test("celgate test reads a case's object and review files as eval reads them", async () => {
+  const suite = `apiVersion: celgate.dev/v1alpha1
+kind: PolicyTest
+policies: [policies.yaml]
+cases:
+  - name: json object
+    objectFile: widget.json
+    expect: { allowed: true }
+  - name: yaml object
+    objectFile: widget.yaml
+    expect: { allowed: true }
+  - name: inline object
+    object:
+      apiVersion: example.com/v1
+      kind: Widget
+      metadata: {name: w, namespace: team-a}
+      spec: {a: 9007199254740993, max: 9223372036854775807, over: 9223372036854775808}
+    expect: { allowed: true }
+  - name: saved review
+    reviewFile: review.json
+    expect: { allowed: true }
+`;
+  const dir2 = await tempTree({
+    "policies.yaml": POLICIES,
+    "widget.json": WIDGET_JSON,
+    "widget.yaml": WIDGET_YAML,
+    "review.json": REVIEW,
+    "numbers.test.yaml": suite,
+  });
+  try {
+    const r = await cli(["test", dir2]);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /4 passed, 0 failed/);
+  } finally {
+    await removeTree(dir2);
+  }
+});
