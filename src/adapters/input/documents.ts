@@ -6,7 +6,7 @@
 import { readFile } from "node:fs/promises";
 import { parseAllDocuments } from "yaml";
 import { err, ok, type Result } from "../../result.ts";
-import { EXACT_YAML_NUMBERS, readJsonText } from "../../yaml/json-numbers.ts";
+import { EXACT_YAML_NUMBERS, isJsonObject as isJsonMap, readJsonText } from "../../yaml/json-numbers.ts";
 
 export interface DataDocument {
   readonly file: string;
@@ -82,5 +82,5 @@ export async function readSingleDocument(
 }
 
 export function isJsonObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
+  return isJsonMap(v);
 }

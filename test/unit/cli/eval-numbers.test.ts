@@ -193,3 +193,14 @@ cases:
     await removeTree(dir2);
   }
 });
+
+void test("celgate expr reads --vars and batch lines as JSON is read everywhere else", async () => {
+  const expr = "x == 9007199254740993 && x != 9007199254740992 && type(y) == double";
+  const vars = '{"x": 9007199254740993, "y": 1.0}';
+  const one = await cli(["expr", expr, "--vars", vars]);
+  assert.equal(one.stdout.trim(), "true (bool)", one.stderr);
+  const batch = await cli(["expr", "--batch"], {
+    stdin: `{"expr": ${JSON.stringify(expr)}, "vars": ${vars}}\n`,
+  });
+  assert.match(batch.stdout, /"value":true/, batch.stdout + batch.stderr);
+});
