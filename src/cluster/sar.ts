@@ -20,10 +20,11 @@
  * requests by one user costs one SAR per distinct check. One review may send at most `budget` SARs,
  * each bounded by the review's deadline, after which checks answer with an error.
  *
- * Where the API server retries a failed call within the request (500 ms, ×1.5, jitter 0.2), a
+ * Where the API server retries a failed call within the request (its webhook retry backoff), a
  * review here cannot wait: a failed SAR (no answer, or an HTTP error) is remembered instead, and no
- * SAR is sent for anyone until its backoff has passed (500 ms, ×1.5 after each failure in a row, up
- * to 10 s; a success starts it over), and then one, whose outcome the others wait for. Meanwhile, and when a SAR fails, a check answers from its last
+ * SAR is sent for anyone until the same backoff has passed (`SAR_FAILURE_BACKOFF`, growing with each
+ * failure in a row, capped; a success starts it over), and then one, whose outcome the others wait
+ * for. Meanwhile, and when a SAR fails, a check answers from its last
  * answer if that is recent enough: an allow up to `staleAllowedMs` old (5 minutes, kube-apiserver's
  * --authorization-webhook-cache-authorized-ttl: what the API server itself trusts an allow for),
  * anything else up to `staleOtherMs` (30 s, its -unauthorized-ttl); else with the failure, an error
