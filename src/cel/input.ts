@@ -2,7 +2,11 @@
  * JSON ⇄ CEL values. Kubernetes decodes integral JSON numbers as int64 and the rest as float64;
  * `toCel` does the same, all at once, so a value handed to the public API comes back fully typed
  * (the engine skips it: runtime/values.ts reads JSON input lazily), and `toJson` turns any CEL value back
- * into JSON without losing precision (ints beyond 2^53 become decimal strings).
+ * into JSON without losing precision: an int beyond 2^53 becomes a decimal string, as cel-go writes
+ * it as a JSON value (common/types/int.go, ConvertToNative to structpb.Value: what the API server
+ * writes a JSONPatch value with), or with `exactInts` stays a bigint, as an ApplyConfiguration's
+ * Object keeps its int64 (ObjectVal.Value()), for a writer that writes bigints as numbers
+ * (yaml/json-numbers.ts stringifyJson).
  */
 import {
   CelMap,
@@ -10,6 +14,7 @@ import {
   CelType,
   type CelValue,
   Duration,
+  fromJson,
   isIntegral,
   isJsonMap,
   isPlainMap,
@@ -21,8 +26,19 @@ import {
 } from "./runtime/values.ts";
 import { formatRFC3339 } from "./go/time.ts";
 
-/** Converts parsed JSON (or YAML) into CEL values: integral numbers become int. */
+/**
+ * Converts parsed JSON (or YAML) into CEL values: integral numbers become int. A Number object (a
+ * float64 with an integral value, read exactly: yaml/json-numbers.ts) is a double; within a list
+ * or map it stays as it is, since a double 1 stored there as a number would read back as an int,
+ * and runtime/values.ts fromJson reads it as a double.
+ */
 export function toCel(v: unknown): CelValue {
+  if (v instanceof Number) return v.valueOf();
+  // A list's elements are read as they are: fromJson unwraps the Number objects, at any depth.
+  return Array.isArray(v) ? fromJson(convertJson(v)) : convertJson(v);
+}
+
+function convertJson(v: unknown): CelValue {
   switch (typeof v) {
     case "number":
       // Kubernetes decodes a JSON number as int64 when it is integral and fits, else as a double.
@@ -35,16 +51,17 @@ export function toCel(v: unknown): CelValue {
       return null;
     case "object": {
       if (v === null) return null;
+      if (v instanceof Number) return v as unknown as CelValue;
       if (Array.isArray(v)) {
         const out: CelValue[] = new Array(v.length);
-        for (let i = 0; i < v.length; i++) out[i] = toCel(v[i]);
+        for (let i = 0; i < v.length; i++) out[i] = convertJson(v[i]);
         return out;
       }
       // A map the evaluator built holds CEL values already (a double 2.0 must stay a double).
       if (isJsonMap(v)) {
         const out: Record<string, CelValue> = {};
         for (const k in v)
-          if (Object.hasOwn(v, k)) setMember(out, k, toCel((v as Record<string, unknown>)[k]));
+          if (Object.hasOwn(v, k)) setMember(out, k, convertJson((v as Record<string, unknown>)[k]));
         return out as JsonMap;
       }
       return v as CelValue;
@@ -56,8 +73,14 @@ export function toCel(v: unknown): CelValue {
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
-function intToJson(i: bigint): number | string {
-  return i <= MAX_SAFE && i >= -MAX_SAFE ? Number(i) : i.toString();
+function intToJson(i: bigint, exact: boolean): number | bigint | string {
+  if (i <= MAX_SAFE && i >= -MAX_SAFE) return Number(i);
+  return exact ? i : i.toString();
+}
+
+export interface ToJsonOptions {
+  /** Ints (and uints) beyond 2^53 stay bigints rather than becoming decimal strings. */
+  readonly exactInts?: boolean;
 }
 
 /** Seconds with up to nine fractional digits and an `s` suffix, as protobuf's JSON prints durations. */
@@ -81,8 +104,8 @@ function bytesToBase64(b: Uint8Array): string {
 }
 
 /** Renders a CEL value as JSON (the `celgate expr` output format and mutation results). */
-export function toJson(v: CelValue): unknown {
-  return toJsonAt(v, 0);
+export function toJson(v: CelValue, options: ToJsonOptions = {}): unknown {
+  return toJsonAt(v, 0, options.exactInts === true);
 }
 
 /**
@@ -91,33 +114,33 @@ export function toJson(v: CelValue): unknown {
  */
 const RECURSE_DEPTH = 256;
 
-function toJsonAt(v: CelValue, depth: number): unknown {
-  const scalar = scalarToJson(v);
+function toJsonAt(v: CelValue, depth: number, exact: boolean): unknown {
+  const scalar = scalarToJson(v, exact);
   if (scalar !== NESTED) return scalar;
-  if (depth >= RECURSE_DEPTH) return toJsonDeep(v);
+  if (depth >= RECURSE_DEPTH) return toJsonDeep(v, exact);
   const d = depth + 1;
-  if (Array.isArray(v)) return v.map((x) => toJsonAt(x, d));
+  if (Array.isArray(v)) return v.map((x) => toJsonAt(x, d, exact));
   if (isPlainMap(v)) {
     const out: Record<string, unknown> = {};
-    for (const k in v) if (Object.hasOwn(v, k)) setMember(out, k, toJsonAt(v[k] as CelValue, d));
+    for (const k in v) if (Object.hasOwn(v, k)) setMember(out, k, toJsonAt(v[k] as CelValue, d, exact));
     return out;
   }
   if (v instanceof CelMap) {
     const out: Record<string, unknown> = {};
-    for (const [k, val] of v.entries()) setMember(out, mapKeyToJson(k), toJsonAt(val, d));
+    for (const [k, val] of v.entries()) setMember(out, mapKeyToJson(k), toJsonAt(val, d, exact));
     return out;
   }
   const opt = v as Optional;
-  return { optional: true, value: toJsonAt(opt.value(), d) };
+  return { optional: true, value: toJsonAt(opt.value(), d, exact) };
 }
 
 /** What {@link scalarToJson} gives for a list, a map or an optional holding a value. */
 const NESTED: unique symbol = Symbol("nested");
 
-function scalarToJson(v: CelValue): unknown {
+function scalarToJson(v: CelValue, exact: boolean): unknown {
   switch (typeof v) {
     case "bigint":
-      return intToJson(v);
+      return intToJson(v, exact);
     case "number":
       return Number.isFinite(v) ? v : String(v);
     case "string":
@@ -126,7 +149,9 @@ function scalarToJson(v: CelValue): unknown {
     case "object": {
       if (v === null) return null;
       if (Array.isArray(v) || isPlainMap(v) || v instanceof CelMap) return NESTED;
-      if (v instanceof UInt) return intToJson(v.value);
+      // A JSON map's member read exactly: a float64 with an integral value (yaml/json-numbers.ts).
+      if (v instanceof Number) return v.valueOf();
+      if (v instanceof UInt) return intToJson(v.value, exact);
       if (v instanceof Uint8Array) return bytesToBase64(v);
       if (v instanceof Duration) return formatDuration(v);
       if (v instanceof Timestamp) return formatTimestamp(v);
@@ -172,7 +197,7 @@ function pendingOf(v: CelValue): Pending {
 }
 
 /** {@link toJson} of a container with an explicit stack: the same result at any depth. */
-function toJsonDeep(v: CelValue): unknown {
+function toJsonDeep(v: CelValue, exact: boolean): unknown {
   const root = pendingOf(v);
   const stack = [root];
   while (stack.length > 0) {
@@ -183,7 +208,7 @@ function toJsonDeep(v: CelValue): unknown {
     }
     const i = p.i++;
     const x = p.values[i] as CelValue;
-    let y = scalarToJson(x);
+    let y = scalarToJson(x, exact);
     if (y === NESTED) {
       const child = pendingOf(x);
       stack.push(child);

@@ -2,20 +2,23 @@
  * The connection to a Kubernetes API server, through the official client library
  * (`@kubernetes/client-node`): its `KubeConfig` reads a kubeconfig file or the in-cluster
  * ServiceAccount (token, CA, `KUBERNETES_SERVICE_HOST`) and does the authentication (tokens, client
- * certificates, exec plugins, OIDC, a rotating in-cluster token file); its `Watch` reads watch
- * streams. Lists, discovery and SubjectAccessReviews are plain JSON requests over that
- * configuration rather than the library's typed API classes: those decode objects into classes
- * (timestamps become `Date`s, unknown fields of custom resources are dropped), while policies must see
- * the objects exactly as the API server serves them, as they do in the API server.
+ * certificates, exec plugins, OIDC, a rotating in-cluster token file). Lists, watches, discovery and
+ * SubjectAccessReviews are plain JSON requests over that configuration rather than the library's
+ * typed API classes and `Watch`: those decode objects into classes (timestamps become `Date`s,
+ * unknown fields of custom resources are dropped) or with JSON.parse (an int64 beyond 2^53
+ * rounded), while policies must see the objects exactly as the API server serves them, as they do
+ * in the API server: numbers are read as its decoder reads them (yaml/json-numbers.ts).
  *
  * The library is loaded only when a cluster is used: importing it costs more than celgate's whole
  * cold start otherwise.
  */
 import { existsSync } from "node:fs";
-import { Agent as HttpAgent, request as httpRequest } from "node:http";
+import { Agent as HttpAgent, STATUS_CODES, request as httpRequest } from "node:http";
 import { Agent as HttpsAgent, type RequestOptions, request as httpsRequest } from "node:https";
+import { createInterface } from "node:readline";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { err, ok, type Result } from "../result.ts";
+import { parseJson } from "../yaml/json-numbers.ts";
 
 /** Where the in-cluster ServiceAccount credentials are mounted. */
 export const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
@@ -87,14 +90,6 @@ class KubeClient implements ApiClient {
   constructor(
     private readonly requestTimeoutMs: number,
     private readonly kc: KubeConfig,
-    private readonly watcher: {
-      watch(
-        path: string,
-        query: Record<string, string>,
-        cb: (type: string, obj: Record<string, unknown>) => void,
-        done: (e: unknown) => void,
-      ): Promise<AbortController>;
-    },
   ) {
     this.server = kc.getCurrentCluster()?.server ?? "";
     this.https = this.server.startsWith("https:");
@@ -119,6 +114,14 @@ class KubeClient implements ApiClient {
     return opts;
   }
 
+  /** The library's credentials as request headers. */
+  private headers(opts: RequestOptions): Record<string, string> {
+    const headers: Record<string, string> = { accept: "application/json" };
+    for (const [k, v] of Object.entries(opts.headers ?? {})) if (typeof v === "string") headers[k] = v;
+    if (opts.auth) headers.authorization = `Basic ${Buffer.from(opts.auth).toString("base64")}`;
+    return headers;
+  }
+
   async request(
     method: "GET" | "POST" | "PUT" | "DELETE",
     path: string,
@@ -128,9 +131,7 @@ class KubeClient implements ApiClient {
     const opts = await this.options();
     const url = new URL(this.server + path);
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const headers: Record<string, string> = { accept: "application/json" };
-    for (const [k, v] of Object.entries(opts.headers ?? {})) if (typeof v === "string") headers[k] = v;
-    if (opts.auth) headers.authorization = `Basic ${Buffer.from(opts.auth).toString("base64")}`;
+    const headers = this.headers(opts);
     if (payload !== undefined) {
       headers["content-type"] = "application/json";
       headers["content-length"] = String(Buffer.byteLength(payload));
@@ -154,7 +155,7 @@ class KubeClient implements ApiClient {
           const text = Buffer.concat(chunks).toString("utf8");
           let parsed: unknown = text;
           try {
-            parsed = text === "" ? undefined : JSON.parse(text);
+            parsed = text === "" ? undefined : parseJson(text);
           } catch {
             // Not JSON (a proxy's error page): the text is the body.
           }
@@ -170,19 +171,72 @@ class KubeClient implements ApiClient {
     });
   }
 
+  /**
+   * A watch stream, one JSON event a line; resolves once the response's headers arrived (or the
+   * request failed, which `onDone` is told). A line that is not a JSON event ends the stream with
+   * an error, so the reflector lists again rather than miss the change it carried.
+   */
   async watch(
     path: string,
     query: Readonly<Record<string, string>>,
     onEvent: (e: WatchEvent) => void,
     onDone: (error: (Error & { statusCode?: number }) | null) => void,
   ): Promise<WatchHandle> {
-    const controller = await this.watcher.watch(
-      path,
-      { ...query },
-      (type, object) => onEvent({ type, object }),
-      (e) => onDone(e === null || e === undefined ? null : (e as Error & { statusCode?: number })),
-    );
-    return { abort: () => controller.abort() };
+    const opts = await this.options();
+    const url = new URL(this.server + path);
+    url.searchParams.set("watch", "true");
+    for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
+    const send = this.https ? httpsRequest : httpRequest;
+    let ended = false;
+    const req = send(url, { method: "GET", headers: this.headers(opts), agent: this.agent });
+    const end = (error: (Error & { statusCode?: number }) | null): void => {
+      if (ended) return;
+      ended = true;
+      req.destroy();
+      onDone(error);
+    };
+    await new Promise<void>((opened) => {
+      req.on("error", (e) => {
+        end(e);
+        opened();
+      });
+      req.on("response", (res) => {
+        opened();
+        res.on("error", end);
+        if (res.statusCode !== 200) {
+          res.resume();
+          const status = res.statusCode ?? 0;
+          end(
+            Object.assign(new Error(res.statusMessage || STATUS_CODES[status] || "Internal Server Error"), {
+              statusCode: status,
+            }),
+          );
+          return;
+        }
+        res.on("end", () => end(null));
+        res.on("close", () => end(null));
+        const lines = createInterface({ input: res, crlfDelay: Number.POSITIVE_INFINITY });
+        // readline passes on the stream's errors, and an unheard one would end the process.
+        lines.on("error", end);
+        lines.on("line", (line) => {
+          if (ended || line.trim() === "") return;
+          let event: { type?: unknown; object?: unknown };
+          try {
+            event = parseJson(line) as typeof event;
+          } catch (e) {
+            end(new Error(`watch ${path}: an event that is not JSON (${(e as Error).message})`));
+            return;
+          }
+          if (typeof event?.type !== "string" || typeof event.object !== "object" || event.object === null) {
+            end(new Error(`watch ${path}: an event without a type and an object`));
+            return;
+          }
+          onEvent({ type: event.type, object: event.object as Record<string, unknown> });
+        });
+      });
+      req.end();
+    });
+    return { abort: () => end(new Error(`watch ${path}: aborted`)) };
   }
 }
 
@@ -208,5 +262,5 @@ export async function connect(options: ConnectOptions = {}): Promise<Connection>
   }
   const cluster = kc.getCurrentCluster();
   if (!cluster) return err(`kubeconfig ${options.kubeconfig ?? "(in-cluster)"}: no current cluster`);
-  return ok(new KubeClient(options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, kc, new lib.Watch(kc)));
+  return ok(new KubeClient(options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, kc));
 }

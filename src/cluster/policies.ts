@@ -18,6 +18,7 @@ import type { ApiClient } from "./client.ts";
 import { Discovery } from "./discovery.ts";
 import { type CacheObserver, type ClusterLog, NO_CACHE_OBSERVER, QUIET_LOG } from "./observe.ts";
 import { type KubeObject, Reflector, type ReflectorOptions } from "./reflector.ts";
+import { stringifyJson } from "../request/json-deep.ts";
 
 const GROUP = "admissionregistration.k8s.io";
 const VERSIONS = ["v1", "v1beta1", "v1alpha1"] as const;
@@ -53,7 +54,8 @@ function forParser(o: KubeObject): Record<string, unknown> {
 /** One object as the parser reads it (forParser's), parsed as a file named after it. */
 function parseForParser(f: Readonly<Record<string, unknown>>): Parsed {
   const name = `cluster:${String(f.kind)}/${(f.metadata as { name?: string } | undefined)?.name ?? ""}`;
-  return parsePolicyText(JSON.stringify(f, null, 1), name);
+  // stringifyJson: a watched object may hold an int64 beyond 2^53 (a bigint), written as its digits.
+  return parsePolicyText(stringifyJson(f, 1), name);
 }
 
 const parsedObjects = new WeakMap<KubeObject, Parsed>();

@@ -19,6 +19,7 @@
  * Where the schema cannot say what Go says (a named string type such as v1.Protocol prints as
  * `string`; Time's string parsing is not checked) the text is as close as the schema allows.
  */
+import { isJsonNumber, type JsonNumber } from "../yaml/json-numbers.ts";
 import { type KindSchema, refOf, type Schema } from "../kube/schemas/index.ts";
 import type { Write } from "./json-patch.ts";
 import { isObject } from "./json-values.ts";
@@ -100,12 +101,20 @@ function goType(kind: KindSchema, node: Schema): string {
 /** The JSON kind UnmarshalTypeError names: `string`, `number`, `bool`, `array`, `object`. */
 function jsonKind(v: unknown): string {
   if (Array.isArray(v)) return "array";
+  if (isJsonNumber(v)) return "number";
   if (typeof v === "object") return "object";
-  return typeof v === "boolean" ? "bool" : typeof v === "number" ? "number" : "string";
+  return typeof v === "boolean" ? "bool" : "string";
 }
 
-/** A number as the JSON text Go read (for `number 1.5`). */
-function numberText(n: number): string {
+/**
+ * A number as the JSON text Go read (for `number 1.5`). A Number object (a float64 written with a
+ * fraction or exponent, read exactly: yaml/json-numbers.ts) has lost its text; it is written as a
+ * float with one decimal, as `1.0` is the likeliest way it was written.
+ */
+function numberText(n: JsonNumber): string {
+  if (typeof n === "bigint") return String(n);
+  if (n instanceof Number)
+    return Number.isInteger(n.valueOf()) ? n.valueOf().toFixed(1) : String(n.valueOf());
   return JSON.stringify(n);
 }
 
@@ -117,7 +126,10 @@ function typeError(f: Findings, ctx: Context, value: string, type: string): void
       : `json: cannot unmarshal ${value} into Go value of type ${type}`;
 }
 
-function inIntRange(n: number, format: string | undefined): boolean {
+/** Whether Go decodes the number into an int32 or int64 field: an integer's text, in range. */
+function inIntRange(n: JsonNumber, format: string | undefined): boolean {
+  if (n instanceof Number) return false;
+  if (typeof n === "bigint") return format !== "int32";
   if (!Number.isInteger(n)) return false;
   if (format === "int32") return n >= -(2 ** 31) && n < 2 ** 31;
   return n >= -(2 ** 63) && n < 2 ** 63;
@@ -125,7 +137,7 @@ function inIntRange(n: number, format: string | undefined): boolean {
 
 /** Quantity.UnmarshalJSON (ParseQuantity's format and suffix checks). */
 function quantityError(v: unknown): string | undefined {
-  if (typeof v !== "string" && typeof v !== "number") return QUANTITY_FORMAT_ERROR;
+  if (typeof v !== "string" && !isJsonNumber(v)) return QUANTITY_FORMAT_ERROR;
   const text = (typeof v === "string" ? v : numberText(v)).trim();
   if (text === "0") return undefined;
   const m = QUANTITY_TEXT.exec(text);
@@ -136,7 +148,7 @@ function quantityError(v: unknown): string | undefined {
 /** IntOrString.UnmarshalJSON: a string, or json.Unmarshal into an int32. */
 function intOrStringError(v: unknown): string | undefined {
   if (typeof v === "string") return undefined;
-  if (typeof v === "number") {
+  if (isJsonNumber(v)) {
     if (inIntRange(v, "int32")) return undefined;
     return `json: cannot unmarshal number ${numberText(v)} into Go value of type int32`;
   }
@@ -189,11 +201,11 @@ function check(kind: KindSchema, node: Schema, v: unknown, ctx: Context, f: Find
       if (typeof v !== "string") typeError(f, ctx, jsonKind(v), goType(kind, node));
       return;
     case "integer":
-      if (typeof v !== "number") typeError(f, ctx, jsonKind(v), goType(kind, node));
+      if (!isJsonNumber(v)) typeError(f, ctx, jsonKind(v), goType(kind, node));
       else if (!inIntRange(v, s.format)) typeError(f, ctx, `number ${numberText(v)}`, goType(kind, node));
       return;
     case "number":
-      if (typeof v !== "number") typeError(f, ctx, jsonKind(v), goType(kind, node));
+      if (!isJsonNumber(v)) typeError(f, ctx, jsonKind(v), goType(kind, node));
       return;
     case "boolean":
       if (typeof v !== "boolean") typeError(f, ctx, jsonKind(v), goType(kind, node));

@@ -7,6 +7,7 @@
  * walks a map in Go's (random) order, which here is the object's key order.
  */
 import { formatFloat, goQuote as quote } from "../cel/index.ts";
+import { isJsonNumber, isJsonObject, type JsonNumber } from "../yaml/json-numbers.ts";
 
 /** Whether the API server's JSON decoding gives this number as an int64 (else a float64). */
 function isInt64(n: number): boolean {
@@ -14,18 +15,23 @@ function isInt64(n: number): boolean {
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
+  return isJsonObject(v);
 }
 
-/** fmt's %v of a number: an int64 in decimal, a float64 as %g with the shortest digits. */
-function goNumber(n: number): string {
+/**
+ * fmt's %v of a number: an int64 in decimal, a float64 as %g with the shortest digits. A bigint is
+ * an int64, a Number object a float64 (read exactly: yaml/json-numbers.ts).
+ */
+function goNumber(n: JsonNumber): string {
+  if (typeof n === "bigint") return String(n);
+  if (n instanceof Number) return formatFloat(n.valueOf(), "g", -1);
   return isInt64(n) ? String(n) : formatFloat(n, "g", -1);
 }
 
 /** fmt's %v of an unstructured value (`map[a:1 b:[x y]]`, `<nil>`). */
 export function goV(v: unknown): string {
   if (v === null || v === undefined) return "<nil>";
-  if (typeof v === "number") return goNumber(v);
+  if (isJsonNumber(v)) return goNumber(v);
   if (typeof v === "string") return v;
   if (typeof v === "boolean") return String(v);
   if (Array.isArray(v)) return `[${v.map(goV).join(" ")}]`;
@@ -39,7 +45,7 @@ export function goV(v: unknown): string {
 /** fmt's %#v of an unstructured value held in an interface{} (`map[string]interface {}{"a":1}`). */
 export function goSharpV(v: unknown): string {
   if (v === null || v === undefined) return "interface {}(nil)";
-  if (typeof v === "number") return goNumber(v);
+  if (isJsonNumber(v)) return goNumber(v);
   if (typeof v === "string") return quote(v);
   if (typeof v === "boolean") return String(v);
   if (Array.isArray(v)) return `[]interface {}{${v.map(goSharpV).join(", ")}}`;
@@ -54,6 +60,8 @@ export function goSharpV(v: unknown): string {
 export function goType(v: unknown): string {
   if (v === null || v === undefined) return "<nil>";
   if (typeof v === "number") return isInt64(v) ? "int64" : "float64";
+  if (typeof v === "bigint") return "int64";
+  if (v instanceof Number) return "float64";
   if (typeof v === "string") return "string";
   if (typeof v === "boolean") return "bool";
   return Array.isArray(v) ? "[]interface {}" : "map[string]interface {}";
@@ -72,7 +80,7 @@ export function smdValueSharpV(v: unknown): string {
 /** structured-merge-diff value.ToString: strings quoted, lists `[a,b]`, maps `k=v` run together. */
 export function smdToString(v: unknown): string {
   if (v === null || v === undefined) return "null";
-  if (typeof v === "number") return goNumber(v);
+  if (isJsonNumber(v)) return goNumber(v);
   if (typeof v === "string") return quote(v);
   if (typeof v === "boolean") return String(v);
   if (Array.isArray(v)) return `[${v.map(smdToString).join(",")}]`;

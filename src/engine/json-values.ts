@@ -1,9 +1,11 @@
 /** Small helpers on JSON values that the mutation modules share. */
+import { isJsonNumber, isJsonObject, jsonNumbersEqual } from "../yaml/json-numbers.ts";
 
 export type JsonObject = Record<string, unknown>;
 
+/** A JSON object; a Number object (a float64 read exactly: yaml/json-numbers.ts) is a number. */
 export function isObject(v: unknown): v is JsonObject {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
+  return isJsonObject(v);
 }
 
 /** Deep equality of JSON values (key order does not matter; an undefined member is absent). */
@@ -15,6 +17,10 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
     const y = pending.pop();
     const x = pending.pop();
     if (x === y) continue;
+    if (isJsonNumber(x) || isJsonNumber(y)) {
+      if (isJsonNumber(x) && isJsonNumber(y) && jsonNumbersEqual(x, y)) continue;
+      return false;
+    }
     if (Array.isArray(x) || Array.isArray(y)) {
       if (!Array.isArray(x) || !Array.isArray(y) || x.length !== y.length) return false;
       for (let i = x.length - 1; i >= 0; i--) pending.push(x[i], y[i]);

@@ -19,6 +19,8 @@
  */
 import type { ListNode, MapNode, MergeNode, ScalarKind, ScalarNode } from "../kube/schemas/index.ts";
 import { goType, smdToString, smdValueSharpV, smdValueV } from "./go-format.ts";
+import { stringifyJson } from "../request/json-deep.ts";
+import { isJsonNumber, isJsonObject } from "../yaml/json-numbers.ts";
 
 /** One of SMD's ValidationErrors: the path of PathElement strings down to the value, and what is wrong. */
 export interface TypedError {
@@ -39,7 +41,7 @@ export type Part = MapNode | ListNode | ScalarNode;
 const UNTYPED_SCALAR: ScalarNode = Object.freeze({ kind: "scalar", scalar: "untyped" });
 
 function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
+  return isJsonObject(v);
 }
 
 /** The map part of a node's atom, if it has one. */
@@ -75,13 +77,13 @@ export function scalarError(kind: ScalarKind, v: unknown): string | undefined {
   const t = typeof v;
   switch (kind) {
     case "numeric":
-      return t === "number" ? undefined : `expected numeric (int or float), got ${goType(v)}`;
+      return isJsonNumber(v) ? undefined : `expected numeric (int or float), got ${goType(v)}`;
     case "string":
       return t === "string" ? undefined : `expected string, got ${smdValueSharpV(v)}`;
     case "boolean":
       return t === "boolean" ? undefined : `expected boolean, got ${smdValueV(v)}`;
     case "untyped":
-      return t === "number" || t === "string" || t === "boolean"
+      return isJsonNumber(v) || t === "string" || t === "boolean"
         ? undefined
         : `expected any scalar, got ${smdValueV(v)}`;
   }
@@ -125,7 +127,7 @@ export function itemKey(list: ListNode, item: unknown): ItemKey {
     if (Array.isArray(item)) return { error: "not supported: associative list with lists as elements" };
     if (item === null)
       return { error: "associative list without keys has an element that's an explicit null" };
-    return JSON.stringify(item);
+    return stringifyJson(item);
   }
   if (item === null) return { error: "associative list with keys may not have a null element" };
   if (!isObject(item)) return { error: "associative list with keys may not have non-map elements" };
@@ -146,7 +148,7 @@ export function itemKey(list: ListNode, item: unknown): ItemKey {
     // A key with neither value nor default is left out: a key list where it is set is another element.
     if (v === undefined) continue;
     found = true;
-    id += `${name}\u0000${JSON.stringify(v)}\u0001`;
+    id += `${name}\u0000${stringifyJson(v)}\u0001`;
   }
   if (!found)
     return {

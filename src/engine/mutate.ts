@@ -143,7 +143,9 @@ export function applyMutation(
   result: CelValue,
   kind?: KindMerge,
 ): Result<AppliedMutation, MutationFailure> {
-  const value = toJson(result);
+  // A JSONPatch value is written as cel-go writes a JSON value (an int beyond 2^53 as a string);
+  // an ApplyConfiguration's Object keeps its int64s (patch/json_patch.go, patch/smd.go).
+  const value = toJson(result, { exactInts: patchType === "ApplyConfiguration" });
   if (patchType === "ApplyConfiguration") {
     if (!isObject(value))
       return failure(

@@ -9,12 +9,13 @@
  * `add /spec/tolerations []` then `add /spec/tolerations/- {...}` as one `add` of the list: the form a
  * person would write in a test's expected patch.
  */
+import { isJsonObject } from "../yaml/json-numbers.ts";
 import type { JsonPatchOp } from "./types.ts";
 
 type JsonObject = Record<string, unknown>;
 
 function isObject(v: unknown): v is JsonObject {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
+  return isJsonObject(v);
 }
 
 function unescapeToken(segment: string): string {

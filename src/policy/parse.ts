@@ -9,6 +9,7 @@
  * CEL expressions are only checked to be non-empty strings here; the CEL compiler checks the rest.
  */
 import { isMap, isScalar, isSeq, LineCounter, parseAllDocuments, visit } from "yaml";
+import { EXACT_YAML_NUMBERS } from "../yaml/json-numbers.ts";
 import type { Document, YAMLError, YAMLMap } from "yaml";
 import type { Diagnostic, DiagnosticSeverity } from "../errors.ts";
 import { aliasExcessMessage, checkAliases } from "../yaml/aliases.ts";
@@ -224,7 +225,7 @@ export function parsePolicyText(text: string, file: string): { set: PolicySet; d
   const positions = new TextPositions(file, lineCounter, text);
   const diagnostics: Diagnostic[] = [];
   const out: Collected = { policies: [], bindings: [], resources: [], rejectedBindings: [] };
-  const docs = parseAllDocuments(text, { lineCounter, prettyErrors: true });
+  const docs = parseAllDocuments(text, { lineCounter, prettyErrors: true, ...EXACT_YAML_NUMBERS });
   for (const doc of Array.isArray(docs) ? docs : []) {
     const syntax = (e: YAMLError, severity: DiagnosticSeverity): void => {
       const { message, detail } = splitYamlMessage(e.message);

@@ -1,5 +1,6 @@
 /**
- * Copying and writing JSON values of any depth. Request data nests as deep as the API server's
+ * Copying and writing JSON values of any depth, with numbers as yaml/json-numbers.ts reads them (a
+ * bigint for an int64 beyond 2^53, a Number object for an integral float64), which are scalars here. Request data nests as deep as the API server's
  * decoder allows (10,000 levels), deeper than the native `structuredClone` and `JSON.stringify`
  * recurse before V8's stack runs out (a few thousand levels on the main thread). Each helper runs
  * the native one, which is fast and enough for every ordinary object, and only when that runs out
@@ -25,8 +26,9 @@ function frameOf(v: object): Frame {
   return { values: keys.map((k) => record[k]), keys, i: 0 };
 }
 
+/** An array or a map: a Number object (a float64 read exactly) is a scalar. */
 function isContainer(v: unknown): v is object {
-  return typeof v === "object" && v !== null;
+  return typeof v === "object" && v !== null && !(v instanceof Number);
 }
 
 /** Sets a member, `__proto__` included (as an own member, never the prototype). */
@@ -74,22 +76,39 @@ function cloneDeep(value: unknown): unknown {
   return root;
 }
 
-/** JSON text of a JSON value, exactly as JSON.stringify writes it (no indentation). */
-export function stringifyJson(value: unknown): string {
+function isBigIntRefusal(e: unknown): boolean {
+  return e instanceof TypeError && /BigInt/i.test(e.message);
+}
+
+/**
+ * JSON text of a JSON value, as JSON.stringify writes it (with `space`, indented as it indents), and
+ * a bigint written as its digits, which JSON.stringify refuses. The native writer runs first; a
+ * value too deep for it or holding a bigint is written by the explicit-stack writer.
+ */
+export function stringifyJson(value: unknown, space?: number): string {
   try {
-    return JSON.stringify(value);
+    return JSON.stringify(value, null, space);
   } catch (e) {
-    if (!isStackOverflow(e)) throw e;
-    return stringifyDeep(value);
+    if (!isStackOverflow(e) && !isBigIntRefusal(e)) throw e;
+    return stringifyDeep(value, space ?? 0);
   }
+}
+
+/** A scalar as JSON.stringify writes it, a bigint as its digits; undefined for an absent member. */
+function scalarText(v: unknown): string | undefined {
+  return typeof v === "bigint" ? v.toString() : JSON.stringify(v);
 }
 
 /**
  * JSON.stringify's output with an explicit stack: members whose value is undefined (or a function)
- * are left out of objects and written as null in arrays; scalars are written by JSON.stringify.
+ * are left out of objects and written as null in arrays; scalars are written by JSON.stringify,
+ * bigints as their digits; `space` indents as JSON.stringify's `space` does.
  */
-function stringifyDeep(value: unknown): string {
-  if (!isContainer(value)) return JSON.stringify(value);
+function stringifyDeep(value: unknown, space: number): string {
+  if (!isContainer(value) || typeof (value as { toJSON?: unknown }).toJSON === "function")
+    return scalarText(value) ?? "null";
+  const unit = " ".repeat(Math.min(10, Math.max(0, Math.trunc(space))));
+  const newline = (depth: number): string => (unit === "" ? "" : `\n${unit.repeat(depth)}`);
   const parts: string[] = [];
   const stack: (Frame & { wrote: boolean })[] = [];
   const open = (v: object): void => {
@@ -100,8 +119,9 @@ function stringifyDeep(value: unknown): string {
   while (stack.length > 0) {
     const f = stack[stack.length - 1] as Frame & { wrote: boolean };
     if (f.i === f.values.length) {
-      parts.push(f.keys === undefined ? "]" : "}");
       stack.pop();
+      if (f.wrote) parts.push(newline(stack.length));
+      parts.push(f.keys === undefined ? "]" : "}");
       continue;
     }
     const i = f.i++;
@@ -110,9 +130,10 @@ function stringifyDeep(value: unknown): string {
     if (f.keys !== undefined && absent) continue;
     if (f.wrote) parts.push(",");
     f.wrote = true;
-    if (f.keys !== undefined) parts.push(`${JSON.stringify(f.keys[i])}:`);
+    parts.push(newline(stack.length));
+    if (f.keys !== undefined) parts.push(`${JSON.stringify(f.keys[i])}:${unit === "" ? "" : " "}`);
     if (isContainer(v) && typeof (v as { toJSON?: unknown }).toJSON !== "function") open(v);
-    else parts.push(absent ? "null" : (JSON.stringify(v) as string));
+    else parts.push(absent ? "null" : (scalarText(v) ?? "null"));
   }
   return parts.join("");
 }

@@ -6,6 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import type { PolicySet } from "../policy/types.ts";
+import { stringifyJson } from "../request/json-deep.ts";
 import type { Pause } from "./slices.ts";
 
 /** One object of a set: `Kind/name`, or `Kind/namespace/name` for a namespaced object. */
@@ -35,9 +36,9 @@ export interface InventoryChanges {
  * down (a param's data) is the user's and counts.
  */
 function digestOf(object: object): string {
-  const json = JSON.stringify(object, function (this: unknown, key: string, value: unknown) {
-    return this === object && key === "source" ? undefined : value;
-  });
+  // stringifyJson: a param read from YAML may hold an int64 beyond 2^53 (a bigint).
+  const { source: _source, ...rest } = object as { source?: unknown };
+  const json = stringifyJson(rest);
   return createHash("sha256").update(json).digest("hex");
 }
 

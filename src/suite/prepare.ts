@@ -6,6 +6,7 @@
 import { parseAllDocuments } from "yaml";
 import type { Diagnostic } from "../errors.ts";
 import { aliasExcessMessage, checkAliases } from "../yaml/aliases.ts";
+import { EXACT_YAML_NUMBERS, readJsonText } from "../yaml/json-numbers.ts";
 import {
   buildRequest,
   type DefaultedField,
@@ -169,16 +170,24 @@ export async function prepareReviewCase(
   if (!decodeReview) return fail("reviewFile cases need a runner that reads AdmissionReviews");
   const text = await reader.readText(file.resolved);
   if (!text.ok) return fail(`cannot read ${file.written}: ${text.error}`);
-  const docs = parseAllDocuments(text.value).filter((d) => d.contents !== null || d.errors.length);
+  // JSON as the webhook reads a body (an int64 exactly, 1.0 a double); YAML as kubectl converts it.
+  const json = readJsonText(text.value);
+  if (json instanceof RangeError) return fail(`${file.written}: ${json.message}`);
+  const docs =
+    json !== undefined
+      ? []
+      : parseAllDocuments(text.value, EXACT_YAML_NUMBERS).filter(
+          (d) => d.contents !== null || d.errors.length,
+        );
   const problem = docs.flatMap((d) => d.errors)[0];
   if (problem) return fail(`${file.written}: not valid YAML or JSON: ${problem.message.split("\n")[0]}`);
-  if (docs.length !== 1)
+  if (json === undefined && docs.length !== 1)
     return fail(`${file.written}: expected one AdmissionReview, found ${docs.length} documents`);
   const doc = docs[0];
   const excess = doc === undefined ? undefined : checkAliases(doc);
   if (excess !== undefined) return fail(`${file.written}: ${aliasExcessMessage(excess)}`);
   // Bounded by checkAliases, by Kubernetes' rule rather than the yaml package's fixed count (which throws).
-  const decoded = decodeReview(doc?.toJS({ maxAliasCount: -1 }));
+  const decoded = decodeReview(json !== undefined ? json.value : doc?.toJS({ maxAliasCount: -1 }));
   if (!decoded.ok) return fail(`${file.written}: ${decoded.error}`);
   const request = decoded.value;
   if (!checkNamespaceObject(suite, c, request, diagnostics)) return undefined;

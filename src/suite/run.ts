@@ -9,6 +9,7 @@
  * something other than what the test says.
  */
 import { parseAllDocuments } from "yaml";
+import { EXACT_YAML_NUMBERS, readJsonText } from "../yaml/json-numbers.ts";
 import { type DefaultedField, type ResourceRef, resourceRef } from "../engine/request.ts";
 import { type AuthorizerCheck, type CelExtras, compileRegex, tableAuthorizer } from "../cel/index.ts";
 import { type CompiledPolicySet, compilePolicySet } from "../compile/policy.ts";
@@ -131,7 +132,23 @@ async function readObjectFile(
 ): Promise<{ ok: true; value: JsonObject } | { ok: false; error: string }> {
   const text = await reader.readText(path);
   if (!text.ok) return { ok: false, error: `cannot read ${path}: ${text.error}` };
-  const parsed = parseAllDocuments(text.value);
+  // JSON as the API server's decoder reads it (an int64 exactly, 1.0 a double), as eval reads it.
+  const json = readJsonText(text.value);
+  if (json instanceof RangeError) return { ok: false, error: `${path}: ${json.message}` };
+  const read =
+    json === undefined ? readYamlObject(text.value, path) : { ok: true as const, value: json.value };
+  if (!read.ok) return read;
+  const ref = resourceRef(read.value, path);
+  if (!ref.ok) return { ok: false, error: ref.error };
+  return { ok: true, value: read.value as JsonObject };
+}
+
+/** The one YAML document of an object file, its integers as kubectl delivers them (exactYamlInts). */
+function readYamlObject(
+  text: string,
+  path: string,
+): { ok: true; value: unknown } | { ok: false; error: string } {
+  const parsed = parseAllDocuments(text, EXACT_YAML_NUMBERS);
   const docs = (Array.isArray(parsed) ? parsed : []).filter((d) => d.contents !== null || d.errors.length);
   for (const d of docs) {
     const e = d.errors[0];
@@ -143,15 +160,11 @@ async function readObjectFile(
   }
   if (docs.length !== 1)
     return { ok: false, error: `${path}: expected one YAML or JSON document, found ${docs.length}` };
-  let value: unknown;
   try {
-    value = docs[0]?.toJS();
+    return { ok: true, value: docs[0]?.toJS() };
   } catch (e) {
     return { ok: false, error: `${path}: ${e instanceof Error ? e.message : String(e)}` };
   }
-  const ref = resourceRef(value, path);
-  if (!ref.ok) return { ok: false, error: ref.error };
-  return { ok: true, value: value as JsonObject };
 }
 
 export interface Loaded {

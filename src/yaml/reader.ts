@@ -8,6 +8,7 @@
  * Pure: no filesystem. Aliases are resolved wherever a value is read.
  */
 import { isMap, isScalar, isSeq, LineCounter, parseAllDocuments, Scalar } from "yaml";
+import { EXACT_YAML_NUMBERS } from "./json-numbers.ts";
 import type { Document, Node, YAMLMap, YAMLSeq } from "yaml";
 import type { Diagnostic, DiagnosticCode, DiagnosticSeverity, SourceLocation } from "../errors.ts";
 import { childPath, resolveAlias, TextPositions, type YamlSourceMap } from "./source-map.ts";
@@ -276,6 +277,6 @@ export function readDocuments(
 ): { docs: Document.Parsed[]; positions: TextPositions } {
   const lineCounter = new LineCounter();
   const positions = new TextPositions(file, lineCounter, text);
-  const parsed = parseAllDocuments(text, { lineCounter, prettyErrors: true });
+  const parsed = parseAllDocuments(text, { lineCounter, prettyErrors: true, ...EXACT_YAML_NUMBERS });
   return { docs: Array.isArray(parsed) ? parsed : [], positions };
 }

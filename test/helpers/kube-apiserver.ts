@@ -28,6 +28,7 @@ import { createServer, type Server } from "node:https";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Server as TcpServer, Socket } from "node:net";
 import { generateCertificate } from "../../src/adapters/server/tls.ts";
+import { stringifyJson } from "../../src/request/json-deep.ts";
 import { FaultGate } from "./kube-apiserver-faults.ts";
 import {
   apiVersionOf,
@@ -355,15 +356,16 @@ export class KubeApiServer {
     return o.apiVersion === apiVersionOf(t) ? o : { ...o, apiVersion: apiVersionOf(t) };
   }
 
+  // Written as the API server's Go encoder writes them: an int64 (a bigint here) as its digits.
   private writeEvent(res: ServerResponse, event: { type: string; object: unknown }): void {
-    const line = `${JSON.stringify(event)}\n`;
+    const line = `${stringifyJson(event)}\n`;
     this.gate.whenAwake(() => {
       if (!res.writableEnded && !res.destroyed) res.write(line);
     });
   }
 
   private send(res: ServerResponse, code: number, body: unknown): void {
-    const text = JSON.stringify(body);
+    const text = stringifyJson(body);
     res.writeHead(code, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
     res.end(text);
   }

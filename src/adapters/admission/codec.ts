@@ -367,6 +367,8 @@ export function encodePatch(ops: readonly JsonPatchOp[]): string {
     ...(o.from !== undefined ? { from: o.from } : {}),
     ...("value" in o && o.op !== "remove" && o.op !== "move" && o.op !== "copy" ? { value: o.value } : {}),
   }));
+  // stringifyJson: a value may nest past JSON.stringify's stack, or hold an int64 beyond 2^53 (a
+  // bigint), written as its digits.
   return Buffer.from(stringifyJson(clean), "utf8").toString("base64");
 }
 

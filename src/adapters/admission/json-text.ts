@@ -7,6 +7,7 @@
  * depth every walk over request data must handle.
  */
 import { err, ok, type Result } from "../../result.ts";
+import { parseJson } from "../../yaml/json-numbers.ts";
 
 /** The deepest nesting Go's JSON decoder accepts (encoding/json's maxNestingDepth). */
 export const MAX_OBJECT_DEPTH = 10_000;
@@ -55,12 +56,16 @@ function stringEnd(text: string, open: number): number {
 export const NOT_JSON = "request body is not valid JSON";
 export const TOO_DEEP = `request body nests deeper than ${MAX_REVIEW_DEPTH} levels: the API server decodes no object nested more than ${MAX_OBJECT_DEPTH} levels deep`;
 
-/** An AdmissionReview body's text parsed, or why it is refused. */
+/**
+ * An AdmissionReview body's text parsed, or why it is refused. Numbers are read as the API server's
+ * decoder reads them (yaml/json-numbers.ts: an int64 beyond 2^53 exactly, `1.0` a float64); a
+ * number beyond float64's range is refused, as that decoder refuses it.
+ */
 export function parseReviewText(text: string): Result<unknown, string> {
   if (nestsDeeperThan(text, MAX_REVIEW_DEPTH)) return err(TOO_DEEP);
   try {
-    return ok(JSON.parse(text));
-  } catch {
-    return err(NOT_JSON);
+    return ok(parseJson(text));
+  } catch (e) {
+    return err(e instanceof RangeError ? `${NOT_JSON}: ${e.message}` : NOT_JSON);
   }
 }

@@ -5,6 +5,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { parseAllDocuments } from "yaml";
+import { EXACT_YAML_NUMBERS } from "../../yaml/json-numbers.ts";
 import type { Diagnostic } from "../../errors.ts";
 import { buildRequest, expandLists, resourceRef } from "../../engine/request.ts";
 import { KindScopes } from "../../kube/scope.ts";
@@ -27,7 +28,7 @@ function isObject(v: unknown): v is Json {
 /** The objects of a YAML or JSON file, Lists opened; undefined when it does not read. */
 async function readObjectsFile(path: string): Promise<Json[] | undefined> {
   try {
-    const docs = parseAllDocuments(await readFile(path, "utf8"));
+    const docs = parseAllDocuments(await readFile(path, "utf8"), EXACT_YAML_NUMBERS);
     if (docs.some((d) => d.errors.length > 0)) return undefined;
     return docs.flatMap((d) => expandLists(d.toJS())).filter(isObject);
   } catch {

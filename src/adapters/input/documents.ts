@@ -9,6 +9,7 @@ import { LineCounter, parseAllDocuments } from "yaml";
 import { err, ok, type Result } from "../../result.ts";
 import { listPolicyFiles } from "../../sources/files.ts";
 import { aliasExcessMessage, checkAliases } from "../../yaml/aliases.ts";
+import { EXACT_YAML_NUMBERS, isJsonObject as isJsonMap, readJsonText } from "../../yaml/json-numbers.ts";
 
 export interface DataDocument {
   readonly file: string;
@@ -22,14 +23,26 @@ export interface ParseOptions {
   readonly bigInts?: boolean;
 }
 
-/** Parses YAML/JSON text into its non-empty documents. */
+/**
+ * Parses YAML/JSON text into its non-empty documents. JSON text is read as the API server's decoder
+ * reads it (an int64 exactly, `1.0` a double: yaml/json-numbers.ts), so a saved AdmissionReview
+ * reads as the webhook reads its body; YAML's integers as kubectl's YAML to JSON conversion gives
+ * them (exactYamlInts). JSON that does not parse goes to the YAML parser, which says where it fails.
+ */
 export function parseDocuments(
   text: string,
   file: string,
   options: ParseOptions = {},
 ): Result<DataDocument[], string> {
+  if (!options.bigInts) {
+    const json = readJsonText(text);
+    if (json instanceof RangeError)
+      return err(`${file}: ${json.message}, which the API server's decoder refuses`);
+    if (json !== undefined) return ok([{ file, index: 1, value: json.value }]);
+  }
   const lineCounter = new LineCounter();
-  const docs = parseAllDocuments(text, { intAsBigInt: options.bigInts ?? false, lineCounter });
+  const numbers = options.bigInts ? { intAsBigInt: true } : EXACT_YAML_NUMBERS;
+  const docs = parseAllDocuments(text, { ...numbers, lineCounter });
   if (!Array.isArray(docs)) return ok([]);
   const out: DataDocument[] = [];
   for (const [i, doc] of docs.entries()) {
@@ -100,5 +113,5 @@ export async function dataFiles(path: string, shown: string): Promise<Result<Dat
 }
 
 export function isJsonObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
+  return isJsonMap(v);
 }

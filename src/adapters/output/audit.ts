@@ -17,6 +17,7 @@
 import { stringify as yamlStringify } from "yaml";
 import type { ResourceRef } from "../../engine/request.ts";
 import type { PolicyResult } from "../../engine/types.ts";
+import { stringifyJson } from "../../request/json-deep.ts";
 
 export type AuditResult = "pass" | "fail" | "warn" | "error" | "skip";
 export const AUDIT_RESULTS: readonly AuditResult[] = ["pass", "fail", "warn", "error", "skip"];
@@ -129,7 +130,7 @@ export class AuditTally {
           result,
           message: messageOf(r),
           object: index,
-          ...(patch ? { patch: JSON.stringify(patch) } : {}),
+          ...(patch ? { patch: stringifyJson(patch) } : {}),
         });
       }
     }
@@ -180,7 +181,7 @@ export class AuditTally {
   }
 
   json(): string {
-    return `${JSON.stringify(this.data(), null, 2)}\n`;
+    return `${stringifyJson(this.data(), 2)}\n`;
   }
 
   yaml(): string {

@@ -9,6 +9,7 @@ import { stringify as yamlStringify } from "yaml";
 import type { DefaultedField, ResourceRef } from "../../engine/request.ts";
 import type { AdmissionDecision, JsonPatchOp, PolicyResult, TraceStep } from "../../engine/types.ts";
 import type { AdmissionRequest } from "../../request/types.ts";
+import { stringifyJson } from "../../request/json-deep.ts";
 
 export type { DefaultedField, ResourceRef };
 
@@ -216,9 +217,9 @@ export function formatResultsJson(
   evs: readonly ResourceEvaluation[],
   options: { explain?: boolean } = {},
 ): string {
-  return `${JSON.stringify(
+  // A patch or an object may hold an int64 beyond 2^53 (a bigint), written as its digits.
+  return `${stringifyJson(
     evs.map((e) => resourceReport(e, options)),
-    null,
     2,
   )}\n`;
 }

@@ -11,6 +11,7 @@ import { formatDiagnostics, plural } from "./diagnostics.ts";
 import type { CaseResult, Mismatch, SuiteResult } from "../../suite/run.ts";
 import { lineDiff } from "./diff.ts";
 import { formatResultsTable, type ResourceEvaluation, resultEntries } from "./results.ts";
+import { stringifyJson } from "../../request/json-deep.ts";
 
 export interface SuiteSummary {
   readonly passed: number;
@@ -50,7 +51,7 @@ const YAML_OPTIONS = { aliasDuplicateObjects: false, lineWidth: 0 } as const;
 
 function compact(v: unknown): string {
   if (v === null || v === undefined) return "(none)";
-  return JSON.stringify(v) ?? String(v);
+  return v === undefined ? String(v) : stringifyJson(v);
 }
 
 function yamlLines(v: unknown): string {
@@ -170,7 +171,7 @@ export function formatSuiteText(suites: readonly SuiteResult[], options: TextOpt
 /** The machine form: every suite, every case, what was expected and what happened. */
 export function formatSuiteJson(suites: readonly SuiteResult[]): string {
   const sum = summarize(suites);
-  return `${JSON.stringify(
+  return `${stringifyJson(
     {
       suites: suites.map((s) => ({
         file: s.file,
@@ -195,7 +196,6 @@ export function formatSuiteJson(suites: readonly SuiteResult[]): string {
       })),
       summary: sum,
     },
-    null,
     2,
   )}\n`;
 }

@@ -5,10 +5,10 @@
  */
 import type { TraceStep } from "../../engine/types.ts";
 import type { DefaultedField } from "./entries.ts";
+import { stringifyJson } from "../../request/json-deep.ts";
 
 export function compact(v: unknown): string {
-  const s = JSON.stringify(v);
-  return s === undefined ? "undefined" : s;
+  return v === undefined ? "undefined" : stringifyJson(v);
 }
 
 /** `object.spec.replicas = 1`, `object.spec.sessionAffinityConfig removed`. */

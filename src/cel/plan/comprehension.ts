@@ -191,7 +191,7 @@ function emitLoop(g: PlanGen, l: Loop): string {
   const raw = range.emitList ? g.temp() : "";
   const element = (slot: string): string =>
     raw
-      ? `${raw} = ${r}[${i}]; if (typeof ${raw} === "number" || ${raw} === undefined || Array.isArray(${raw})) ${raw} = ${g.h.fromJson}(${raw}); ${slot} = ${raw};`
+      ? `${raw} = ${r}[${i}]; if (typeof ${raw} === "number" || ${raw} === undefined || Array.isArray(${raw}) || ${raw} instanceof Number) ${raw} = ${g.h.fromJson}(${raw}); ${slot} = ${raw};`
       : `${slot} = ${r}[${i}];`;
   g.line(`${keys} = undefined;`);
   g.line(

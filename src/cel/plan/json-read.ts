@@ -48,7 +48,7 @@ export function emitJsonRead(g: PlanGen, v: string, field: string, out: string):
 
 /**
  * `out = <member field of the map v>`, undefined when absent (plainGet). `convert`: "json" turns a
- * JSON number or array into its CEL value, "keepArray" only a number (Compiled.emitList), "none"
+ * JSON number (or Number object) or array into its CEL value, "keepArray" only a number (Compiled.emitList), "none"
  * nothing (a built map's members are CEL values already).
  */
 export function emitMemberRead(
@@ -59,8 +59,11 @@ export function emitMemberRead(
   convert: "json" | "keepArray" | "none",
 ): string {
   const key = JSON.stringify(field);
+  // A Number object is a float64 with an integral value, read exactly (runtime/values.ts fromJson).
   const test =
-    convert === "json" ? `typeof ${out} === "number" || Array.isArray(${out})` : `typeof ${out} === "number"`;
+    convert === "json"
+      ? `typeof ${out} === "number" || Array.isArray(${out}) || ${out} instanceof Number`
+      : `typeof ${out} === "number" || ${out} instanceof Number`;
   const conversion = convert === "none" ? "" : ` if (${test}) ${out} = ${g.h.fromJson}(${out});`;
   // Undefined, the member is absent: no second look with `in`.
   return field in Object.prototype

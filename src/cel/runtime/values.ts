@@ -232,13 +232,19 @@ export function isIntegral(v: number): boolean {
  * double; a list has its elements converted the same way (copied only when one needs it, which
  * lists of objects and strings never do); a map stays as it is and is read through here in turn.
  * Idempotent, so input already converted by `toCel` reads the same.
+ *
+ * JSON read exactly (yaml/json-numbers.ts) also holds a `bigint` for an int64 beyond 2^53, read
+ * as it is, and a `Number` object for a float64 written with a fraction or exponent whose value is
+ * integral (`1.0`), read as a double, as the API server's decoder reads them.
  */
 export function fromJson(x: unknown): CelValue {
   switch (typeof x) {
     case "number":
       return isIntegral(x) ? BigInt(x) : x;
     case "object":
-      return x !== null && Array.isArray(x) ? jsonList(x) : (x as CelValue);
+      if (x === null) return null;
+      if (Array.isArray(x)) return jsonList(x);
+      return x instanceof Number ? x.valueOf() : (x as CelValue);
     case "undefined":
       return null;
     default:
@@ -249,7 +255,8 @@ export function fromJson(x: unknown): CelValue {
 function jsonList(a: readonly unknown[]): CelList {
   for (let i = 0; i < a.length; i++) {
     const x = a[i];
-    if (typeof x === "number" ? isIntegral(x) : x === undefined || Array.isArray(x)) return convertList(a, i);
+    if (typeof x === "number" ? isIntegral(x) : x === undefined || Array.isArray(x) || x instanceof Number)
+      return convertList(a, i);
   }
   return a as CelList;
 }
@@ -289,7 +296,15 @@ function convertList(root: readonly unknown[], start: number): CelList {
         break;
       }
       const y =
-        typeof x === "number" ? (isIntegral(x) ? BigInt(x) : x) : x === undefined ? null : (x as CelValue);
+        typeof x === "number"
+          ? isIntegral(x)
+            ? BigInt(x)
+            : x
+          : x === undefined
+            ? null
+            : x instanceof Number
+              ? x.valueOf()
+              : (x as CelValue);
       if (y !== x && f.out === undefined) f.out = f.src.slice(0, f.i) as CelValue[];
       f.out?.push(y);
       f.i++;

@@ -18,6 +18,7 @@ import {
 } from "../../../src/cel/index.ts";
 import { canonOurs } from "../../helpers/differential.ts";
 import { setCodegenMode } from "../../../src/cel/configure.ts";
+import { parseJson } from "../../../src/yaml/json-numbers.ts";
 
 // Every case on generated code (plan/gen.ts); nodes without an emitter still run as closures inside it.
 setCodegenMode("always");
@@ -316,3 +317,44 @@ test("lists nested 100,000 deep compare without recursion, equal or differing at
     value: "bool(false)",
   });
 });
+
+/**
+ * JSON read exactly (yaml/json-numbers.ts, as the API server's decoder reads numbers: sigs.k8s.io/json
+ * PreserveInts) holds a bigint for an int64 beyond 2^53 and a Number object for a float64 with an
+ * integral value; every way an expression reads them, on generated code and on closures, gives an
+ * int and a double, as the eager toCel conversion does.
+ */
+const EXACT_TEXT =
+  '{"spec":{"a":9007199254740993,"x":1.0,"e":1e3,"max":9223372036854775807,"list":[9007199254740993,2.0,1],' +
+  '"map":{"k":1.0,"l":[1.0,[2.0]]},"items":[{"v":1.0}]}}';
+
+const EXACT_EXPECT: Record<string, string> = {
+  "object.spec.a": "int(9007199254740993)",
+  "object.spec.a - 1": "int(9007199254740992)",
+  "object.spec.x": "double(1)",
+  "object.spec.e": "double(1000)",
+  "object.spec.max": "int(9223372036854775807)",
+  "object.spec.list": "[int(9007199254740993),double(2),int(1)]",
+  "object.spec.list[1]": "double(2)",
+  "object.spec.list.map(v, type(v) == double)": "[bool(false),bool(true),bool(false)]",
+  "object.spec.list.filter(v, type(v) == double)": "[double(2)]",
+  "object.spec.map.k": "double(1)",
+  "object.spec.map['k']": "double(1)",
+  "object.spec.?map.?k.orValue(0)": "double(1)",
+  "object.spec.map.l": "[double(1),[double(2)]]",
+  "object.spec.map.l[1][0]": "double(2)",
+  "object.spec.map.transformList(k, v, type(v) == double)": "[bool(true),bool(false)]",
+  "object.spec.items.map(i, i.v)": "[double(1)]",
+  "object.spec.items[0].v + 0.5": "double(1.5)",
+};
+
+for (const mode of ["always", "never"] as const)
+  test(`JSON read exactly: big ints are ints and integral doubles doubles (codegen ${mode})`, (t) => {
+    setCodegenMode(mode);
+    t.after(() => setCodegenMode("always"));
+    const exact = parseJson(EXACT_TEXT) as CelValue;
+    for (const [source, want] of Object.entries(EXACT_EXPECT)) {
+      assert.deepEqual(evalWith(source, exact), { value: want }, source);
+      assert.deepEqual(evalWith(source, toCel(parseJson(EXACT_TEXT))), { value: want }, `${source} (toCel)`);
+    }
+  });

@@ -281,3 +281,43 @@ void test("a hung API server: the silent watch is noticed, the cache's real age 
   await eventually(() => r.ageSeconds() === 0, { what: "a current cache" });
   assert.ok(lines.some((l) => l.message === "cluster connection restored"));
 });
+
+/**
+ * The API server writes an int64 as its digits (Go's encoder) and its decoder reads them back as an
+ * int64 (sigs.k8s.io/json PreserveInts), so a cached object holds the number a policy reading it in
+ * the API server sees; JSON.parse (and the client library's Watch, which uses it) rounded an
+ * integer beyond 2^53.
+ */
+void test("listed and watched objects keep integers beyond 2^53 exactly", async (t) => {
+  const widgets: ResourceInfo = {
+    apiVersion: "example.com/v1",
+    kind: "Widget",
+    group: "example.com",
+    version: "v1",
+    resource: "widgets",
+    namespaced: true,
+  };
+  const api = await startKubeApiServer(t);
+  api.addType({ group: "example.com", version: "v1", kind: "Widget", plural: "widgets", namespaced: true });
+  const widget = (name: string, a: bigint) => ({
+    apiVersion: "example.com/v1",
+    kind: "Widget",
+    metadata: { name, namespace: "default" },
+    spec: { a, max: 2n ** 63n - 1n, small: 3 },
+  });
+  api.put(widget("listed", 9007199254740993n));
+  const client = await clientFor(t, api);
+  const r = new Reflector(client, widgets);
+  t.after(() => r.stop());
+  r.start();
+  await r.whenSynced();
+  assert.deepEqual(r.get("default", "listed")?.spec, { a: 9007199254740993n, max: 2n ** 63n - 1n, small: 3 });
+  await eventually(() => api.watchCount("widgets") === 1);
+  api.put(widget("watched", -9007199254740995n));
+  await eventually(() => r.get("default", "watched") !== undefined);
+  assert.deepEqual(r.get("default", "watched")?.spec, {
+    a: -9007199254740995n,
+    max: 2n ** 63n - 1n,
+    small: 3,
+  });
+});

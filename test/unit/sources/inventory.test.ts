@@ -69,3 +69,19 @@ void test("added and removed objects, each in its set's order", () => {
     ["ValidatingAdmissionPolicy/p"],
   );
 });
+
+void test("a param holding an integer beyond 2^53 is inventoried, and a change of its last digit counts", () => {
+  // YAML integers are read as kubectl delivers them to the API server: beyond 2^53 exactly (a bigint).
+  const widget = (n: string) => `apiVersion: example.com/v1
+kind: Widget
+metadata: {name: w, namespace: team-a}
+spec: {a: ${n}}
+`;
+  const before = inventory(widget("9007199254740992"));
+  const after = inventory(widget("9007199254740993"));
+  const changes = compareInventories(before, after);
+  assert.deepEqual(
+    changes.changed.map((e) => e.name),
+    ["w"],
+  );
+});

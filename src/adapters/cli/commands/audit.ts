@@ -35,6 +35,8 @@ import { HELP_OPTION, parseCommandArgs, usageError, userPath } from "../args.ts"
 import { extrasAndUser, outputAndPolicies } from "../dry-run.ts";
 import { terminalWidth } from "../terminal.ts";
 import { type CliIO, EXIT_OK, EXIT_OUTCOME, EXIT_USAGE } from "../io.ts";
+import { stringifyJson } from "../../../request/json-deep.ts";
+import { parseJson } from "../../../yaml/json-numbers.ts";
 
 export const name = "audit";
 export const summary = "evaluate policies against existing objects, from files or a cluster";
@@ -207,7 +209,8 @@ function tallyObject(
 
 /**
  * A file's documents. `kubectl get -o json` output is one JSON document, often large: it is read
- * with JSON.parse, many times faster and smaller than the YAML parser; anything else (YAML, or JSON
+ * with parseJson (JSON.parse, unless a number needs reading exactly as the API server's decoder
+ * reads it), many times faster and smaller than the YAML parser; anything else (YAML, or JSON
  * with an error, for a located message) goes through the YAML parser.
  */
 async function readObjects(file: DataFile, io: CliIO): Promise<Result<DataDocument[], string>> {
@@ -220,7 +223,7 @@ async function readObjects(file: DataFile, io: CliIO): Promise<Result<DataDocume
   }
   if (/^\s*[{[]/.test(text)) {
     try {
-      return ok([{ file: name, index: 1, value: JSON.parse(text) as unknown }]);
+      return ok([{ file: name, index: 1, value: parseJson(text) }]);
     } catch {
       // Not plain JSON after all (JSON-like YAML, or a syntax error to locate): the YAML parser says.
     }
@@ -462,7 +465,7 @@ function printTally(io: CliIO, tally: AuditTally, output: Output): void {
   else {
     const api: ReportApi = output === "openreports" ? "openreports.io/v1alpha1" : "wgpolicyk8s.io/v1alpha2";
     const docs = tally.reports(api, new Date());
-    io.stdout(JSON.stringify({ apiVersion: "v1", kind: "List", items: docs }, null, 2) + "\n");
+    io.stdout(stringifyJson({ apiVersion: "v1", kind: "List", items: docs }, 2) + "\n");
   }
 }
 

@@ -7,6 +7,7 @@ import { isJsonObject, readSingleDocument } from "../../input/documents.ts";
 import { evaluateExpression } from "../../../engine/expression.ts";
 import { checkVariableNames, parseExtras } from "../expression.ts";
 import { type CliIO, EXIT_OK, EXIT_OUTCOME, inputLines } from "../io.ts";
+import { parseJson } from "../../../yaml/json-numbers.ts";
 
 export const name = "expr";
 export const summary = "evaluate a CEL expression against objects from files";
@@ -69,7 +70,7 @@ const FILE_BINDINGS = [
 function parseVars(text: string, where: string): Result<Record<string, unknown>, string> {
   let vars: unknown;
   try {
-    vars = JSON.parse(text);
+    vars = parseJson(text);
   } catch (e) {
     return err(`${where} is not JSON: ${e instanceof Error ? e.message : String(e)}`);
   }
@@ -158,7 +159,7 @@ async function batch(io: CliIO, base: Record<string, unknown>, extras: CelExtras
 function parseBatchLine(line: string): Result<{ expr: string; vars: Record<string, unknown> }, string> {
   let input: unknown;
   try {
-    input = JSON.parse(line);
+    input = parseJson(line);
   } catch (e) {
     return err(`line is not JSON: ${e instanceof Error ? e.message : String(e)}`);
   }
