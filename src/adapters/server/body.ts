@@ -179,6 +179,6 @@ function finishBody(
   request.celgateBody = text;
   const parsed = parseReviewText(text);
   if (parsed.ok) done(null, parsed.value);
-  else if (parsed.error === NOT_JSON) done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY());
-  else done(Object.assign(new Error(parsed.error), { statusCode: 400 }));
+  else if (parsed.error.reason === NOT_JSON) done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY());
+  else done(Object.assign(new Error(parsed.error.reason), { statusCode: parsed.error.status }));
 }

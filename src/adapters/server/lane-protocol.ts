@@ -107,8 +107,11 @@ export type LaneAnswer =
       /** What of the request the debug log's trace must not show (redact.ts). */
       readonly secrets: Sensitive;
     }
-  /** The body is not a usable AdmissionReview: HTTP 400 with the reason. */
-  | { readonly kind: "invalid"; readonly reason: string }
+  /**
+   * The body is not a usable AdmissionReview: HTTP 400 with the reason; or 413, too costly for the
+   * worker's heap to decode.
+   */
+  | { readonly kind: "invalid"; readonly reason: string; readonly status?: 400 | 413 }
   /**
    * The engine failed (it threw, or the worker stopped while the review was in it): the path's
    * failurePolicy as a reply, or HTTP 500 where the path has none or the body was never decoded.

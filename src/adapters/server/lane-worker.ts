@@ -99,7 +99,7 @@ async function review(
       ? body
       : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8"),
   );
-  if (!parsed.ok) return { kind: "invalid", reason: parsed.error };
+  if (!parsed.ok) return { kind: "invalid", reason: parsed.error.reason, status: parsed.error.status };
   const decoded = decodeAdmissionReview(parsed.value);
   if (!decoded.ok) return { kind: "invalid", reason: decoded.error.reason };
   const identity = identityOf(decoded.value.request);

@@ -11,7 +11,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { AdmissionDecision, PolicyResult } from "../../engine/types.ts";
 import { type DecodedReview, decodeAdmissionReview } from "../admission/codec.ts";
-import { parseReviewText } from "../admission/json-text.ts";
+import { type BodyProblem, parseReviewText } from "../admission/json-text.ts";
 import type { ReviewAdmitter } from "./admitter.ts";
 import { type ReviewBatcher, SLICED } from "./batch.ts";
 import { UNPARSED } from "./body.ts";
@@ -128,8 +128,10 @@ export function reviewHandler(route: ReviewRoute, c: ReviewContext) {
     const decoded = body instanceof Unparsable ? undefined : decodeAdmissionReview(body);
     if (decoded === undefined || !decoded.ok) {
       c.recordInvalid(request);
-      const reason = decoded === undefined ? (body as Unparsable).reason : decoded.error.reason;
-      return reply.code(400).send(problem(400, reason));
+      const refused = decoded === undefined ? (body as Unparsable).problem : undefined;
+      const status = refused?.status ?? 400;
+      const reason = decoded === undefined ? (refused?.reason ?? "") : decoded.error.reason;
+      return reply.code(status).send(problem(status, reason));
     }
     const review = decoded.value;
     const options = reviewOptions(route, deadline, c.debugging);
@@ -180,7 +182,7 @@ const RETRY_SLICE_FACTOR = 4;
 
 /** A body that parseHere refused, and why. */
 class Unparsable {
-  constructor(readonly reason: string) {}
+  constructor(readonly problem: BodyProblem) {}
 }
 
 /** A body the parser left for the slow lane, parsed on the main thread when there is none. */
@@ -250,7 +252,8 @@ function answerFromLane(
 ): FastifyReply {
   if (answer.kind === "invalid") {
     c.recordInvalid(request);
-    return reply.code(400).send(problem(400, answer.reason));
+    const status = answer.status ?? 400;
+    return reply.code(status).send(problem(status, answer.reason));
   }
   const unknown: ReviewIdentity = {
     uid: "",
