@@ -28,10 +28,14 @@ export interface ServeProcess {
   stop(): Promise<void>;
 }
 
-/** `celgate serve ARGS` through the CLI's entry point, as a user runs it. */
-export function spawnServe(args: readonly string[]): ServeProcess {
+/** `celgate serve ARGS` through the CLI's entry point, as a user runs it, with `env` added to the environment. */
+export function spawnServe(
+  args: readonly string[],
+  env: Readonly<Record<string, string>> = {},
+): ServeProcess {
   const child = spawn(process.execPath, ["--import", "tsx", "src/adapters/cli/bin.ts", "serve", ...args], {
     cwd: ROOT,
+    env: { ...process.env, ...env },
   });
   let text = "";
   child.stderr.setEncoding("utf8").on("data", (d: string) => {
