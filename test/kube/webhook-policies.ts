@@ -5,6 +5,11 @@
  * configuration carries, an Ignore policy, a MutatingAdmissionPolicy of each patch type), and the
  * requests: every object as every user in every namespace, created and updated with server-side dry
  * run, so nothing is stored and each phase sees the same cluster.
+ *
+ * At most one policy denies each request: when several do, which one the API server names is not
+ * specified (natively the first in its policy cache's order, which is a map's; through webhooks the
+ * first webhook to answer, k8s.io/apiserver/pkg/admission/plugin/webhook/validating/dispatcher.go),
+ * so the two sides could name different policies for the same decision.
  */
 import type { KubeManifest } from "../helpers/kube-objects.ts";
 
@@ -26,8 +31,8 @@ spec:
     resourceRules:
       - { apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [pods] }
   validations:
-    - expression: "request.userInfo.username != 'mallory'"
-      message: mallory may not write Pods
+    - expression: "request.userInfo.username != 'mallory' || object.metadata.?labels.tier.orValue('') != 'web'"
+      message: mallory may not write web Pods
     - expression: "!object.metadata.?labels.tier.hasValue() || object.metadata.labels.tier in ['web', 'db']"
       messageExpression: "'tier ' + object.metadata.labels.tier + ' is not one of web, db'"
       reason: Invalid

@@ -17,6 +17,8 @@
  * webhook's requests are refused, an Ignore webhook's are let through
  * (k8s.io/apiserver/pkg/admission/plugin/webhook/validating/dispatcher.go, callHook's error handling).
  *
+ * CELGATE_KUBE_REPORT=FILE writes each release's differences to FILE.webhook.<version>.json.
+ *
  * Simulated, because the test bed has no kube-proxy: the Service the webhooks name is an ExternalName
  * Service to 127.0.0.1 (webhook-harness.ts says why that routes as a ClusterIP Service would).
  */
@@ -349,6 +351,12 @@ for (const release of kubeReleases().filter((r) => r.built)) {
         if (JSON.stringify(n) !== JSON.stringify(w))
           differences.push(`${r.what}:\n  native:  ${JSON.stringify(n)}\n  webhook: ${JSON.stringify(w)}`);
       });
+      const report = process.env.CELGATE_KUBE_REPORT;
+      if (report !== undefined)
+        await writeFile(
+          `${report}.webhook.${release.version}.json`,
+          `${JSON.stringify(differences, null, 2)}\n`,
+        );
       const denied = native.filter((o) => o.status >= 300).length;
       const warned = native.filter((o) => o.warnings.length > 0).length;
       const mutated = native.filter(
