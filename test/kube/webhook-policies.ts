@@ -135,6 +135,27 @@ apiVersion: admissionregistration.k8s.io/v1
 kind: MutatingAdmissionPolicyBinding
 metadata: { name: wh-annotate.celgate.dev }
 spec: { policyName: wh-annotate.celgate.dev }
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicy
+metadata: { name: wh-updated-by.celgate.dev }
+spec:
+  failurePolicy: Fail
+  reinvocationPolicy: Never
+  matchConstraints:
+    resourceRules:
+      - { apiGroups: [""], apiVersions: [v1], operations: [UPDATE], resources: [pods] }
+  mutations:
+    - patchType: JSONPatch
+      jsonPatch:
+        expression: >-
+          [JSONPatch{op: "add", path: "/metadata/labels", value: {}}].filter(p, !has(object.metadata.labels)) +
+          [JSONPatch{op: "add", path: "/metadata/labels/updated-by", value: request.userInfo.username}]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicyBinding
+metadata: { name: wh-updated-by.celgate.dev }
+spec: { policyName: wh-updated-by.celgate.dev }
 `;
 
 export interface WebhookRequest {
@@ -247,7 +268,8 @@ export function updated(stored: Record<string, unknown>): Record<string, unknown
     spec: { containers: { image: string }[]; replicas: number };
     data: Record<string, string>;
   };
-  if (o.kind === "Pod") o.spec.containers[0]!.image = "nginx:latest";
+  // A new tag (no policy denies it), so the update's mutation shows in the object.
+  if (o.kind === "Pod") o.spec.containers[0]!.image = "nginx:1.27.4";
   if (o.kind === "Deployment") o.spec.replicas = 12;
   if (o.kind === "ConfigMap") o.data = { forbidden: "x" };
   return o;
