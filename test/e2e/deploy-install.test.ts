@@ -1,6 +1,7 @@
 /**
  * Installing deploy/ as a user would, against the test API server (test/helpers/kube-apiserver.ts;
- * the run against a real kube-apiserver is a later step): the webhook configurations deploy/ applies
+ * test/kube/deploy-install.test.ts installs it with kubectl against a real kube-apiserver, where
+ * celgate's first list cannot be held back as here): the webhook configurations deploy/ applies
  * route nothing, celgate (a process started with the Deployment's own serve arguments, its volumes
  * as files) fills them only once ready, and then no request of an unrelated workload is denied or
  * fails: cert-manager's Pods (celgate's TLS depends on them), kube-system's, a plain Deployment in a

@@ -128,7 +128,7 @@ async function setUp(t: TestContext, policy: string): Promise<Setup> {
   return { api, dir, files, errors: [] };
 }
 
-async function serve(t: TestContext, s: Setup): Promise<TestWebhook> {
+async function serve(t: TestContext, s: Setup, port?: number): Promise<TestWebhook> {
   const quiet = () => {};
   return startTestWebhook(t, {
     policies: [join(s.dir, "policies")],
@@ -145,6 +145,7 @@ async function serve(t: TestContext, s: Setup): Promise<TestWebhook> {
       namespace: "celgate",
       service: "celgate",
       caFile: s.files.ca,
+      ...(port !== undefined ? { port } : {}),
       pollMs: 20,
       retryMs: 50,
     },
@@ -220,6 +221,17 @@ void test("the configurations are written only once serve is ready, with celgate
     }),
     1,
   );
+});
+
+void test("--webhook-port: the configurations name that Service port instead of 443", async (t) => {
+  const s = await setUp(t, PODS_WITH_PARAMS);
+  await serve(t, s, 8443);
+  const vwc = await waitFor("the ValidatingWebhookConfiguration", () => live(s.api, VWC));
+  const ports = (vwc.webhooks as { clientConfig: { service: { port: number } } }[]).map(
+    (h) => h.clientConfig.service.port,
+  );
+  assert.ok(ports.length > 0);
+  assert.deepEqual([...new Set(ports)], [8443]);
 });
 
 void test("a policy reload rewrites the configurations; an unchanged set writes nothing", async (t) => {

@@ -24,6 +24,8 @@ export interface RegisterWebhooksOptions {
   readonly namespace: string;
   /** PEM file of the CA the API server is to trust; default: the served certificate itself. */
   readonly caFile?: string;
+  /** The Service port the API server calls; default manifests' DEFAULT_PORT. */
+  readonly port?: number;
 }
 
 export interface RegistrationDeps {
@@ -129,6 +131,7 @@ export class WebhookRegistration {
     const manifests = webhookManifests(this.deps.set(), {
       service: options.service,
       namespace: options.namespace,
+      ...(options.port !== undefined ? { port: options.port } : {}),
       caBundle: bundle.value,
     });
     await this.registrar.register(manifests.documents);

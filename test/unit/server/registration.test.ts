@@ -57,6 +57,22 @@ void test("serve's --register-webhooks and --webhook-ca: usage errors say what i
   const alone = await cli(["serve", "--policies", "policies", "--webhook-ca", "ca.crt"]);
   assert.equal(alone.code, 2);
   assert.match(alone.stderr, /--webhook-ca goes with --register-webhooks/);
+  const portAlone = await cli(["serve", "--policies", "policies", "--webhook-port", "8443"]);
+  assert.equal(portAlone.code, 2);
+  assert.match(portAlone.stderr, /--webhook-port goes with --register-webhooks/);
+  for (const port of ["0", "65536", "8443x"]) {
+    const r = await cli([
+      "serve",
+      "--policies",
+      "policies",
+      "--register-webhooks",
+      "celgate/celgate",
+      "--webhook-port",
+      port,
+    ]);
+    assert.equal(r.code, 2, port);
+    assert.match(r.stderr, new RegExp(`--webhook-port must be a port number from 1 to 65535, got '${port}'`));
+  }
   const noCert = await cli([
     "serve",
     "--policies",

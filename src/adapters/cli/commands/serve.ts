@@ -80,6 +80,8 @@ Options:
                          current on every reload (needs a cluster and --tls-cert)
   --webhook-ca FILE      with --register-webhooks, the CA (PEM) the API server is to trust;
                          default the --tls-cert file itself (a self-signed certificate)
+  --webhook-port N       with --register-webhooks, the Service port the API server calls
+                         (default 443), as \`celgate manifests --port\` writes it
   -h, --help             show this help
 
 Connected to a cluster, serve keeps a cache (list, then watch) of Namespaces and of every
@@ -149,6 +151,7 @@ const OPTIONS = {
     "log-values": { type: "boolean", default: false },
     "register-webhooks": { type: "string" },
     "webhook-ca": { type: "string" },
+    "webhook-port": { type: "string" },
   },
   allowPositionals: false,
 } as const;
@@ -285,15 +288,26 @@ function registerWebhooksOf(
 ): Result<Pick<ServeOptions, "registerWebhooks">, string> {
   const given = values["register-webhooks"];
   const ca = values["webhook-ca"];
-  if (given === undefined)
-    return ca === undefined ? ok({}) : err("--webhook-ca goes with --register-webhooks");
+  const portText = values["webhook-port"];
+  if (given === undefined) {
+    if (ca !== undefined) return err("--webhook-ca goes with --register-webhooks");
+    return portText === undefined ? ok({}) : err("--webhook-port goes with --register-webhooks");
+  }
   const [namespace = "", service = "", ...rest] = given.split("/");
   if (rest.length > 0 || !DNS1123_LABEL.test(namespace) || !DNS1035_LABEL.test(service))
     return err(
       `--register-webhooks must be NAMESPACE/SERVICE (the Service the API server calls), got '${given}'`,
     );
+  const port = portText === undefined ? undefined : Number(portText);
+  if (port !== undefined && !(/^\d+$/.test(portText ?? "") && port >= 1 && port <= 65535))
+    return err(`--webhook-port must be a port number from 1 to 65535, got '${portText}'`);
   return ok({
-    registerWebhooks: { namespace, service, ...(ca !== undefined ? { caFile: userPath(io, ca) } : {}) },
+    registerWebhooks: {
+      namespace,
+      service,
+      ...(ca !== undefined ? { caFile: userPath(io, ca) } : {}),
+      ...(port !== undefined ? { port } : {}),
+    },
   });
 }
 
