@@ -71,6 +71,19 @@ export function kubeReleases(): KubeRelease[] {
     });
 }
 
+/**
+ * The kubectl tools/kube-build.mjs builds from tools/kubectl (the cache's `kubectl-<version>`), or
+ * undefined when it is not built. One kubectl serves every release tested: its module is the newest
+ * release's, and kubectl supports a server one minor older.
+ */
+export function builtKubectl(): string | undefined {
+  if (!existsSync(CACHE)) return undefined;
+  const dirs = readdirSync(CACHE)
+    .filter((d) => /^kubectl-v\d+\.\d+\.\d+$/.test(d) && existsSync(join(CACHE, d, "kubectl")))
+    .sort((a, b) => Number(b.split(".")[1]) - Number(a.split(".")[1]));
+  return dirs[0] === undefined ? undefined : join(CACHE, dirs[0], "kubectl");
+}
+
 export interface ControlPlaneOptions {
   readonly release: KubeRelease;
   /** Also run kube-controller-manager's ValidatingAdmissionPolicy status controller. */

@@ -22,7 +22,8 @@
  *   Pod's 8443); webhook-harness.ts says why the API server routes it as it would the real one.
  * - a rollout: the new "Pod" is started and ready before the old one stops, as the Deployment's
  *   rolling update does.
- * Without kubectl on PATH the test is skipped with one line saying so.
+ * kubectl is the one `npm run kube:build` builds from tools/kubectl (as CI machines have Go, not
+ * kubectl), else the one on PATH; without either the test is skipped with one line saying so.
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -34,7 +35,12 @@ import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { createTestAuthority } from "../helpers/certs.ts";
-import { type ControlPlane, kubeReleases, startControlPlane } from "../helpers/kube-control-plane.ts";
+import {
+  builtKubectl,
+  type ControlPlane,
+  kubeReleases,
+  startControlPlane,
+} from "../helpers/kube-control-plane.ts";
 import { waitFor } from "../helpers/webhook.ts";
 import { send as sendHttp } from "../helpers/https.ts";
 import {
@@ -51,12 +57,14 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const NS = "celgate";
 const CONFIG = "celgate.celgate.celgate.dev";
 
-async function hasKubectl(): Promise<boolean> {
+/** The kubectl to install with: the built one, else the one on PATH, else none. */
+async function findKubectl(): Promise<string | undefined> {
+  const candidate = builtKubectl() ?? "kubectl";
   try {
-    await run("kubectl", ["version", "--client"], { timeout: 60_000 });
-    return true;
+    await run(candidate, ["version", "--client"], { timeout: 60_000 });
+    return candidate;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
@@ -217,7 +225,9 @@ async function kubectlApply(bed: Installed, overlay: string, name: string): Prom
   const dir = join(bed.dir, name);
   await mkdir(dir, { recursive: true });
   await writeFile(join(dir, "kustomization.yaml"), overlay);
-  await run("kubectl", ["--kubeconfig", bed.plane.kubeconfig, "apply", "-k", dir], { timeout: 120_000 });
+  await run(kubectl as string, ["--kubeconfig", bed.plane.kubeconfig, "apply", "-k", dir], {
+    timeout: 120_000,
+  });
   // kube-proxy's part: the Service, which every apply puts back as deploy/ has it, as the test bed can route it.
   const svc = await bed.plane.request("DELETE", `/api/v1/namespaces/${NS}/services/celgate`);
   assert.equal(svc.status, 200, "deploy/ applied the Service");
@@ -321,13 +331,13 @@ async function hooks(plane: ControlPlane): Promise<Hook[]> {
   return out;
 }
 
-const kubectl = await hasKubectl();
-if (!kubectl)
+const kubectl = await findKubectl();
+if (kubectl === undefined)
   process.stdout.write(
-    "deploy-install (real API server): skipped, kubectl is not on PATH (docs/deploy.md installs with kubectl apply -k)\n",
+    "deploy-install (real API server): skipped, no kubectl built (npm run kube:build) nor on PATH (docs/deploy.md installs with kubectl apply -k)\n",
   );
 
-for (const release of kubeReleases().filter((r) => r.built && kubectl)) {
+for (const release of kubeReleases().filter((r) => r.built && kubectl !== undefined)) {
   void describe(`installing deploy/ as docs/deploy.md says, against ${release.version}`, () => {
     let bed: Installed;
     const pods: ServeProcess[] = [];
