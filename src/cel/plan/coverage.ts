@@ -141,7 +141,8 @@ export class ExpressionCoverage implements CoverageHook {
         this.walk(e.operand, me);
         return;
       case "call":
-        return this.walkCall(e, parent);
+        this.walkCall(e, parent);
+        return;
       case "list":
         for (const x of e.elements) this.walk(x, me);
         return;
@@ -155,7 +156,8 @@ export class ExpressionCoverage implements CoverageHook {
         for (const x of e.fields) this.walk(x.value, me);
         return;
       case "comprehension":
-        return this.walkComprehension(e);
+        this.walkComprehension(e);
+        return;
       case "bind":
         this.walk(e.init, me);
         this.walk(e.body, me);
