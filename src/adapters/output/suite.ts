@@ -128,6 +128,8 @@ export interface TextOptions {
   readonly ascii?: boolean;
   /** Colours for the marks and the summary (default none). */
   readonly palette?: Palette;
+  /** Text put just before the summary line, which stays last (`--coverage`'s report). */
+  readonly beforeSummary?: string;
 }
 
 function where(c: CaseResult): string {
@@ -163,12 +165,13 @@ export function formatSuiteText(suites: readonly SuiteResult[], options: TextOpt
     out.push(
       `${sum.broken} suite ${sum.broken === 1 ? "file has" : "files have"} errors (see above); no case was run`,
     );
+  if (options.beforeSummary !== undefined) out.push(options.beforeSummary.trimEnd(), "");
   out.push(summaryLine(sum, p));
   return `${out.join("\n")}\n`;
 }
 
 /** The machine form: every suite, every case, what was expected and what happened. */
-export function formatSuiteJson(suites: readonly SuiteResult[]): string {
+export function formatSuiteJson(suites: readonly SuiteResult[], coverage?: unknown): string {
   const sum = summarize(suites);
   return `${JSON.stringify(
     {
@@ -194,6 +197,7 @@ export function formatSuiteJson(suites: readonly SuiteResult[]): string {
         })),
       })),
       summary: sum,
+      ...(coverage !== undefined ? { coverage } : {}),
     },
     null,
     2,

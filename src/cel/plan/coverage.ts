@@ -65,6 +65,11 @@ export class ExpressionCoverage implements CoverageHook {
   private readonly nodes = new Map<number, { hits: number; parent: number | undefined }>();
   /** Branches by node id and kind: the two outcomes' counters. */
   private readonly branches = new Map<string, Counters>();
+  /**
+   * Nodes the planner planned. One it resolves with its parent (`variables` in `variables.x`) is
+   * never planned on its own: it runs when its parent does, and is not counted apart.
+   */
+  private readonly planned = new Set<number>();
   /** What each node's value tells a branch (its own, or its parent's). */
   private readonly afters = new Map<number, After[]>();
 
@@ -88,17 +93,19 @@ export class ExpressionCoverage implements CoverageHook {
     const offsets = this.parsed.offsets;
     const out: CoveragePoint[] = [];
     for (const [id, n] of this.nodes)
-      out.push({ kind: "node", id, offset: offsets.get(id), hits: n.hits, parent: n.parent });
+      if (this.planned.has(id))
+        out.push({ kind: "node", id, offset: offsets.get(id), hits: n.hits, parent: n.parent });
     for (const b of this.branches.values())
-      for (const o of [0, 1] as const)
-        out.push({
-          kind: "branch",
-          id: b.id,
-          offset: offsets.get(b.id),
-          branch: b.kind,
-          outcome: o,
-          hits: b.hits[o],
-        });
+      if (this.planned.has(b.from))
+        for (const o of [0, 1] as const)
+          out.push({
+            kind: "branch",
+            id: b.id,
+            offset: offsets.get(b.id),
+            branch: b.kind,
+            outcome: o,
+            hits: b.hits[o],
+          });
     return out;
   }
 
@@ -118,6 +125,7 @@ export class ExpressionCoverage implements CoverageHook {
   }
 
   instrument(e: Expr, c: Compiled): Compiled {
+    this.planned.add(e.id);
     const node = this.nodes.get(e.id);
     const afters = this.afters.get(e.id);
     if (node === undefined && afters === undefined) return c;
@@ -215,7 +223,7 @@ export class ExpressionCoverage implements CoverageHook {
   ): void {
     const key = `${owner}:${kind}`;
     if (this.branches.has(key)) return;
-    const b: Counters = { id: owner, kind, hits: [0, 0] };
+    const b: Counters = { id: owner, from, kind, hits: [0, 0] };
     this.branches.set(key, b);
     const list = this.afters.get(from) ?? [];
     list.push((v) => record(v, b));
@@ -226,6 +234,8 @@ export class ExpressionCoverage implements CoverageHook {
 /** A branch: the node it belongs to, its kind, its two outcomes' counters. */
 interface Counters {
   readonly id: number;
+  /** The node whose value decides the outcome. */
+  readonly from: number;
   readonly kind: BranchKind;
   readonly hits: [number, number];
 }
