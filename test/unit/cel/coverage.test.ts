@@ -149,6 +149,9 @@ test("counting changes no value, error or cost", () => {
     const b = run(counted.program, { values }, state());
     assert.deepEqual(b, a, src);
     assert.equal(counted.program.generated(), false, "a counted program runs only closures");
+    // Without coverage, nothing changes: no counters, and the generated code serves.
+    assert.equal(plain.coverage, undefined);
+    assert.equal(plain.program.generated(), true, src);
     // Compiled again with coverage, it is a program of its own, with its own counts.
     const again = compile(src, ENV, undefined, undefined, { coverage: true });
     assert.ok(again.ok && again.program !== counted.program);
