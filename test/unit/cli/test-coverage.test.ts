@@ -74,24 +74,89 @@ cases:
     expect: { allowed: true }
 `;
 
+/** A mutation and an audit annotation: every kind of expression counts, mutations applied first. */
+const MUTATING = `apiVersion: admissionregistration.k8s.io/v1beta1
+kind: MutatingAdmissionPolicy
+metadata:
+  name: label
+spec:
+  reinvocationPolicy: Never
+  matchConstraints:
+    resourceRules:
+      - apiGroups: [""]
+        apiVersions: ["v1"]
+        operations: ["CREATE"]
+        resources: ["configmaps"]
+  mutations:
+    - patchType: JSONPatch
+      jsonPatch:
+        expression: "has(object.metadata.labels) ? [] : [JSONPatch{op: 'add', path: '/metadata/labels', value: {}}]"
+---
+apiVersion: admissionregistration.k8s.io/v1beta1
+kind: MutatingAdmissionPolicyBinding
+metadata:
+  name: label
+spec:
+  policyName: label
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: audit
+spec:
+  matchConstraints:
+    resourceRules:
+      - apiGroups: [""]
+        apiVersions: ["v1"]
+        operations: ["CREATE"]
+        resources: ["configmaps"]
+  validations:
+    - expression: "true"
+  auditAnnotations:
+    - key: owner
+      valueExpression: "string(object.metadata.?labels.?owner.orValue('nobody'))"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: audit
+spec:
+  policyName: audit
+  validationActions: [Audit]
+`;
+
+const MUTATING_SUITE = `apiVersion: celgate.dev/v1alpha1
+kind: PolicyTest
+policies: [policy.yaml]
+cases:
+  - name: no labels
+    object: ${configMap("a")}
+    expect: { allowed: true }
+`;
+
 let dir = "";
+let mutating = "";
 
 before(async () => {
+  mutating = await tempTree({ "policy.yaml": MUTATING, "a.test.yaml": MUTATING_SUITE });
   dir = await tempTree({
     "policy.yaml": POLICY,
     "a.test.yaml": SUITE,
     "more/b.test.yaml": MORE.replace("[policy.yaml]", "[../policy.yaml]"),
   });
 });
-after(() => removeTree(dir));
+after(async () => {
+  await removeTree(dir);
+  await removeTree(mutating);
+});
 
-/** The gap lines of the text report: `file:line:col: path: what`, the file made relative to `dir`. */
-function gaps(stdout: string): string[] {
+/** The gap lines of the text report: `file:line:col: path: what`, the file made relative to `root`. */
+function gaps(stdout: string, root = dir): string[] {
   const section = stdout.split("Not covered:\n")[1]?.split("\n\nCoverage")[0] ?? "";
   return section
     .split("\n")
     .filter((l) => !l.startsWith(" | "))
-    .map((l) => l.replace(`${dir}/`, ""));
+    .map((l) => l.replace(`${root}/`, ""));
 }
 
 test("one suite: the places never run and the outcomes never taken, at file:line:col with a caret", async () => {
@@ -134,6 +199,22 @@ test("two suites over one policy: counted as one, their cases together", async (
   ]);
   assert.match(r.stdout, /^ {2}total +nodes 22\/22 +branches 13\/14 +97\.2%$/m);
   assert.equal(r.stdout.match(/ cover /g)?.length, 1);
+});
+
+test("mutations and audit annotations count too, seen after the mutations applied", async () => {
+  const r = await cli(["test", mutating, "--coverage"]);
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.deepEqual(gaps(r.stdout, mutating), [
+    // No case had labels: the `[]` of the then-branch never ran, the condition never true.
+    "policy.yaml:16:52: spec.mutations[0].jsonPatch.expression: not evaluated",
+    "policy.yaml:16:50: spec.mutations[0].jsonPatch.expression: condition never true",
+    // `true` passes: a constant validation has no node, but its outcomes count.
+    "policy.yaml:37:20: spec.validations[0].expression: validation never failed",
+    // The mutation added `labels: {}` before validation: `.?labels` present, `.?owner` absent.
+    "policy.yaml:40:55: spec.auditAnnotations[0].valueExpression: optional never present",
+    "policy.yaml:40:47: spec.auditAnnotations[0].valueExpression: optional never absent",
+  ]);
+  assert.match(r.stdout, /^ {2}total +nodes 13\/14 +branches 4\/8 +77\.2%$/m);
 });
 
 test("-o json holds the report under 'coverage'", async () => {
