@@ -21,7 +21,7 @@ function tally(t: Tally): string {
 export function formatCoverageText(report: CoverageReport): string {
   const out: string[] = [];
   const gaps = report.policies.flatMap((p) =>
-    p.expressions.flatMap((e) => e.entries.filter((x) => x.shown).map((x) => ({ path: e.path, x }))),
+    p.expressions.flatMap((e) => shown(e.entries).map((x) => ({ path: e.path, x }))),
   );
   if (gaps.length > 0) {
     out.push("Not covered:");
@@ -49,6 +49,13 @@ export function formatCoverageText(report: CoverageReport): string {
   return `${out.join("\n")}\n`;
 }
 
+/** The gaps an expression's report lists, in the order they stand in the file. */
+function shown(entries: readonly CoverageEntry[]): CoverageEntry[] {
+  return entries
+    .filter((x) => x.shown)
+    .sort((a, b) => a.location.line - b.location.line || a.location.column - b.location.column);
+}
+
 function gapLine(path: string, x: CoverageEntry): string {
   const where = `${x.location.file}:${x.location.line}:${x.location.column}`;
   return x.caret === "" ? `${where}: ${path}: ${x.label}` : `${where}: ${path}: ${x.label}\n${x.caret}`;
@@ -73,14 +80,12 @@ export function coverageJson(report: CoverageReport): unknown {
         location: e.location,
         nodes: e.nodes,
         branches: e.branches,
-        uncovered: e.entries
-          .filter((x) => x.shown)
-          .map((x) => ({
-            kind: x.kind,
-            location: x.location,
-            ...(x.branch !== undefined ? { branch: x.branch, outcome: x.outcome } : {}),
-            message: x.label,
-          })),
+        uncovered: shown(e.entries).map((x) => ({
+          kind: x.kind,
+          location: x.location,
+          ...(x.branch !== undefined ? { branch: x.branch, outcome: x.outcome } : {}),
+          message: x.label,
+        })),
       })),
     })),
   };

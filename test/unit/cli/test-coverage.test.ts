@@ -165,11 +165,12 @@ test("one suite: the places never run and the outcomes never taken, at file:line
   assert.deepEqual(gaps(r.stdout), [
     // The matchCondition was never false (no case named system): at its `!=`.
     "policy.yaml:14:41: spec.matchConditions[0].expression: matchCondition never false",
-    // data was always there: orValue's default `{}` never ran, the map's range was never empty
-    // (at its `(`, where cel-go places a macro), the optional `.?data` never absent.
+    // data was always there, in the order they stand: the optional `.?data` never absent,
+    // orValue's default `{}` never ran, the map's range was never empty (at its `(`, where cel-go
+    // places a macro).
+    "policy.yaml:17:26: spec.variables[0].expression: optional never absent",
     "policy.yaml:17:41: spec.variables[0].expression: not evaluated",
     "policy.yaml:17:48: spec.variables[0].expression: never iterated an empty range",
-    "policy.yaml:17:26: spec.variables[0].expression: optional never absent",
     // The validation passed and failed, and all() was true and false (the `&&` at the root is
     // the validation's outcome, counted once), but never over no keys.
     "policy.yaml:19:38: spec.validations[0].expression: never iterated an empty range",
@@ -206,13 +207,13 @@ test("mutations and audit annotations count too, seen after the mutations applie
   assert.equal(r.code, 0, r.stdout + r.stderr);
   assert.deepEqual(gaps(r.stdout, mutating), [
     // No case had labels: the `[]` of the then-branch never ran, the condition never true.
-    "policy.yaml:16:52: spec.mutations[0].jsonPatch.expression: not evaluated",
     "policy.yaml:16:50: spec.mutations[0].jsonPatch.expression: condition never true",
+    "policy.yaml:16:52: spec.mutations[0].jsonPatch.expression: not evaluated",
     // `true` passes: a constant validation has no node, but its outcomes count.
     "policy.yaml:37:20: spec.validations[0].expression: validation never failed",
     // The mutation added `labels: {}` before validation: `.?labels` present, `.?owner` absent.
-    "policy.yaml:40:55: spec.auditAnnotations[0].valueExpression: optional never present",
     "policy.yaml:40:47: spec.auditAnnotations[0].valueExpression: optional never absent",
+    "policy.yaml:40:55: spec.auditAnnotations[0].valueExpression: optional never present",
   ]);
   assert.match(r.stdout, /^ {2}total +nodes 13\/14 +branches 4\/8 +77\.2%$/m);
 });
