@@ -95,8 +95,8 @@ per policy and the total: covered nodes and outcomes in percent of all. With -o 
 report's 'coverage'. Counting runs the policies' closures one by one instead of the generated
 code serving runs; values, errors and costs are the same.
 
-Exit status: 0 every case passed, 1 a case failed (or coverage below --min-coverage), 2 a suite file (or a policy or object file it
-names) has errors, --run matches no case, or bad options.
+Exit status: 0 every case passed, 1 a case failed or the coverage is below --min-coverage, 2 a
+suite file (or a policy or object file it names) has errors, --run matches no case, or bad options.
 `;
 
 const OPTIONS = {
