@@ -11,6 +11,7 @@
  */
 import { Gen, type GeneratedEval } from "./plan/gen.ts";
 import { HELPERS, type PlanGen } from "./plan/helpers.ts";
+import type { CoverageHook } from "./plan/coverage.ts";
 import { type Compiled, emitValue } from "./plan/node.ts";
 import { Planner } from "./plan/planner.ts";
 import type { SharedSubexpressions } from "./plan/shared.ts";
@@ -43,8 +44,10 @@ export function compileParsed(
   parsed: ParsedExpression,
   env: CelEnvironment,
   shared?: SharedSubexpressions,
+  /** Counts what runs (plan/coverage.ts): the nodes keep only their closures, never generated code. */
+  coverage?: CoverageHook,
 ): Program {
-  const c = new Planner(env, shared);
+  const c = new Planner(env, shared, coverage);
   const root = c.plan(parsed.root);
   const nslots = c.slotCount;
   const uses = c.uses;

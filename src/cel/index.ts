@@ -20,6 +20,7 @@ import {
 import { toCel } from "./input.ts";
 import { renderError } from "./syntax/source.ts";
 import { type SharedKeys, SubexpressionIndex, sharedKeys } from "./plan/shared.ts";
+import { ExpressionCoverage } from "./plan/coverage.ts";
 import { CelSyntaxError, parseCel } from "./syntax/parse.ts";
 import { CelError, type CelValue, typeName } from "./runtime/values.ts";
 import { WeakCache } from "./weak-cache.ts";
@@ -39,6 +40,8 @@ export {
 export type { Activation, MemoEntry, VariableResolver } from "./state/activation.ts";
 export { EvalState } from "./state/state.ts";
 export type { SharedKeys } from "./plan/shared.ts";
+export type { BranchKind, CoveragePoint, ExpressionCoverage } from "./plan/coverage.ts";
+export { OUTCOMES } from "./plan/coverage.ts";
 export type { CelEnvironment, CelExtras, CheckMode, EnvOptions } from "./env/environment.ts";
 export { ADMISSION_VARIABLES, createEnvironment, EXTRA_NAMES } from "./env/environment.ts";
 export type { CodegenMode, RuntimeOptions } from "./configure.ts";
@@ -109,6 +112,8 @@ export type CompileResult =
       readonly program: Program;
       /** The expression's type as the checker found it (`dyn` where it cannot tell). */
       readonly checkedType: CelType;
+      /** What the program's runs covered, when compiled with `coverage` (plan/coverage.ts). */
+      readonly coverage?: ExpressionCoverage;
     }
   | { readonly ok: false; readonly problems: readonly ExpressionProblem[] };
 
@@ -139,14 +144,17 @@ function parseCached(source: string, bind: boolean): ParsedExpression | CelSynta
  * Compiles an expression against an environment: parses it, type-checks it with cel-go's checker
  * and Kubernetes' validators (check/) in `check`'s environment (by default, defaultCheckSpec's for
  * `env`), and plans it. Never throws for bad input: syntax errors, and all the checker's
- * diagnostics at once, come back as problems.
+ * diagnostics at once, come back as problems. With `coverage`, the program counts what its runs
+ * evaluate (`test --coverage`): it is its own, never cached nor shared, and runs only as closures.
  */
 export function compile(
   source: string,
   env: CelEnvironment,
   shared?: SharedKeys,
   check?: CheckSpec,
+  options: CoverageOptions = {},
 ): CompileResult {
+  if (options.coverage === true) return compileCovered(source, env, check, options.booleanResult === true);
   const spec = check ?? defaultCheckSpec(env);
   const parsed = parseCached(source, env.extras.bind);
   // Canonical keys are kept per node while one expression is planned, then let go: kept for as long
@@ -193,6 +201,34 @@ export function compile(
     compiledResults.set(result.program, result);
   }
   return result;
+}
+
+/** How `compile` counts what a program's runs cover (`test --coverage`). */
+export interface CoverageOptions {
+  readonly coverage?: boolean;
+  /** Count the value's two outcomes even when the checker cannot tell it is a bool (a validation). */
+  readonly booleanResult?: boolean;
+}
+
+/** `compile` with coverage: checked the same way, planned with every node counted, not cached. */
+function compileCovered(
+  source: string,
+  env: CelEnvironment,
+  check: CheckSpec | undefined,
+  booleanResult: boolean,
+): CompileResult {
+  const parsed = parseCached(source, env.extras.bind);
+  if (parsed instanceof CelSyntaxError) return compile(source, env, undefined, check);
+  const checked =
+    env.checks === "none" ? undefined : checkExpression(parsed, (check ?? defaultCheckSpec(env)).env);
+  if (checked !== undefined && checked.diagnostics.length > 0) return compile(source, env, undefined, check);
+  const coverage = new ExpressionCoverage(parsed, booleanResult || checked?.type.kind === "bool");
+  return {
+    ok: true,
+    program: compileParsed(parsed, env, undefined, coverage),
+    checkedType: checked?.type ?? celTypes.DYN,
+    coverage,
+  };
 }
 
 /**

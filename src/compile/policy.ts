@@ -162,6 +162,8 @@ class PolicyCompiler {
     private readonly kubernetesVersion: string | undefined,
     /** The custom resources' schemas when schema typing is asked for, else undefined. */
     schemaTyping: readonly KindSchema[] | undefined,
+    /** Count what each expression's runs cover (CompileOptions.coverage). */
+    readonly covering = false,
   ) {
     this.schema = schemaTyping && policySchemaTypes(policy, schemaTyping);
   }
@@ -281,7 +283,11 @@ class PolicyCompiler {
       // The release decides the run time as well as the checker (releases.ts RuntimeSwitches).
       ...(this.kubernetesVersion !== undefined ? { kubernetesVersion: this.kubernetesVersion } : {}),
     });
-    const r = compile(source, env, this.shared, this.checkSpec(mutation, authorizer, seesVariables));
+    const booleanResult = kind === "matchCondition" || kind === "validation";
+    const r = compile(source, env, this.shared, this.checkSpec(mutation, authorizer, seesVariables), {
+      coverage: this.covering,
+      booleanResult,
+    });
     if (!r.ok) {
       for (const p of r.problems) this.report(path, p);
       return {
@@ -299,7 +305,14 @@ class PolicyCompiler {
       return { path, source, program: undefined, compileError: message };
     }
     this.schemaWarnings(path, source, mutation, authorizer);
-    return { path, source, program: r.program, env, checkedType: r.checkedType };
+    return {
+      path,
+      source,
+      program: r.program,
+      env,
+      checkedType: r.checkedType,
+      ...(r.coverage !== undefined ? { coverage: r.coverage } : {}),
+    };
   }
 
   /** What the policy's expressions need; call it once they are all compiled. */
@@ -323,8 +336,9 @@ export function compilePolicy(
   crds: readonly KindSchema[] = [],
 ): CompiledPolicy {
   const { extras, problem } = extrasFor(policy, options.extras);
+  // With coverage, every expression computes its own subexpressions, so each place counts its runs.
   const shared =
-    options.shareSubexpressions === false
+    options.shareSubexpressions === false || options.coverage === true
       ? new Map<string, number>()
       : sharedSubexpressions(expressionSources(policy), extras.bind === true);
   const c = new PolicyCompiler(
@@ -333,6 +347,7 @@ export function compilePolicy(
     shared,
     options.kubernetesVersion,
     options.schemaTyping === true ? crds : undefined,
+    options.coverage === true,
   );
   const served = options.kubernetesVersion && apiVersionProblem(policy, options.kubernetesVersion);
   if (served) c.diagnostics.push(served);
@@ -420,7 +435,11 @@ function compileValidating(
     kind: policy.kind,
     policy,
     validations,
-    sequence: programs.length === validations.length ? sequenceOf(programs, PER_CALL_COST_LIMIT) : undefined,
+    // With coverage the validations run one by one, as the closures that count them.
+    sequence:
+      programs.length === validations.length && !c.covering
+        ? sequenceOf(programs, PER_CALL_COST_LIMIT)
+        : undefined,
     auditAnnotations,
     needs: c.needs(),
     diagnostics: c.diagnostics,

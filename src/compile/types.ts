@@ -2,7 +2,14 @@
  * What compilation yields: compiled expressions, policies, bindings and the set, and the options it
  * takes. policy.ts compiles; the stages after it read these.
  */
-import type { CelEnvironment, CelExtras, CelType, Program, ProgramSequence } from "../cel/index.ts";
+import type {
+  CelEnvironment,
+  CelExtras,
+  CelType,
+  ExpressionCoverage,
+  Program,
+  ProgramSequence,
+} from "../cel/index.ts";
 import type { Diagnostic } from "../errors.ts";
 import type { PreparedMatch } from "../match/index.ts";
 import type {
@@ -26,6 +33,8 @@ export interface CompiledExpression {
   readonly env?: CelEnvironment;
   /** Its type as the checker found it; absent when it failed to compile. */
   readonly checkedType?: CelType;
+  /** What its runs covered, when compiled with CompileOptions.coverage. */
+  readonly coverage?: ExpressionCoverage;
 }
 
 export interface CompiledValidation {
@@ -132,6 +141,12 @@ export interface CompileOptions {
    * that finds as warnings (schema-typing.ts; `check`).
    */
   readonly schemaTyping?: boolean;
+  /**
+   * Count, for each expression, which of its nodes its runs evaluate and which outcomes its branches
+   * take (`test --coverage`; CompiledExpression.coverage). Off (the default), nothing is counted and
+   * the programs are the ones serving runs: shared, cached and generated.
+   */
+  readonly coverage?: boolean;
   /** More CustomResourceDefinitions for schema typing (`check --crd`), besides the set's own. */
   readonly crds?: readonly ResourceObject[];
 }

@@ -40,6 +40,8 @@ export interface RunOptions {
   readonly extras?: CelExtras;
   /** The Kubernetes release to compile the policies for (CompileOptions.kubernetesVersion). */
   readonly kubernetesVersion?: string;
+  /** Count what the cases cover of each expression (CompileOptions.coverage; coverage.ts reports it). */
+  readonly coverage?: boolean;
   /** Whether cases that do not say (`defaulting`) get the API server's defaults (default true). */
   readonly defaults?: boolean;
   /**
@@ -219,6 +221,7 @@ async function load(
     {
       ...(options.extras ? { extras: options.extras } : {}),
       ...(options.kubernetesVersion !== undefined ? { kubernetesVersion: options.kubernetesVersion } : {}),
+      ...(options.coverage === true ? { coverage: true } : {}),
     },
   );
   diagnostics.push(...policies.diagnostics, ...set.diagnostics, ...(resources?.diagnostics ?? []));

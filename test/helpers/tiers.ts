@@ -1,7 +1,8 @@
 /**
  * One expression in both evaluation tiers (closures, and generated code given JSON input), held to
  * the same value, error, position and cost: the tests of a run-time rule call this so that the
- * rule is checked where both tiers implement it (plan/<kind>.ts closure and emitter).
+ * rule is checked where both tiers implement it (plan/<kind>.ts closure and emitter). The closures
+ * `test --coverage` counts with (plan/coverage.ts) are held to the same outcome too.
  */
 import assert from "node:assert/strict";
 import { setCodegenMode } from "../../src/cel/configure.ts";
@@ -53,6 +54,18 @@ export function inBothTiers(
   const [closures, generated] = outcomes as [TierOutcome, TierOutcome];
   const canon = (o: TierOutcome) => ("value" in o ? { ...o, value: canonOurs(o.value) } : o);
   assert.deepEqual(canon(generated), canon(closures), `${source}: generated code and closures`);
+  const counted = compile(source, env, undefined, undefined, { coverage: true });
+  if (!counted.ok)
+    assert.fail(`${source}: with coverage: ${counted.problems.map((p) => p.rendered).join("\n")}`);
+  const r = run(
+    counted.program,
+    { values, json: true },
+    new EvalState(costLimit, performance.now() + 10_000),
+  );
+  const withCoverage: TierOutcome = r.ok
+    ? { value: r.value, cost: r.cost }
+    : { error: r.error.message, offset: r.error.offset, cost: r.cost };
+  assert.deepEqual(canon(withCoverage), canon(closures), `${source}: counted closures and closures`);
   return closures;
 }
 

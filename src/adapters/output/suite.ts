@@ -129,6 +129,8 @@ export interface TextOptions {
   readonly ascii?: boolean;
   /** Colours for the marks and the summary (default none). */
   readonly palette?: Palette;
+  /** Text put just before the summary line, which stays last (`--coverage`'s report). */
+  readonly beforeSummary?: string;
 }
 
 function where(c: CaseResult): string {
@@ -164,12 +166,13 @@ export function formatSuiteText(suites: readonly SuiteResult[], options: TextOpt
     out.push(
       `${sum.broken} suite ${sum.broken === 1 ? "file has" : "files have"} errors (see above); no case was run`,
     );
+  if (options.beforeSummary !== undefined) out.push(options.beforeSummary.trimEnd(), "");
   out.push(summaryLine(sum, p));
   return `${out.join("\n")}\n`;
 }
 
 /** The machine form: every suite, every case, what was expected and what happened. */
-export function formatSuiteJson(suites: readonly SuiteResult[]): string {
+export function formatSuiteJson(suites: readonly SuiteResult[], coverage?: unknown): string {
   const sum = summarize(suites);
   return `${stringifyJson(
     {
@@ -195,6 +198,7 @@ export function formatSuiteJson(suites: readonly SuiteResult[]): string {
         })),
       })),
       summary: sum,
+      ...(coverage !== undefined ? { coverage } : {}),
     },
     2,
   )}\n`;

@@ -10,6 +10,7 @@ import type { Expr } from "../syntax/ast.ts";
 import { planBind } from "./bind.ts";
 import { planCall } from "./call.ts";
 import { planComprehension } from "./comprehension.ts";
+import type { CoverageHook } from "./coverage.ts";
 import { planIdent } from "./ident.ts";
 import { planList, planMap } from "./list-map.ts";
 import { planConst } from "./literal.ts";
@@ -31,6 +32,8 @@ export class Planner implements PlanContext {
   constructor(
     readonly env: CelEnvironment,
     private readonly shared?: SharedSubexpressions,
+    /** Coverage (`test --coverage`): each node's closure counted (coverage.ts); absent, nothing changes. */
+    private readonly coverage?: CoverageHook,
   ) {}
 
   lookupLocal(name: string): number | undefined {
@@ -55,6 +58,7 @@ export class Planner implements PlanContext {
 
   plan(e: Expr): Compiled {
     const c = planNode(this, e);
+    if (this.coverage !== undefined) return this.coverage.instrument(e, c);
     return this.shared === undefined
       ? c
       : sharedForm(this.shared, e, c, (name) => this.lookupLocal(name) !== undefined);

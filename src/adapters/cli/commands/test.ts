@@ -2,10 +2,12 @@
 import { writeFile } from "node:fs/promises";
 import { type CelExtras, NEWEST_RELEASE, OLDEST_RELEASE } from "../../../cel/index.ts";
 import { fileSuiteReader, findSuiteFiles, type SuiteReader } from "../../../sources/suites.ts";
+import { coverageReport } from "../../../suite/coverage.ts";
 import { type LoadedSuite, loadSuiteFile, runLoadedSuite } from "../../../suite/run.ts";
 import { type CaseSelector, caseSelector } from "../../../suite/select.ts";
 import { decodeSavedReview } from "../../admission/saved.ts";
 import { ANSI, PLAIN } from "../../output/colour.ts";
+import { coverageJson, formatCoverageText, formatLcov, formatPercent } from "../../output/coverage.ts";
 import { formatDiagnostics, plural } from "../../output/diagnostics.ts";
 import { withNameHints } from "../../output/hints.ts";
 import { formatJunit, formatSuiteJson, formatSuiteText, summarize } from "../../output/suite.ts";
@@ -43,6 +45,12 @@ Options:
                         named suite/group/.../case, PATTERN is split at '/' and each part is a
                         regular expression (RE2) for that level; spaces match as '_'
   --junit FILE          also write a JUnit XML report to FILE
+  --coverage            also report what the cases exercised of every expression of every
+                        policy the suites load: the CEL nodes evaluated and the outcomes of each
+                        branch (see "Coverage" below)
+  --coverage-lcov FILE  also write the coverage as an lcov tracefile (implies --coverage)
+  --min-coverage N      fail (exit 1) when the total coverage is below N percent (0 to 100;
+                        implies --coverage)
   --cel-extras LIST     compile with non-Kubernetes CEL features: bind, math, base64 (or all)
   --kubernetes-version X.Y
                         compile and run as Kubernetes X.Y would (${OLDEST_RELEASE} to ${NEWEST_RELEASE}; default
@@ -76,8 +84,19 @@ explain trace and the authorizer checks that were made. It ends with the failed 
 --run left out, when there are any). A JUnit failure's message holds every expectation that did
 not hold, in full; its body adds the decision.
 
-Exit status: 0 every case passed, 1 a case failed, 2 a suite file (or a policy or object file it
-names) has errors, --run matches no case, or bad options.
+Coverage: every node of an expression (matchConditions, variables, validations,
+messageExpressions, auditAnnotations, mutations) counts, constants and the parts a macro adds
+aside, as does each outcome of each branch: '&&' and '||' true and false, a '?:' condition true
+and false, a comprehension's range empty and not empty, 'all'/'exists'/'exists_one' true and
+false, an optional ('a.?b', 'm[?k]', optMap) present and absent, a matchCondition true and false,
+a validation passing and failing. The report lists what was not covered at file:line:col with a
+caret (only the top of an unevaluated part, and the outcomes of branches that ran), then a line
+per policy and the total: covered nodes and outcomes in percent of all. With -o json it is the
+report's 'coverage'. Counting runs the policies' closures one by one instead of the generated
+code serving runs; values, errors and costs are the same.
+
+Exit status: 0 every case passed, 1 a case failed or the coverage is below --min-coverage, 2 a
+suite file (or a policy or object file it names) has errors, --run matches no case, or bad options.
 `;
 
 const OPTIONS = {
@@ -86,6 +105,9 @@ const OPTIONS = {
     output: { type: "string", short: "o", default: "text" },
     run: { type: "string" },
     junit: { type: "string" },
+    coverage: { type: "boolean" },
+    "coverage-lcov": { type: "string" },
+    "min-coverage": { type: "string" },
     "cel-extras": { type: "string" },
     ...KUBERNETES_VERSION_OPTION,
     ascii: { type: "boolean" },
@@ -159,6 +181,15 @@ export async function runWith(args: readonly string[], io: CliIO, reader: SuiteR
   }
   const release = kubernetesVersionOf(values["kubernetes-version"]);
   if (!release.ok) return fail(release.error);
+  const minCoverage = values["min-coverage"] === undefined ? undefined : Number(values["min-coverage"]);
+  if (
+    minCoverage !== undefined &&
+    !(/^\d+(\.\d+)?$/.test(values["min-coverage"] ?? "") && minCoverage <= 100)
+  )
+    return fail(`--min-coverage expects a percentage from 0 to 100, got '${values["min-coverage"]}'`);
+  const coverage =
+    values.coverage === true || values["coverage-lcov"] !== undefined || minCoverage !== undefined;
+  if (coverage && values.update !== undefined) return fail("--coverage is not for --update");
   if (values.update !== undefined) return update(values, positionals, extras, release.value, io);
   for (const only of ["policy", "resource", "params", "force"] as const)
     if (values[only] !== undefined) return fail(`--${only} is for --update`);
@@ -189,6 +220,7 @@ export async function runWith(args: readonly string[], io: CliIO, reader: SuiteR
         extras,
         defaults: !values["no-defaults"],
         decodeReview: decodeSavedReview,
+        ...(coverage ? { coverage: true } : {}),
         ...(release.value !== undefined ? { kubernetesVersion: release.value } : {}),
       }),
     );
@@ -204,11 +236,28 @@ export async function runWith(args: readonly string[], io: CliIO, reader: SuiteR
     return EXIT_USAGE;
   }
   const palette = useColour(io, values["no-color"]) ? ANSI : PLAIN;
+  // Only suites that ran count: with a broken suite no case ran, and coverage says nothing.
+  const covered = coverage && broken.length === 0 ? coverageReport(loaded) : undefined;
   io.stdout(
     output === "json"
-      ? formatSuiteJson(suites)
-      : formatSuiteText(suites, { ascii: values.ascii ?? false, palette }),
+      ? formatSuiteJson(suites, covered && coverageJson(covered))
+      : formatSuiteText(suites, {
+          ascii: values.ascii ?? false,
+          palette,
+          ...(covered ? { beforeSummary: formatCoverageText(covered) } : {}),
+        }),
   );
+  if (covered && values["coverage-lcov"] !== undefined) {
+    const target = userPath(io, values["coverage-lcov"]);
+    try {
+      await writeFile(target, formatLcov(covered));
+    } catch (e) {
+      io.stderr(
+        `celgate test: cannot write ${values["coverage-lcov"]}: ${e instanceof Error ? e.message : String(e)}\n`,
+      );
+      return EXIT_USAGE;
+    }
+  }
   if (values.junit !== undefined) {
     const target = userPath(io, values.junit);
     try {
@@ -221,6 +270,12 @@ export async function runWith(args: readonly string[], io: CliIO, reader: SuiteR
     }
   }
   if (sum.broken > 0) return EXIT_USAGE;
+  if (covered && minCoverage !== undefined && covered.percent < minCoverage) {
+    io.stderr(
+      `celgate test: coverage ${formatPercent(covered.percent)} is below --min-coverage ${values["min-coverage"]}%\n`,
+    );
+    return EXIT_OUTCOME;
+  }
   return sum.failed > 0 ? EXIT_OUTCOME : EXIT_OK;
 }
 
