@@ -34,7 +34,11 @@ void test("a ConfigMap's data, env values at any depth and credential-named fiel
   );
   assert.equal(s.secret, false);
   assert.deepEqual([...s.values].sort(), ["7", "AAAA", "blue-ish", "env-a", "tok-1"]);
-  assert.deepEqual(sensitiveOf(request("Secret", { data: { a: "YQ==" } })), { secret: true, values: [] });
+  // A Secret's contents, and each as JSON text writes it (for a last-applied-configuration annotation).
+  assert.deepEqual(sensitiveOf(request("Secret", { data: { a: "YQ==" }, stringData: { b: 'say "hi"' } })), {
+    secret: true,
+    values: ["YQ==", 'say "hi"', 'say \\"hi\\"'],
+  });
   // A Pod's `data` field (not a ConfigMap's) is not sensitive by itself.
   assert.deepEqual(sensitiveOf(request("Pod", { data: { a: "plain" } })).values, []);
 });
