@@ -115,7 +115,10 @@ function traffic(): { path: string; body: Record<string, unknown> }[] {
       },
       ...(i % 5 === 0 ? { apiVersion: "admission.k8s.io/v1beta1" } : {}),
     });
-    ((review.request as Record<string, unknown>).userInfo as Record<string, unknown>).username = users[i % 3];
+    const user = (review.request as Record<string, unknown>).userInfo as Record<string, unknown>;
+    user.username = users[i % 3];
+    // A credential-named extra is recorded redacted, and the recording must still decode.
+    if (i === 0) user.extra = { "authentication.kubernetes.io/credential-id": ["X509SHA256=abc"] };
     out.push({
       path: ["/validate", "/validate/fail", "/validate/ignore", "/mutate", "/mutate/fail"][i % 5] as string,
       body: review,

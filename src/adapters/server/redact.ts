@@ -227,7 +227,14 @@ export function redactRequest(
         oldObject: withoutSecretContents(request.oldObject),
       }
     : request;
-  return redactValue(emptied, s.values) as AdmissionRequest;
+  const out = redactValue(emptied, s.values) as AdmissionRequest;
+  const extra = request.userInfo.extra;
+  if (extra === undefined) return out;
+  // The user's extra values stay lists of strings, as the AdmissionReview decoder requires of them.
+  const kept: Record<string, readonly string[]> = {};
+  for (const [k, v] of Object.entries(extra))
+    kept[scrubString(k, s.values)] = namesCredential(k) ? [REDACTED] : v.map((x) => scrubString(x, s.values));
+  return { ...out, userInfo: { ...out.userInfo, extra: kept } };
 }
 
 /**
