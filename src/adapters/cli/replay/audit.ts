@@ -114,7 +114,8 @@ export class AuditReader {
       if (oldObject === undefined)
         return skip("an update whose stored object no earlier event in the log holds");
     } else {
-      object = response?.kind === previous?.kind ? (response ?? previous) : previous;
+      // The object the delete returned (a graceful delete's), else the one stored before it.
+      object = response ?? previous;
       if (object === undefined) return skip("a delete whose stored object no earlier event in the log holds");
     }
     if (object === undefined) return skip("no object in the request body");
