@@ -22,6 +22,7 @@ import {
   tempDir,
   waitFor,
 } from "../helpers/webhook.ts";
+import { cli } from "../unit/cli/fake-io.ts";
 
 const POLICIES = `apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
@@ -264,4 +265,61 @@ void test("a write error is one log line and a count, never a failed review", as
   assert.equal(lines.length, 1, JSON.stringify(lines));
   assert.equal(lines[0]?.level, 50);
   assert.match(String(lines[0]?.error), /ENOENT/);
+});
+
+void test("a review too large for the main thread, answered by the slow lane, is recorded from a copy of its body", async (t) => {
+  const dir = await tempDir(t);
+  await writeFile(join(dir, "policies.yaml"), POLICIES);
+  const out = await tempDir(t);
+  const { port, ca, webhook } = await startTestWebhook(t, {
+    policies: [dir],
+    record: { dir: out, sampleRate: 1, maxBytes: 64 << 20 },
+  });
+  await waitFor("the slow lane's set", () => (webhook.slowLaneReady() ? true : undefined));
+  // Over OFF_THREAD_BODY_BYTES: its bytes move to the worker.
+  const big = deploymentReview({
+    uid: "big",
+    object: deployment("big", 9, { annotations: { note: "x".repeat(600 * 1024) } }),
+  });
+  const reply = await postReview(port, ca, "/validate", big);
+  assert.equal(reply.response.allowed, false);
+  const metrics = await waitFor("the review recorded", async () => {
+    const m = await scrape(webhook.metricsUrl);
+    return (sampleValue(m, "celgate_record_reviews_total") ?? 0) >= 1 ? m : undefined;
+  });
+  assert.equal(sampleValue(metrics, "celgate_slow_lane_reviews_total", { reason: "large_body" }), 1);
+  const [line] = await recorded(out);
+  assert.ok(line !== undefined);
+  assert.equal(line.review.request.uid, "big");
+  assert.equal(line.decision.message, reply.response.status?.message);
+  const metadata = line.review.request.object?.metadata as { annotations: { note: string } };
+  assert.equal(metadata.annotations.note.length, 600 * 1024);
+});
+
+void test("serve's --record flags: usage errors say what is expected; an unusable directory stops the start", async (t) => {
+  const bad = await cli(["serve", "--policies", "policies", "--record", "rec", "--record-sample", "0"]);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /--record-sample must be a number above 0 and at most 1, got '0'/);
+  const budget = await cli(["serve", "--policies", "policies", "--record", "rec", "--record-max-mib", "0.5"]);
+  assert.equal(budget.code, 2);
+  assert.match(budget.stderr, /--record-max-mib must be a number of MiB, at least 1, got '0.5'/);
+  // A file where the directory should be: the start fails, saying why.
+  const file = join(await tempDir(t), "taken");
+  await writeFile(file, "");
+  const taken = await cli([
+    "serve",
+    "--policies",
+    "policies",
+    "--host",
+    "127.0.0.1",
+    "--port",
+    "0",
+    "--metrics-port",
+    "0",
+    "--no-cluster",
+    "--record",
+    join(file, "rec"),
+  ]);
+  assert.equal(taken.code, 2);
+  assert.match(taken.stderr, /celgate serve: --record .*taken\/rec: ENOTDIR/);
 });
