@@ -2,7 +2,7 @@
  * `celgate replay`'s memory bound and throughput (issue 35): recordings of 10,000 and 100,000
  * reviews, written as `serve --record` writes them (recording.ts's recordLine, with the answers of
  * the set that "served" them), replayed in this process by the command itself against a candidate
- * that changes about half the answers, every review from its own user (so the groups by user hit
+ * that changes most of the answers, every review from its own user (so the groups by user hit
  * their cap). Reports, for each size: reviews/s, and the largest heap in use after a full garbage
  * collection, sampled while the replay runs. A bounded replay has the same peak at both sizes.
  *
