@@ -13,6 +13,7 @@ import * as expr from "./commands/expr.ts";
 import * as lintCommand from "./commands/lint.ts";
 import * as manifests from "./commands/manifests.ts";
 import * as repl from "./commands/repl.ts";
+import * as replay from "./commands/replay.ts";
 import * as serve from "./commands/serve.ts";
 import * as testCommand from "./commands/test.ts";
 import { type CliIO, type Command, EXIT_OK, EXIT_OUTCOME, EXIT_USAGE } from "./io.ts";
@@ -28,6 +29,7 @@ export const COMMANDS: readonly Command[] = [
   testCommand,
   audit,
   serve,
+  replay,
   repl,
   manifests,
 ];

@@ -31,6 +31,7 @@ import type { ServerTls } from "./http.ts";
 import type { ListenAddress, TlsWatcher } from "./lifecycle.ts";
 import { buildServer, type ServerDeps, type ServerLimits, type WebhookServer } from "./server.ts";
 import { SlowLane } from "./slow-lane.ts";
+import { Recorder, type RecorderOptions } from "./recorder.ts";
 import { certificateExpiry, generateSelfSignedCertificate, loadTlsMaterial } from "./tls.ts";
 
 export interface ServeOptions {
@@ -81,6 +82,8 @@ export interface ServeOptions {
     readonly pollMs?: number;
     readonly retryMs?: number;
   };
+  /** `--record DIR`: write a sample of the answered reviews, redacted, for `celgate replay` (recorder.ts). */
+  readonly record?: Omit<RecorderOptions, "registry" | "log">;
 }
 
 export type ClusterServeOptions = Omit<
@@ -434,6 +437,19 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
     return { ok: false, message: "--register-webhooks needs a cluster: give --kubeconfig, or run in a pod" };
   }
   if (link) log(`connected to the cluster at ${link.server}; ready once its caches have synced`);
+  let recorder: Recorder | undefined;
+  if (options.record) {
+    const opened = await Recorder.open({ ...options.record, registry, log: serverLog(logging ?? false) });
+    if (!opened.ok) {
+      link?.stop();
+      sink?.close();
+      return { ok: false, message: opened.error };
+    }
+    recorder = opened.value;
+    log(
+      `recording ${options.record.sampleRate * 100}% of the reviews answered to ${options.record.dir} (redacted; sensitive: see docs/serving.md)`,
+    );
+  }
   const lane = slowLaneFor(options, (message) => reloadLog.warn({ event: "slow-lane" }, message));
   const admitters = admitterSwitch(link, lane, options.policies);
   // A set must fit in this process's heap beside the one it replaces (sources/memory-budget.ts).
@@ -458,6 +474,7 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
   });
   if (!("store" in opened)) {
     link?.stop();
+    await recorder?.close();
     sink?.close();
     await lane?.close();
     return { ok: false, message: loadFailure(opened.diagnostics) };
@@ -474,6 +491,7 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
   let listening = false;
   const server = await buildServer({
     ...serverTuning(options, lane),
+    ...(recorder !== undefined ? { recorder } : {}),
     admitter: admitters.current,
     tls,
     logger: logging ?? false,
@@ -484,7 +502,7 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
   const ports = await openPorts(server, metricsServer, options);
   if (!ports.ok) {
     server.abort();
-    await Promise.all([server.close(), metricsServer.close(), lane?.close()]);
+    await Promise.all([server.close(), metricsServer.close(), lane?.close(), recorder?.close()]);
     store.close();
     sink?.close();
     return { ok: false, message: ports.error };
@@ -518,7 +536,7 @@ export async function startWebhook(options: ServeOptions, log: (line: string) =>
     link?.stop();
     store.close();
     certWatcher?.close();
-    await Promise.all([metricsServer.close(), lane?.close()]);
+    await Promise.all([metricsServer.close(), lane?.close(), recorder?.close()]);
     sink?.close();
   };
   return {

@@ -13,9 +13,16 @@
  *   named like a credential is replaced inside any value.
  * A value that an expression transforms (upper-cased, split, decoded) without naming a sensitive
  * place is the one case these miss. `serve --log-values` logs the trace as it is.
+ *
+ * `serve --record` (recorder.ts) keeps the reviews it receives with the same rules, applied to the
+ * review instead of a trace (redactRequest, redactResponse): a Secret's `data` and `stringData`
+ * values, every sensitive value wherever a string holds it (a `last-applied-configuration`
+ * annotation, a message), and every member named like a credential.
  */
-import type { PolicyResult, TraceStep } from "../../engine/types.ts";
+import type { JsonPatchOp, PolicyResult, TraceStep } from "../../engine/types.ts";
 import type { AdmissionRequest } from "../../request/types.ts";
+
+type JsonObject = Readonly<Record<string, unknown>>;
 
 export const REDACTED = "[redacted]";
 
@@ -40,7 +47,10 @@ export function isSecretRequest(request: AdmissionRequest): boolean {
 export interface Sensitive {
   /** The object is a Secret: nothing of its trace is shown. */
   readonly secret: boolean;
-  /** The request's sensitive string values (module comment), replaced wherever they appear. */
+  /**
+   * The request's sensitive string values (module comment), replaced wherever they appear; for a
+   * Secret, its data and stringData values, each also as it reads inside JSON text.
+   */
   readonly values: readonly string[];
 }
 
@@ -52,7 +62,7 @@ export const NOTHING_SENSITIVE: Sensitive = { secret: false, values: [] };
  * an explicit stack: linear in its size, whatever its depth.
  */
 export function sensitiveOf(request: AdmissionRequest): Sensitive {
-  if (isSecretRequest(request)) return { secret: true, values: [] };
+  if (isSecretRequest(request)) return { secret: true, values: secretValues(request) };
   const values = new Set<string>();
   const configMap = request.kind.group === "" && request.kind.kind === "ConfigMap";
   // `env`: a container's environment list, whose items' `value`s are sensitive (not their names).
@@ -79,6 +89,31 @@ export function sensitiveOf(request: AdmissionRequest): Sensitive {
     }
   }
   return { secret: false, values: [...values] };
+}
+
+/** The keys of a Secret whose values are its contents. */
+const SECRET_CONTENTS = ["data", "stringData"] as const;
+
+/**
+ * A Secret's data and stringData values, in object and oldObject; each also as JSON text writes it
+ * (quotes, newlines and backslashes escaped), as a `last-applied-configuration` annotation holds it.
+ */
+function secretValues(request: AdmissionRequest): string[] {
+  const values = new Set<string>();
+  for (const o of [request.object, request.oldObject]) {
+    if (o === null) continue;
+    for (const key of SECRET_CONTENTS) {
+      const contents = o[key];
+      if (contents === null || typeof contents !== "object" || Array.isArray(contents)) continue;
+      for (const v of Object.values(contents)) {
+        if (typeof v !== "string" || v === "") continue;
+        values.add(v);
+        const escaped = JSON.stringify(v).slice(1, -1);
+        if (escaped !== v) values.add(escaped);
+      }
+    }
+  }
+  return [...values];
 }
 
 /** Values this short are replaced only where a string is exactly one of them, not inside others. */
@@ -163,4 +198,61 @@ export function redactResults(results: readonly PolicyResult[], s: Sensitive): r
       trace: r.trace.map((step) => redactStep(step, tainted, s)),
     };
   });
+}
+
+/** `object` with a Secret's contents replaced, key by key (the keys stay: policies test for them). */
+function withoutSecretContents(object: JsonObject | null): JsonObject | null {
+  if (object === null) return null;
+  const out: Record<string, unknown> = { ...object };
+  for (const key of SECRET_CONTENTS) {
+    const contents = object[key];
+    if (contents === null || typeof contents !== "object" || Array.isArray(contents)) continue;
+    out[key] = Object.fromEntries(Object.keys(contents).map((k) => [k, REDACTED]));
+  }
+  return out as JsonObject;
+}
+
+/**
+ * The request as `serve --record` keeps it (module comment): a Secret's contents replaced, every
+ * sensitive value replaced wherever it appears, every member named like a credential replaced.
+ */
+export function redactRequest(
+  request: AdmissionRequest,
+  s: Sensitive = sensitiveOf(request),
+): AdmissionRequest {
+  const emptied = s.secret
+    ? {
+        ...request,
+        object: withoutSecretContents(request.object),
+        oldObject: withoutSecretContents(request.oldObject),
+      }
+    : request;
+  const out = redactValue(emptied, s.values) as AdmissionRequest;
+  const extra = request.userInfo.extra;
+  if (extra === undefined) return out;
+  // The user's extra values stay lists of strings, as the AdmissionReview decoder requires of them.
+  const kept: Record<string, readonly string[]> = {};
+  for (const [k, v] of Object.entries(extra))
+    kept[scrubString(k, s.values)] = namesCredential(k) ? [REDACTED] : v.map((x) => scrubString(x, s.values));
+  return { ...out, userInfo: { ...out.userInfo, extra: kept } };
+}
+
+/**
+ * A JSON Patch as `serve --record` keeps it: values scrubbed as redactValue scrubs them, and the
+ * whole value of an operation whose path ends in a credential-named member (or, for a Secret, in
+ * its contents) replaced.
+ */
+export function redactPatch(ops: readonly JsonPatchOp[], s: Sensitive): JsonPatchOp[] {
+  return ops.map((op) => {
+    if (!("value" in op)) return { ...op, path: scrubString(op.path, s.values) };
+    const last = op.path.slice(op.path.lastIndexOf("/") + 1);
+    const inSecret = s.secret && /^\/(?:data|stringData)(?:\/|$)/.test(op.path);
+    const value = namesCredential(last) || inSecret ? REDACTED : redactValue(op.value, s.values);
+    return { ...op, path: scrubString(op.path, s.values), value };
+  });
+}
+
+/** A reply's texts (message, warnings, audit annotations) with every sensitive value replaced. */
+export function redactText(text: string, s: Sensitive): string {
+  return scrubString(text, s.values);
 }

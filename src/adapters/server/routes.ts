@@ -19,6 +19,7 @@ import { deadlineFor, requestTimeoutMs } from "./deadline.ts";
 import { elapsedMs, problem, type RecordInvalid } from "./http.ts";
 import type { LaneAnswer } from "./lane-protocol.ts";
 import type { WebhookMetrics } from "./metrics.ts";
+import type { Recorder } from "./recorder.ts";
 import { NOTHING_SENSITIVE, redactResults, type Sensitive, sensitiveOf } from "./redact.ts";
 import {
   failureReplyFor,
@@ -61,6 +62,8 @@ export interface ReviewContext {
   readonly lane: SlowLane | undefined;
   /** How long a review may hold the main thread before it moves to the lane. */
   readonly sliceMs: number;
+  /** `serve --record`: where a sample of the answered reviews goes (recorder.ts). */
+  readonly recorder: Recorder | undefined;
 }
 
 /**
@@ -111,13 +114,17 @@ export function reviewHandler(route: ReviewRoute, c: ReviewContext) {
     const lane =
       c.lane !== undefined && version !== undefined && c.lane.accepts(version) ? c.lane : undefined;
 
+    const recording = c.recorder?.sampled() === true;
     let body = request.body;
     if (body === UNPARSED) {
       let raw = request.celgateBody;
       if (lane !== undefined) {
         c.metrics.recordOffload("large_body");
+        // The bytes move to the worker: a recording keeps a copy of them.
+        const kept = recording && Buffer.isBuffer(raw) ? Buffer.from(raw) : raw;
         const answer = await toLane(lane, version as number, request, route, deadline, c.debugging);
-        if (answer.kind !== "unavailable") return answerFromLane(c, route, request, reply, answer);
+        if (answer.kind !== "unavailable")
+          return answerFromLane(c, route, request, reply, answer, recording, kept);
         // The bytes moved to the worker and came back.
         if (answer.body !== undefined)
           raw = Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength);
@@ -155,15 +162,21 @@ export function reviewHandler(route: ReviewRoute, c: ReviewContext) {
           deadline,
           c.debugging,
         );
-        if (answer.kind !== "unavailable") return answerFromLane(c, route, request, reply, answer);
+        if (answer.kind !== "unavailable")
+          return answerFromLane(c, route, request, reply, answer, recording, request.celgateBody);
         // The lane cannot take it after all: here, to its own deadline.
         decision = await c.batcher.review(admitter, review.request, options);
       }
     } catch (e) {
       return answerFailure(c, route, request, reply, review, e);
     }
-    return answerDecision(c, route, request, reply, review, decision as AdmissionDecision);
+    return answerDecision(c, route, request, reply, review, decision as AdmissionDecision, recording);
   };
+}
+
+/** The size of a request's body as read, for the recorder's queue bound. */
+function bodyBytes(body: string | Buffer | null): number {
+  return body === null ? 0 : typeof body === "string" ? body.length : body.byteLength;
 }
 
 function toLane(
@@ -204,6 +217,7 @@ function answerDecision(
   reply: FastifyReply,
   review: DecodedReview,
   decision: AdmissionDecision,
+  recording: boolean,
 ): FastifyReply {
   let answer: ReturnType<typeof replyFor>;
   try {
@@ -223,7 +237,16 @@ function answerDecision(
     decision.results,
     sensitive,
   );
-  return send(c, reply, answer.body);
+  const sent = send(c, reply, answer.body);
+  if (recording)
+    c.recorder?.offer({
+      path: route.path,
+      apiVersion: review.apiVersion,
+      request: review.request,
+      reply: answer.body,
+      bytes: bodyBytes(request.celgateBody),
+    });
+  return sent;
 }
 
 function answerFailure(
@@ -249,6 +272,8 @@ function answerFromLane(
   request: FastifyRequest,
   reply: FastifyReply,
   answer: Exclude<LaneAnswer, { kind: "unavailable" }>,
+  recording: boolean,
+  body: string | Buffer | null,
 ): FastifyReply {
   if (answer.kind === "invalid") {
     c.recordInvalid(request);
@@ -272,7 +297,10 @@ function answerFromLane(
     return send(c, reply.type("application/json; charset=utf-8"), answer.payload);
   }
   record(c, request, route, answer.identity, answer.outcome, answer.allowed, answer.results, answer.secrets);
-  return send(c, reply.type("application/json; charset=utf-8"), answer.payload);
+  const sent = send(c, reply.type("application/json; charset=utf-8"), answer.payload);
+  if (recording && body !== null)
+    c.recorder?.offer({ path: route.path, body, reply: answer.payload, bytes: bodyBytes(body) });
+  return sent;
 }
 
 /** Each policy's trace of one review, at debug level; values redacted unless asked for (redact.ts). */

@@ -47,6 +47,7 @@ import { isDebugging, REVIEW_PATHS, REVIEW_ROUTES, type ReviewContext, reviewHan
 import { type ServerLog, serverLog } from "./server-log.ts";
 import type { ReviewAdmitter } from "./admitter.ts";
 import type { SlowLane } from "./slow-lane.ts";
+import type { Recorder } from "./recorder.ts";
 
 export type { HttpsApp };
 
@@ -93,6 +94,8 @@ export interface ServerDeps {
   readonly slowLane?: SlowLane;
   /** How long a review may run on the main thread before it moves to the slow lane; default SLICE_MS. */
   readonly sliceMs?: number;
+  /** `serve --record`: where a sample of the answered reviews is written (recorder.ts). */
+  readonly recorder?: Recorder;
 }
 
 /**
@@ -277,6 +280,7 @@ function registerRoutes(
     logValues: deps.logValues ?? false,
     lane: deps.slowLane,
     sliceMs: deps.sliceMs ?? SLICE_MS,
+    recorder: deps.recorder,
   };
   registerJsonBody(app, deps.slowLane === undefined ? Number.POSITIVE_INFINITY : OFF_THREAD_BODY_BYTES);
   const jsonOnly = requireJson(recordInvalid, (request, reply) =>

@@ -13,7 +13,9 @@ void test("docs/diagnostics.md's code table is the code catalog, row for row", (
 void test("every celgate command the docs mention exists", () => {
   const names = new Set(COMMANDS.map((c) => c.name));
   const used = [
-    ...userDocs.matchAll(/(?:celgate --|celgate) (expr|check|eval|serve|test|repl|manifests|lint)\b/g),
+    ...userDocs.matchAll(
+      /(?:celgate --|celgate) (expr|check|eval|serve|test|repl|replay|manifests|lint|audit)\b/g,
+    ),
   ].map((m) => m[1]);
   assert.ok(used.length > 0);
   for (const u of used)

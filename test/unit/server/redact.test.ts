@@ -4,7 +4,13 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { REDACTED, redactResults, sensitiveOf } from "../../../src/adapters/server/redact.ts";
+import {
+  REDACTED,
+  redactPatch,
+  redactRequest,
+  redactResults,
+  sensitiveOf,
+} from "../../../src/adapters/server/redact.ts";
 import type { PolicyResult } from "../../../src/engine/types.ts";
 import type { AdmissionRequest } from "../../../src/request/types.ts";
 
@@ -34,7 +40,11 @@ void test("a ConfigMap's data, env values at any depth and credential-named fiel
   );
   assert.equal(s.secret, false);
   assert.deepEqual([...s.values].sort(), ["7", "AAAA", "blue-ish", "env-a", "tok-1"]);
-  assert.deepEqual(sensitiveOf(request("Secret", { data: { a: "YQ==" } })), { secret: true, values: [] });
+  // A Secret's contents, and each as JSON text writes it (for a last-applied-configuration annotation).
+  assert.deepEqual(sensitiveOf(request("Secret", { data: { a: "YQ==" }, stringData: { b: 'say "hi"' } })), {
+    secret: true,
+    values: ["YQ==", 'say "hi"', 'say \\"hi\\"'],
+  });
   // A Pod's `data` field (not a ConfigMap's) is not sensitive by itself.
   assert.deepEqual(sensitiveOf(request("Pod", { data: { a: "plain" } })).values, []);
 });
@@ -81,4 +91,63 @@ void test("a sensitive value is replaced wherever it stands; a short one only wh
   assert.deepEqual(r?.trace[1]?.because, [`object.metadata.name = "${REDACTED}"`]);
   assert.equal(r?.trace[1]?.error, `no such key: ${REDACTED}`);
   assert.equal(r?.trace[1]?.value, false);
+});
+
+void test("a recorded request (serve --record): a Secret's contents, sensitive values anywhere, credential-named members", () => {
+  const secret = {
+    ...request("Secret", {
+      metadata: {
+        name: "db",
+        annotations: {
+          "kubectl.kubernetes.io/last-applied-configuration": '{"stringData":{"pw":"s3cr\\"et-value"}}',
+        },
+      },
+      stringData: { pw: 's3cr"et-value' },
+      data: { token: "dG9rZW4tdmFsdWU=" },
+      type: "Opaque",
+    }),
+    userInfo: {
+      username: "alice",
+      groups: [],
+      extra: { "authentication.kubernetes.io/credential-id": ["X509SHA256=abc"], scopes: ["read"] },
+    },
+  } as AdmissionRequest;
+  const out = redactRequest(secret);
+  assert.deepEqual(out.object?.stringData, { pw: REDACTED });
+  assert.deepEqual(out.object?.data, { token: REDACTED });
+  assert.equal(out.object?.type, "Opaque");
+  const text = JSON.stringify(out);
+  assert.ok(!text.includes("s3cr") && !text.includes("dG9rZW4"), text);
+  // Extra values stay lists, as the AdmissionReview decoder requires (replay decodes the recording).
+  assert.deepEqual(out.userInfo.extra, {
+    "authentication.kubernetes.io/credential-id": [REDACTED],
+    scopes: ["read"],
+  });
+  // The request given is left as it was.
+  assert.deepEqual(secret.object?.stringData, { pw: 's3cr"et-value' });
+
+  const pod = request("Pod", {
+    metadata: { name: "web" },
+    spec: { containers: [{ name: "app", env: [{ name: "DB", value: "env-secret-1" }] }] },
+  });
+  const redacted = redactRequest(pod);
+  assert.ok(!JSON.stringify(redacted).includes("env-secret-1"));
+  assert.equal(JSON.stringify(redacted.object?.metadata), JSON.stringify({ name: "web" }));
+  // A patch: a credential-named member's value, and a sensitive value anywhere in another.
+  const s = sensitiveOf(pod);
+  assert.deepEqual(
+    redactPatch(
+      [
+        { op: "add", path: "/spec/apiToken", value: "abc" },
+        { op: "add", path: "/metadata/annotations", value: { copy: "env-secret-1 here" } },
+        { op: "remove", path: "/spec/x" },
+      ],
+      s,
+    ),
+    [
+      { op: "add", path: "/spec/apiToken", value: REDACTED },
+      { op: "add", path: "/metadata/annotations", value: { copy: `${REDACTED} here` } },
+      { op: "remove", path: "/spec/x" },
+    ],
+  );
 });

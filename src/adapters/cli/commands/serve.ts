@@ -20,6 +20,9 @@ import { parseExtras } from "../expression.ts";
 import { type CliIO, EXIT_OK, EXIT_USAGE } from "../io.ts";
 import * as check from "./check.ts";
 
+/** The default disk budget of `--record`, in MiB. */
+const DEFAULT_RECORD_MIB = 256;
+
 export const name = "serve";
 export const summary = "serve the policies as an HTTPS admission webhook";
 export const usage = "celgate serve --policies PATH... [options]";
@@ -56,6 +59,15 @@ Options:
   --log-values           at debug level, log the trace's values as they are; by default
                          Secrets, ConfigMap data, env values and fields named like
                          credentials are redacted, wherever expressions move them
+  --record DIR           write the reviews answered, with each answer, to rotating files of JSON
+                         lines in DIR, for \`celgate replay\`; off by default. SENSITIVE: the files
+                         hold the objects admitted (Secrets' data, ConfigMap data, env values and
+                         fields named like credentials are redacted as the debug log redacts them)
+  --record-sample RATE   the share of reviews recorded, above 0 and at most 1 (default 1)
+  --record-max-mib N     MiB the recording's files may hold together (default ${DEFAULT_RECORD_MIB}); the
+                         oldest files are deleted. A recording never slows or fails a review:
+                         when writes fall behind, reviews are dropped and counted
+                         (celgate_record_dropped_total)
   --cel-extras LIST      compile with non-Kubernetes CEL features: bind, math, base64 (or all)
   --kubernetes-version X.Y
                          compile and run the policies as Kubernetes X.Y would (${OLDEST_RELEASE} to ${NEWEST_RELEASE};
@@ -152,6 +164,9 @@ const OPTIONS = {
     "register-webhooks": { type: "string" },
     "webhook-ca": { type: "string" },
     "webhook-port": { type: "string" },
+    record: { type: "string" },
+    "record-sample": { type: "string", default: "1" },
+    "record-max-mib": { type: "string", default: String(DEFAULT_RECORD_MIB) },
   },
   allowPositionals: false,
 } as const;
@@ -251,8 +266,11 @@ function serveOptions(values: ServeValues, io: CliIO): Result<ServeOptions, stri
       return err(`--${flag} must be a number of MiB above 0, got '${values[flag]}'`);
   const register = registerWebhooksOf(values, io);
   if (!register.ok) return register;
+  const record = recordOf(values, io);
+  if (!record.ok) return record;
   return ok({
     ...register.value,
+    ...record.value,
     policies: policies.map((p) => userPath(io, p)),
     readLimits: { maxFileBytes: Math.round(fileMib * 1048576), maxSetBytes: Math.round(setMib * 1048576) },
     host: values.host,
@@ -275,6 +293,19 @@ function serveOptions(values: ServeValues, io: CliIO): Result<ServeOptions, stri
     },
     logValues: values["log-values"],
   });
+}
+
+/** `--record DIR`, `--record-sample RATE` and `--record-max-mib N`, or what is wrong with them. */
+function recordOf(values: ServeValues, io: CliIO): Result<Pick<ServeOptions, "record">, string> {
+  const dir = values.record;
+  const sampleRate = Number(values["record-sample"]);
+  const mib = Number(values["record-max-mib"]);
+  if (!(sampleRate > 0 && sampleRate <= 1))
+    return err(`--record-sample must be a number above 0 and at most 1, got '${values["record-sample"]}'`);
+  if (!(Number.isFinite(mib) && mib >= 1))
+    return err(`--record-max-mib must be a number of MiB, at least 1, got '${values["record-max-mib"]}'`);
+  if (dir === undefined) return ok({});
+  return ok({ record: { dir: userPath(io, dir), sampleRate, maxBytes: Math.round(mib * 1048576) } });
 }
 
 /** RFC 1123 label (a namespace name) and RFC 1035 label (a Service name). */
