@@ -68,11 +68,12 @@ export async function serviceAccountUser(
   return { user, kubeconfig: userKubeconfig(plane, user), rbac: printed.stdout };
 }
 
-/** A verdict as both sides give it: allowed, and for a refusal the HTTP code and the message. */
+/** A verdict as both sides give it: allowed, for a refusal the HTTP code and the message, and the warnings (sorted). */
 export interface Verdict {
   readonly allowed: boolean;
   readonly code?: number;
   readonly message?: string;
+  readonly warnings: readonly string[];
 }
 
 /**
@@ -94,22 +95,28 @@ export async function nativeVerdict(
   as?: TestCertificate,
 ): Promise<Verdict> {
   const r = await plane.request("POST", `${collection}?dryRun=All`, object, as);
-  if (r.status === 201 || r.status === 200) return { allowed: true };
+  const warnings = [...r.warnings].sort();
+  if (r.status === 201 || r.status === 200) return { allowed: true, warnings };
   const body = r.body as { code?: number; message?: string };
   const message = body.message ?? JSON.stringify(r.body);
-  return { allowed: false, code: r.status, message: message.replace(FORBIDDEN_PREFIX, "") };
+  return { allowed: false, code: r.status, message: message.replace(FORBIDDEN_PREFIX, ""), warnings };
 }
 
 /** celgate's verdict from an AdmissionReview response. */
 export function celgateVerdict(response: {
   readonly allowed: boolean;
   readonly status?: { readonly code?: number; readonly message?: string };
+  readonly warnings?: readonly string[];
 }): Verdict {
-  if (response.allowed) return { allowed: true };
+  // The API server relays a webhook's warnings through its warning recorder, which drops a text
+  // already recorded (endpoints/filters/warning.go AddWarning): compared as it would relay them.
+  const warnings = [...new Set(response.warnings ?? [])].sort();
+  if (response.allowed) return { allowed: true, warnings };
   return {
     allowed: false,
     ...(response.status?.code !== undefined ? { code: response.status.code } : {}),
     ...(response.status?.message !== undefined ? { message: response.status.message } : {}),
+    warnings,
   };
 }
 
