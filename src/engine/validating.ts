@@ -45,7 +45,7 @@ import {
 } from "./results.ts";
 import { evaluateSubject, subjects } from "./subjects.ts";
 import type { Admission, EvaluateOptions, EvaluationErrorKind, PolicyResult, Violation } from "./types.ts";
-import { validationActivation } from "./variables.ts";
+import { expressionActivation, validationActivation } from "./variables.ts";
 
 const REASON_CODES: Record<string, number> = {
   Unauthorized: 401,
@@ -84,11 +84,11 @@ function messageFor(
     messageExpression: CompiledExpression | undefined;
     expression: CompiledExpression;
   },
-  act: Activation,
+  act: () => Activation,
 ): string {
   const fallback = v.message?.trim() || `failed expression: ${v.expression.source.trim()}`;
   if (!v.messageExpression) return fallback;
-  const r = runStep(ev, "messageExpression", "", v.messageExpression, act);
+  const r = runStep(ev, "messageExpression", "", v.messageExpression, act());
   if (!r.ok || typeof r.value !== "string") return fallback;
   const m = r.value.trim();
   if (m === "" || Buffer.byteLength(m) > MAX_MESSAGE_LENGTH || m.includes("\n")) return fallback;
@@ -225,6 +225,12 @@ function validatePolicy(
   base: ResultBase,
 ): PolicyResult {
   const act = validationActivation(prepared, policy, ev, params);
+  // messageExpressions and audit annotations see no authorizer (expressionActivation); built once, when first needed.
+  let exprAct: Activation | undefined;
+  const messageAct = () => {
+    exprAct ??= expressionActivation(prepared, policy, ev, params, act);
+    return exprAct;
+  };
   const gated = gateOnMatchConditions(subject, ev, started, base, act);
   if (gated) return gated;
   const actions = validationActions(subject);
@@ -246,7 +252,7 @@ function validatePolicy(
         errored ??= { kind: r.kind, message: r.message };
         violations = errorViolations(violations, policy, actions, r.message, v.index);
       } else if (r !== true) {
-        const message = messageFor(ev, v, act);
+        const message = messageFor(ev, v, messageAct);
         violations ??= [];
         for (const action of actions)
           violations.push({
@@ -258,7 +264,7 @@ function validatePolicy(
           });
       }
     }
-  const annotated = auditAnnotationsOf(ev, policy, act);
+  const annotated = auditAnnotationsOf(ev, policy, policy.auditAnnotations.length > 0 ? messageAct() : act);
   if (annotated.errored) {
     errored ??= annotated.errored;
     for (const e of annotated.errors)

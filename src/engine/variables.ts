@@ -112,11 +112,30 @@ export function validationActivation(
   policy: CompiledPolicy,
   ev: Evaluation,
   params: CelValue,
+  needs: PolicyNeeds = policy.needs,
 ): Activation {
-  if (policy.variables.length === 0)
-    return activation(prepared, policy.needs, params, undefined, noVariables);
+  if (policy.variables.length === 0) return activation(prepared, needs, params, undefined, noVariables);
   let resolver: VariableResolver | undefined;
-  const act = activation(prepared, policy.needs, params, undefined, () => resolver as VariableResolver);
+  const act = activation(prepared, needs, params, undefined, () => resolver as VariableResolver);
   resolver = new LazyVariables(policy, ev, () => act);
   return act;
+}
+
+/**
+ * The activation of a validating policy's messageExpressions and audit annotations, as the API
+ * server binds it (validating/validator.go: their filters get no Authorizer): without `authorizer`,
+ * and with the variables evaluated afresh against it (each filter composites its own), so that a
+ * variable that checks the authorizer is an error there. Only a policy that reads the authorizer
+ * can tell the difference; every other one shares the validations' activation (`act`).
+ */
+export function expressionActivation(
+  prepared: PreparedRequest,
+  policy: CompiledPolicy,
+  ev: Evaluation,
+  params: CelValue,
+  act: Activation,
+): Activation {
+  if (!policy.needs.authorizer && !policy.needs.requestResource) return act;
+  const needs = { ...policy.needs, authorizer: false, requestResource: false };
+  return validationActivation(prepared, policy, ev, params, needs);
 }

@@ -270,7 +270,12 @@ void test("connected: the lane answers as the main thread does, reading params, 
   const joined = expected.join("\n");
   assert.match(joined, /at most 3 replicas in team-a \(prod\)/);
   assert.match(joined, /tier gold is forbidden by no-gold/);
-  assert.match(joined, /may not scale: no RBAC rule/);
+  // The SAR's denial, with the message a real API server gives: the messageExpression's variable
+  // checks the authorizer, which messageExpressions do not have (validating/validator.go).
+  assert.match(
+    joined,
+    /may-scale' denied request: failed expression: object\.spec\.replicas <= 1 \|\| variables\.scale\.allowed\(\)/,
+  );
   assert.match(joined, /no params found for policy binding with `Deny` parameterNotFoundAction/);
 });
 

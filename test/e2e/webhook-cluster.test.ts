@@ -368,7 +368,8 @@ spec:
   failurePolicy: Fail
 ${DEPLOYMENTS}
   # A messageExpression has no authorizer (validating/plugin.go compiles it with HasAuthorizer
-  # false); it reaches the decisions through variables, which do.
+  # false), nor do the variables it reads (validator.go evaluates them afresh without it): the
+  # message falls back to the expression, as a real API server's does (test/kube/connected.test.ts).
   variables:
     - name: deletePods
       expression: "authorizer.group('').resource('pods').namespace(request.namespace).check('delete')"
@@ -427,7 +428,10 @@ void test("authorizer checks are SubjectAccessReviews for the request's user, ca
   (bob.request as { userInfo: unknown }).userInfo = { username: "bob", groups: ["system:authenticated"] };
   const denied = await review(w, bob);
   assert.equal(denied.allowed, false);
-  assert.match(denied.status?.message ?? "", /not allowed to delete pods: no RBAC rule/);
+  assert.match(
+    denied.status?.message ?? "",
+    /denied request: failed expression: variables\.deletePods\.allowed\(\)$/,
+  );
   const metrics = await scrape(w.webhook.metricsUrl);
   assert.ok((sampleValue(metrics, "celgate_authorizer_checks_total", { cache: "hit" }) ?? 0) >= 2);
   assert.equal(
@@ -444,7 +448,7 @@ void test("authorizer checks are SubjectAccessReviews for the request's user, ca
   assert.equal(failed.allowed, false);
   assert.match(
     failed.status?.message ?? "",
-    /not allowed to delete pods|authorizer error: SubjectAccessReview failed/,
+    /failed expression: (variables\.deletePods\.allowed\(\)|!variables\.health\.errored\(\))$/,
   );
 });
 

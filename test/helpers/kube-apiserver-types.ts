@@ -108,6 +108,40 @@ export function apiVersionOf(t: ResourceType): string {
   return t.group === "" ? t.version : `${t.group}/${t.version}`;
 }
 
-export function status(code: number, reason: string, message: string): Record<string, unknown> {
-  return { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message, reason, code };
+/** metav1.StatusDetails: what a Status says about the object it is about. */
+export interface StatusDetails {
+  readonly name?: string;
+  readonly group?: string;
+  /** The resource (plural), as apierrors writes it, not the kind. */
+  readonly kind?: string;
+  readonly uid?: string;
+  readonly causes?: readonly { readonly reason: string; readonly message: string; readonly field: string }[];
+}
+
+/**
+ * A failure Status as the API server writes it; `details` when the error names a resource
+ * (apimachinery/pkg/api/errors: NewNotFound, NewForbidden, NewAlreadyExists, NewConflict,
+ * NewInvalid), `{}` for a path that names none (a 404 of an unknown resource), absent otherwise.
+ */
+export function status(
+  code: number,
+  reason: string,
+  message: string,
+  details?: StatusDetails,
+): Record<string, unknown> {
+  return {
+    kind: "Status",
+    apiVersion: "v1",
+    metadata: {},
+    status: "Failure",
+    message,
+    reason,
+    ...(details !== undefined ? { details } : {}),
+    code,
+  };
+}
+
+/** The details of an error about the object `name` of `plural` in `group` (group left out when ""). */
+export function detailsOf(plural: string, group: string, name?: string): StatusDetails {
+  return { ...(name !== undefined ? { name } : {}), ...(group !== "" ? { group } : {}), kind: plural };
 }

@@ -39,6 +39,7 @@ import {
   type SarResourceAttributes,
   type SarStatus,
   status,
+  detailsOf,
 } from "./kube-apiserver-types.ts";
 
 export type { KubeObject, ResourceType, SarAttributes, SarStatus } from "./kube-apiserver-types.ts";
@@ -88,9 +89,15 @@ export class KubeApiServer {
   /** Every request's method and path with query, in order. */
   readonly requests: string[] = [];
   sarCalls = 0;
-  /** Writes (create, update, delete) refused with 403, as RBAC refuses them; default: none. */
-  forbid: (verb: "get" | "create" | "update" | "delete", plural: string, name: string) => boolean = () =>
-    false;
+  /**
+   * Requests refused with 403, as RBAC refuses them (`name` is "" for a list or watch); default:
+   * none.
+   */
+  forbid: (
+    verb: "get" | "list" | "watch" | "create" | "update" | "delete",
+    plural: string,
+    name: string,
+  ) => boolean = () => false;
   /** Answers SubjectAccessReviews; default: allow nothing. */
   authorize: (a: SarAttributes) => SarStatus | Promise<SarStatus> = () => ({ allowed: false });
 
@@ -232,6 +239,7 @@ export class KubeApiServer {
       uid: (store.get(key)?.metadata.uid as string | undefined) ?? `uid-${this.rv}`,
     };
     if (t.namespaced && !stored.metadata.namespace) stored.metadata.namespace = "default";
+    if (t.group === "" && t.kind === "Namespace") namespaceStrategy(stored);
     store.set(key, stored);
     this.emit({ rv: this.rv, type: existed ? "MODIFIED" : "ADDED", object: stored });
     return String(this.rv);
@@ -302,10 +310,10 @@ export class KubeApiServer {
         object: {
           apiVersion: apiVersionOf(w.type),
           kind: w.type.kind,
-          metadata: {
-            resourceVersion: String(this.rv),
-            annotations: { "k8s.io/initial-events-end": "false" },
-          },
+          // Only the resourceVersion: the initial-events-end annotation marks the one bookmark
+          // that ends a watch's initial events (storage/util.go AnnotateInitialEventsEndBookmark),
+          // never a periodic one (cacher/cache_watcher.go).
+          metadata: { resourceVersion: String(this.rv) },
         },
       });
       sent++;
@@ -385,7 +393,7 @@ export class KubeApiServer {
     if (req.method === "GET" && this.discovery(parts, res)) return;
     const route = this.route(parts);
     if (!route) {
-      this.send(res, 404, status(404, "NotFound", `the server could not find the requested resource`));
+      this.send(res, 404, status(404, "NotFound", `the server could not find the requested resource`, {}));
       return;
     }
     if (route.name !== undefined) {
@@ -400,7 +408,10 @@ export class KubeApiServer {
       this.send(res, 405, status(405, "MethodNotAllowed", `${req.method} is not served`));
       return;
     }
-    if (url.searchParams.get("watch") === "true") this.watch(route.type, route.namespace, url, res);
+    const listVerb = url.searchParams.get("watch") === "true" ? "watch" : "list";
+    if (this.forbid(listVerb, route.type.plural, ""))
+      return this.forbidden(res, listVerb, route.type, undefined, route.namespace);
+    if (listVerb === "watch") this.watch(route.type, route.namespace, url, res);
     else {
       await this.holds.get(route.type.plural);
       this.list(route.type, route.namespace, url, res);
@@ -440,14 +451,27 @@ export class KubeApiServer {
     }
   }
 
-  private forbidden(res: ServerResponse, verb: string, type: ResourceType, name: string): void {
+  /** As the RBAC authorizer's refusal reaches the client (endpoints/handlers/responsewriters/errors.go). */
+  private forbidden(
+    res: ServerResponse,
+    verb: string,
+    type: ResourceType,
+    name: string | undefined,
+    namespace?: string,
+  ): void {
+    const what =
+      name === undefined
+        ? `${type.plural}${type.group === "" ? "" : `.${type.group}`}`
+        : this.qualified(type, name);
+    const where = namespace === undefined ? "" : ` in the namespace "${namespace}"`;
     this.send(
       res,
       403,
       status(
         403,
         "Forbidden",
-        `${this.qualified(type, name)} is forbidden: User "system:serviceaccount:test:celgate" cannot ${verb} resource "${type.plural}" in API group "${type.group}"`,
+        `${what} is forbidden: User "system:serviceaccount:test:celgate" cannot ${verb} resource "${type.plural}" in API group "${type.group}"${where}`,
+        detailsOf(type.plural, type.group, name),
       ),
     );
   }
@@ -464,10 +488,19 @@ export class KubeApiServer {
       this.send(res, 422, status(422, "Invalid", "metadata.name: Required value"));
       return;
     }
-    if (this.forbid("create", type.plural, name)) return this.forbidden(res, "create", type, name);
+    if (this.forbid("create", type.plural, name)) return this.forbidden(res, "create", type, name, namespace);
     const ns = type.namespaced ? (namespace ?? object.metadata.namespace) : undefined;
     if (this.storeOf(type).has(`${ns ?? ""}/${name}`)) {
-      this.send(res, 409, status(409, "AlreadyExists", `${this.qualified(type, name)} already exists`));
+      this.send(
+        res,
+        409,
+        status(
+          409,
+          "AlreadyExists",
+          `${this.qualified(type, name)} already exists`,
+          detailsOf(type.plural, type.group, name),
+        ),
+      );
       return;
     }
     const { resourceVersion: _rv, ...metadata } = object.metadata;
@@ -503,9 +536,18 @@ export class KubeApiServer {
       return;
     }
     const object = verb === "update" ? await this.body(req) : undefined;
-    if (this.forbid(verb, type.plural, name)) return this.forbidden(res, verb, type, name);
+    if (this.forbid(verb, type.plural, name)) return this.forbidden(res, verb, type, name, namespace);
     if (!stored) {
-      this.send(res, 404, status(404, "NotFound", `${this.qualified(type, name)} not found`));
+      this.send(
+        res,
+        404,
+        status(
+          404,
+          "NotFound",
+          `${this.qualified(type, name)} not found`,
+          detailsOf(type.plural, type.group, name),
+        ),
+      );
       return;
     }
     if (verb === "get") return this.send(res, 200, this.asVersion(type, stored));
@@ -516,7 +558,7 @@ export class KubeApiServer {
         apiVersion: "v1",
         metadata: {},
         status: "Success",
-        details: { name, kind: type.plural },
+        details: { ...detailsOf(type.plural, type.group, name), uid: stored.metadata.uid },
       });
     }
     if (!object || object.metadata?.name !== name) {
@@ -538,6 +580,7 @@ export class KubeApiServer {
           409,
           "Conflict",
           `Operation cannot be fulfilled on ${this.qualified(type, name)}: the object has been modified; please apply your changes to the latest version and try again`,
+          detailsOf(type.plural, type.group, name),
         ),
       );
       return;
@@ -643,20 +686,20 @@ export class KubeApiServer {
         this.send(res, 400, status(400, "BadRequest", "continue key is not valid"));
         return;
       }
-      if (decoded.rv < this.compactedAt) {
-        this.send(
-          res,
-          410,
-          status(
-            410,
-            "Expired",
-            "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
-          ),
-        );
+      if (decoded.rv !== LATEST && decoded.rv < this.compactedAt) {
+        // storage/etcd3/errors.go handleCompactedErrorForPaging: a token that goes on from the same
+        // key at the latest resourceVersion comes with the 410, for a client that accepts an
+        // inconsistent list.
+        this.send(res, 410, {
+          ...status(410, "Expired", INCONSISTENT_CONTINUE),
+          metadata: {
+            continue: Buffer.from(JSON.stringify({ rv: LATEST, start: decoded.start })).toString("base64"),
+          },
+        });
         return;
       }
       start = decoded.start;
-      listRv = decoded.rv;
+      listRv = decoded.rv === LATEST ? this.rv : decoded.rv;
     }
     const all = this.sorted(type, namespace).filter(([k]) => k > start);
     const page = limit > 0 ? all.slice(0, limit) : all;
@@ -715,7 +758,21 @@ export class KubeApiServer {
       res,
     };
     this.watchers.add(watcher);
-    res.on("close", () => this.watchers.delete(watcher));
+    // The API server ends a watch cleanly at its timeoutSeconds (endpoints/handlers/watch.go); a
+    // reflector then opens the next one from the last resourceVersion it saw.
+    const timeoutSeconds = Number(url.searchParams.get("timeoutSeconds") ?? "0");
+    const timer =
+      timeoutSeconds > 0
+        ? setTimeout(() => {
+            this.watchers.delete(watcher);
+            this.gate.whenAwake(() => res.end());
+          }, timeoutSeconds * 1000)
+        : undefined;
+    timer?.unref();
+    res.on("close", () => {
+      clearTimeout(timer);
+      this.watchers.delete(watcher);
+    });
   }
 
   private async subjectAccessReview(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -730,7 +787,20 @@ export class KubeApiServer {
     }
     const spec = body.spec ?? {};
     if (body.kind !== "SubjectAccessReview" || typeof spec.user !== "string") {
-      this.send(res, 422, status(422, "Invalid", "spec.user: Required value"));
+      // As the API server refuses one (authorization/validation: ValidateSubjectAccessReviewSpec).
+      const cause = {
+        reason: "FieldValueInvalid",
+        message: 'Invalid value: "": at least one of user or group must be specified',
+        field: "spec.user",
+      };
+      this.send(
+        res,
+        422,
+        status(422, "Invalid", `.authorization.k8s.io "" is invalid: spec.user: ${cause.message}`, {
+          group: "authorization.k8s.io",
+          causes: [cause],
+        }),
+      );
       return;
     }
     this.sarCalls++;
@@ -747,8 +817,29 @@ export class KubeApiServer {
         : {}),
     };
     const answer = await this.authorize(attrs);
-    this.send(res, 201, { ...body, metadata: { creationTimestamp: null }, status: answer });
+    // The API server's metadata holds only managedFields here (no zero creationTimestamp).
+    this.send(res, 201, { ...body, metadata: {}, status: answer });
   }
+}
+
+/** A continue token's resourceVersion that goes on at the latest one (storage.EncodeContinue's -1). */
+const LATEST = -1;
+
+const INCONSISTENT_CONTINUE =
+  "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
+
+/**
+ * What the API server does to a Namespace it stores (pkg/registry/core/namespace/strategy.go:
+ * PrepareForCreate sets phase Active and the kubernetes finalizer; the defaulting of
+ * pkg/apis/core/v1 writes the `kubernetes.io/metadata.name` label, which a namespaceSelector can
+ * select on).
+ */
+function namespaceStrategy(ns: KubeObject): void {
+  ns.metadata.labels = { ...ns.metadata.labels, "kubernetes.io/metadata.name": ns.metadata.name };
+  const spec = (ns.spec ?? {}) as { finalizers?: string[] };
+  if (spec.finalizers === undefined) ns.spec = { ...spec, finalizers: ["kubernetes"] };
+  const status = (ns.status ?? {}) as { phase?: string };
+  if (status.phase === undefined) ns.status = { ...status, phase: "Active" };
 }
 
 /** Starts a test API server on 127.0.0.1, stopped when the test ends. */

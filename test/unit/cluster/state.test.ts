@@ -145,7 +145,11 @@ void test("cluster objects replace file objects of the same name; file objects f
   const data = (found: unknown) => (found as { object: { data: unknown } }[]).map((r) => r.object.data);
   assert.deepEqual(data(collect(ctx.params, CM, ref({ name: "p" }), "a")), [{ from: "cluster" }]);
   assert.deepEqual(data(collect(ctx.params, CM, ref({ name: "q" }), "a")), [{ from: "file" }]);
-  assert.deepEqual((ctx.namespace("a")!.metadata as { labels: unknown }).labels, { from: "cluster" });
+  // The label every stored Namespace has (the test API server writes it, as the real one does).
+  assert.deepEqual((ctx.namespace("a")!.metadata as { labels: unknown }).labels, {
+    from: "cluster",
+    "kubernetes.io/metadata.name": "a",
+  });
   assert.ok(ctx.namespace("b"), "a file Namespace fills in");
   assert.equal(ctx.namespace("c"), undefined, "no namespace is assumed");
 });
