@@ -16,7 +16,10 @@
  *   Warnings come back in the response's headers; the API server's recorder
  *   (endpoints/filters/warning.go) keeps 4 Ki runes of them and then truncates, which
  *   `recordWarnings` applies to celgate's warnings too.
- * - The binding's objectSelector picks the batch's label, so a request evaluates one batch.
+ * - A policy takes at most 20 audit annotations (admissionregistration validation.go
+ *   maxAuditAnnotations), so a batch is one policy of up to 20 expressions, and the bindings of a
+ *   group of batches select one label value (objectSelector): a request evaluates one group.
+ * - The validation `false` with the message `ready` warns once the policy is in force.
  */
 import { stringify } from "yaml";
 import { compilePolicySet } from "../../src/compile/policy.ts";
@@ -31,6 +34,10 @@ import { CORPUS_VARIABLES } from "./corpus.ts";
 import { renderExpression } from "./values-render.ts";
 
 export const BATCH_LABEL = "celgate-values";
+/** The message of the validation that says a policy is in force. */
+export const READY = "ready";
+/** The most expressions a batch holds: one per audit annotation. */
+export const PER_POLICY = 20;
 export const PARAMS_NAME = "values-params";
 const NAMESPACE = "default";
 
@@ -48,8 +55,10 @@ const NAMESPACE_OBJECT: KubeManifest = { apiVersion: "v1", kind: "Namespace", me
 export const ADMIN_USER = { username: "celgate-admin", groups: ["system:masters", "system:authenticated"] };
 
 export interface Batch {
-  /** The policy's and binding's name, and the label value that selects them. */
+  /** The policy's and binding's name. */
   readonly name: string;
+  /** The label value the binding selects, the group's name. */
+  readonly group: string;
   readonly expressions: readonly string[];
 }
 
@@ -63,7 +72,14 @@ export function errorProbe(j: number): string {
   return `[variables.g${j}] != []`;
 }
 
-export function batchPolicy(batch: Batch, depth: number): KubeManifest[] {
+/** Whether warning `w` is batch `policy`'s, about expression `j` (or, without `j`, its ready warning). */
+export function warningOf(w: string, policy: string, j?: number): boolean {
+  const head = `Validation failed for ValidatingAdmissionPolicy '${policy}' with binding '${policy}': `;
+  if (!w.startsWith(head)) return false;
+  return j === undefined ? w === `${head}${READY}` : w.startsWith(`${head}expression '${errorProbe(j)}'`);
+}
+
+export function batchPolicy(batch: Batch): KubeManifest[] {
   const policy: KubeManifest = {
     apiVersion: "admissionregistration.k8s.io/v1",
     kind: "ValidatingAdmissionPolicy",
@@ -80,14 +96,14 @@ export function batchPolicy(batch: Batch, depth: number): KubeManifest[] {
         ...CORPUS_VARIABLES.map(([n, e]) => ({ name: n, expression: e })),
         ...batch.expressions.map((e, j) => ({ name: `g${j}`, expression: e })),
       ],
-      validations: batch.expressions.map((_, j) => ({ expression: errorProbe(j) })),
-      auditAnnotations: [
-        { key: "ready", valueExpression: "'yes'" },
-        ...batch.expressions.map((_, j) => ({
-          key: `g${j}`,
-          valueExpression: renderExpression(`variables.g${j}`, depth),
-        })),
+      validations: [
+        { expression: "false", message: READY },
+        ...batch.expressions.map((_, j) => ({ expression: errorProbe(j) })),
       ],
+      auditAnnotations: batch.expressions.map((_, j) => ({
+        key: `g${j}`,
+        valueExpression: renderExpression(`variables.g${j}`),
+      })),
     },
   };
   const binding: KubeManifest = {
@@ -98,18 +114,18 @@ export function batchPolicy(batch: Batch, depth: number): KubeManifest[] {
       policyName: batch.name,
       validationActions: ["Warn"],
       paramRef: { name: PARAMS_NAME, namespace: NAMESPACE, parameterNotFoundAction: "Deny" },
-      matchResources: { objectSelector: { matchLabels: { [BATCH_LABEL]: batch.name } } },
+      matchResources: { objectSelector: { matchLabels: { [BATCH_LABEL]: batch.group } } },
     },
   };
   return [policy, binding];
 }
 
-/** The ConfigMap a batch's request creates (with server-side dry run). */
-export function batchObject(batch: Batch, attempt: number): KubeManifest {
+/** The ConfigMap a group's request creates (with server-side dry run). */
+export function groupObject(group: string, attempt: number): KubeManifest {
   const metadata = {
-    name: `${batch.name}-${attempt}`,
+    name: `${group}-${attempt}`,
     namespace: NAMESPACE,
-    labels: { [BATCH_LABEL]: batch.name, app: "web" },
+    labels: { [BATCH_LABEL]: group, app: "web" },
   };
   return { apiVersion: "v1", kind: "ConfigMap", metadata, data: { k1: "hello", k2: "a,b,c", num: "42" } };
 }
@@ -121,10 +137,9 @@ export function yamlOf(docs: readonly KubeManifest[]): string {
 /** celgate's refusals of a batch's policy: the indexes of the expressions whose variable it refuses, with the text; or a refusal elsewhere. */
 export function celgateRefusals(
   batch: Batch,
-  depth: number,
   release: string,
 ): { readonly byExpression: Map<number, string>; readonly other: string[] } {
-  const { set, diagnostics } = parsePolicyText(yamlOf(batchPolicy(batch, depth)), "values.yaml");
+  const { set, diagnostics } = parsePolicyText(yamlOf(batchPolicy(batch)), "values.yaml");
   const compiled = compilePolicySet(set, { kubernetesVersion: release });
   const all = [...diagnostics, ...compiled.policies.flatMap((p) => p.diagnostics)].filter(
     (d) => d.severity === "error",
@@ -140,18 +155,18 @@ export function celgateRefusals(
   return { byExpression, other };
 }
 
-/** celgate's decision on the batch's request, as the API server's dry run would make it. */
+/** celgate's decision on a group's request, as the API server's dry run would make it. */
 export function celgateDecision(
-  batch: Batch,
-  depth: number,
+  group: string,
+  batches: readonly Batch[],
   release: string,
   attempt: number,
 ): AdmissionDecision {
-  const object = batchObject(batch, attempt) as Record<string, unknown>;
-  const text = yamlOf([...batchPolicy(batch, depth), PARAMS, NAMESPACE_OBJECT]);
+  const object = groupObject(group, attempt) as Record<string, unknown>;
+  const text = yamlOf([...batches.flatMap((b) => batchPolicy(b)), PARAMS, NAMESPACE_OBJECT]);
   const { set, diagnostics } = parsePolicyText(text, "values.yaml");
   const errors = diagnostics.filter((d) => d.severity === "error");
-  if (errors.length > 0) throw new Error(`${batch.name}: ${errors.map((d) => d.message).join("; ")}`);
+  if (errors.length > 0) throw new Error(`${group}: ${errors.map((d) => d.message).join("; ")}`);
   const compiled = compilePolicySet(set, { kubernetesVersion: release });
   const request: AdmissionRequest = {
     uid: "00000000-0000-0000-0000-000000000000",
