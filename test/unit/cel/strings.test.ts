@@ -295,9 +295,10 @@ void test("format: substitution and escaping", () => {
 
 // cel-go v0.26 ext/formatting.go, the legacy formatter Kubernetes runs (strings v2), and its cases in
 // formatting_test.go: %f and %e take doubles (or the strings "NaN", "Infinity", "-Infinity") and
-// print through x/text/message for en_US (grouped digits, ∞, `× 10ⁿⁿ`); %d takes integers only.
+// print through x/text/message for en_US (grouped digits, ∞, `×10ⁿⁿ` as the x/text Kubernetes pins
+// prints it: go/message.ts); %d takes integers only.
 void test("format: numeric clauses", () => {
-  const X10 = "\u202f\u00d7\u202f10";
+  const X10 = "\u00d710";
   const fixedOnly = (t: string) => ({
     error: `error during formatting: fixed-point clause can only be used on doubles, was given ${t}`,
   });
