@@ -231,15 +231,17 @@ const TEMPLATES: readonly ((r: Rand) => string)[] = [
 ];
 
 /**
- * `count` distinct expressions from `seed`: about half from expr-gen, half library calls; the
- * same seed always gives the same list.
+ * `count` distinct expressions from `seed`: library calls (up to a third; their pools hold fewer
+ * distinct calls than that at the larger counts), the rest from expr-gen; the same seed always gives
+ * the same list.
  */
 export function valueExpressions(count: number, seed: number): string[] {
   const r = seededRandom(seed);
-  const out = new Set<string>();
-  const half = Math.floor(count / 2);
-  for (const e of generateExpressions(half, seed)) out.add(rewriteNames(e));
-  let attempts = 0;
-  while (out.size < count && attempts++ < count * 20) out.add(pick(r, TEMPLATES)(r));
-  return [...out];
+  const calls = new Set<string>();
+  const third = Math.floor(count / 3);
+  for (let attempts = 0; calls.size < third && attempts < third * 20; attempts++)
+    calls.add(pick(r, TEMPLATES)(r));
+  const out = new Set(calls);
+  for (const e of generateExpressions(count - calls.size, seed)) out.add(rewriteNames(e));
+  return [...out].slice(0, count);
 }

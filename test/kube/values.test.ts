@@ -75,6 +75,13 @@ const KNOWN: readonly Known[] = [
     releases: ["v1.37.2"],
     reason: "the same as the value of lists.range of a negative size in 1.37",
   },
+  {
+    aspect: "value",
+    expression: /(index|lastIndex)Of\(''/,
+    releases: ["v1.37.2"],
+    reason:
+      "cel-go v0.29 (Kubernetes 1.37) clamps the offset of an empty substring to the string's length (ext/strings.go indexOfOffset, lastIndexOfOffset); celgate models up to 1.36, whose cel-go v0.26 returns the offset (wp34-releases models 1.37)",
+  },
 ];
 
 /** A request's verdict that differs only because one of its expressions differs in a known way. */
@@ -109,6 +116,8 @@ interface Tally {
   refusedCompared: number;
   requests: number;
   truncatedWarnings: number;
+  /** Expressions whose error was not compared: a request's warnings were truncated. */
+  errorsUnseen: number;
   readonly differences: Difference[];
 }
 
@@ -300,7 +309,10 @@ function compareGroup(group: Group, answer: ServerAnswer, release: string, tally
         diff(batch.name, "value", expression, sv ?? "(no value)", cv ?? "(no value)");
         agreed = false;
       }
-      if (sw !== cw) {
+      // Past 4 Ki runes of warnings the API server drops the later ones, and it meets the
+      // policies in no fixed order, so in such a request a warning one side dropped is not seen.
+      if (recorded.truncated && (sw === undefined || cw === undefined)) tally.errorsUnseen++;
+      else if (sw !== cw) {
         diff(batch.name, "error", expression, sw ?? "(no error)", cw ?? "(no error)");
         agreed = false;
       }
@@ -440,6 +452,7 @@ for (const release of releases) {
       refusedCompared: 0,
       requests: 0,
       truncatedWarnings: 0,
+      errorsUnseen: 0,
       differences: [],
     };
 
@@ -470,7 +483,7 @@ for (const release of releases) {
           `${tally.agreed} agreed; disagreement rate ${((100 * differing) / Math.max(1, tally.compared)).toFixed(2)}%; ` +
           `${tally.refusedByCelgate} refused by celgate's checker (${tally.refusedCompared} of them asked of the server); ` +
           `${tally.differences.length - unexplained} known differences, ${unexplained} unexplained; ` +
-          `${tally.truncatedWarnings} batches with truncated warnings`,
+          `${tally.truncatedWarnings} requests with truncated warnings (${tally.errorsUnseen} errors not seen)`,
       );
       const report = process.env.CELGATE_KUBE_REPORT;
       if (report)
