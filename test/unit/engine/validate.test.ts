@@ -1004,6 +1004,32 @@ test("a variable evaluated inside an expression does not count against that expr
   );
 });
 
+// An expression over its own per-call limit is that expression's error, and the next ones still
+// run: Kubernetes stops a policy's expressions only when the budget is spent
+// (admission/plugin/cel/activation.go, evaluation of one expression; condition.go ForInput).
+// Found by the Values fuzzer against a real kube-apiserver (test/kube/values.test.ts).
+test("a validation over its per-call limit fails alone: the validations after it still run", () => {
+  const text = yamlDocs(
+    vap("p", {
+      failurePolicy: "Fail",
+      validations: [{ expression: nested }, { expression: "object.spec.nope == 1" }],
+    }),
+    vapBinding("b", "p"),
+  );
+  // With a trace the validations run one by one; without, as the policy's generated sequence.
+  for (const trace of [true, false]) {
+    const d = validateText(text, pod({ xs: ints(700) }), { trace });
+    assert.deepEqual(
+      only(d).violations.map((v) => [v.expressionIndex, v.message]),
+      [
+        [0, `expression '${nested}' resulted in error: operation cancelled: actual cost limit exceeded`],
+        [1, "expression 'object.spec.nope == 1' resulted in error: no such key: nope"],
+      ],
+      `trace: ${trace}`,
+    );
+  }
+});
+
 /** The evaluation ran `count` steps of `stage`, the last of which ran out of budget. */
 function assertRanOutAt(d: AdmissionDecision, stage: string, count: number): void {
   const steps = only(d).trace.filter((s) => s.stage === stage);
