@@ -20,7 +20,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { NEWEST_RELEASE, RELEASES } from "../../src/cel/index.ts";
 import { type ControlPlane, kubeReleases, startControlPlane } from "../helpers/kube-control-plane.ts";
-import { createObject, type KubeManifest, Resources } from "../helpers/kube-objects.ts";
+import { type CreateAnswer, createObject, type KubeManifest, Resources } from "../helpers/kube-objects.ts";
 import {
   type Batch,
   batchPolicy,
@@ -146,6 +146,31 @@ async function pool<T, R>(items: readonly T[], limit: number, f: (item: T) => Pr
   return out;
 }
 
+const SEND_ATTEMPTS = 3;
+
+/**
+ * Creates `m`, sent again (bounded) when the connection is reset: a keep-alive connection the API
+ * server closed while idle. A dry run may be sent twice; a real create that got through the first
+ * time answers 409 the second, which is taken as created.
+ */
+async function send(
+  plane: ControlPlane,
+  resources: Resources,
+  m: KubeManifest,
+  dryRun: boolean,
+): Promise<CreateAnswer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const r = await createObject(plane, resources, m, { dryRun });
+      if (attempt > 1 && !dryRun && r.served && r.status === 409) return { ...r, status: 201 };
+      return r;
+    } catch (e) {
+      const code = (e as { code?: string }).code;
+      if (attempt >= SEND_ATTEMPTS || (code !== "ECONNRESET" && code !== "EPIPE")) throw e;
+    }
+  }
+}
+
 function envNumber(name: string, fallback: number): number {
   const v = process.env[name];
   if (v === undefined || v === "") return fallback;
@@ -172,10 +197,10 @@ async function installBatch(
   let current = batch;
   for (;;) {
     const [policy, binding] = batchPolicy(current) as [KubeManifest, KubeManifest];
-    const r = await createObject(plane, resources, policy, { dryRun: false });
+    const r = await send(plane, resources, policy, false);
     assert.ok(r.served, "ValidatingAdmissionPolicy v1 is served");
     if (r.status === 201) {
-      const b = await createObject(plane, resources, binding, { dryRun: false });
+      const b = await send(plane, resources, binding, false);
       assert.ok(b.served && b.status === 201, `binding ${batch.name} created: ${JSON.stringify(b)}`);
       return current;
     }
@@ -228,7 +253,7 @@ async function askServer(
   for (let attempt = 0; attempt < READY_ATTEMPTS && pending.length > 0; attempt++) {
     if (attempt > 0) await new Promise((r) => setTimeout(r, 500));
     const sent = await pool(pending, CONCURRENCY, async (g) => {
-      const r = await createObject(plane, resources, groupObject(g.name, attempt), { dryRun: true });
+      const r = await send(plane, resources, groupObject(g.name, attempt), true);
       assert.ok(r.served);
       tally.requests++;
       const body = r.body as { message?: string };
@@ -361,7 +386,7 @@ async function askRefused(
     const [policy] = batchPolicy({ name: `vz-refused-${chunk[0]?.batch}`, group: "none", expressions: [] });
     const spec = (policy as { spec: { variables: { name: string; expression: string }[] } }).spec;
     spec.variables.push(...chunk.map((r, j) => ({ name: `g${j}`, expression: r.expression })));
-    const r = await createObject(plane, resources, policy as KubeManifest, { dryRun: true });
+    const r = await send(plane, resources, policy as KubeManifest, true);
     assert.ok(r.served);
     const causes = (r.body as { details?: { causes?: StatusCause[] } }).details?.causes ?? [];
     chunk.forEach((c, j) => {
