@@ -53,7 +53,9 @@ export class LazyVariables implements VariableResolver {
     // not the variable's program failing, and keeps its own words.
     if (hit instanceof ExprFailure)
       throw new CelErrorLike(
-        hit.cause === undefined ? hit.message : `composited variable "${name}" fails to evaluate: ${hit.cause}`,
+        hit.cause === undefined
+          ? hit.message
+          : `composited variable "${name}" fails to evaluate: ${hit.cause}`,
         hit.kind === "cost" || hit.kind === "timeout" ? hit.kind : "runtime",
       );
     return hit;
