@@ -127,7 +127,7 @@ function emitChunk(
     g.line("try {");
     const v = emitProgram(programs[i] as Program, g);
     g.line(`${r} = ${v};`);
-    g.line(`} catch (err) { ${r} = new ${g.h.Thrown}(err); }`);
+    g.line(`} catch (err) { ${r} = new ${g.h.Thrown}(err, st.costLimit >= C.budgetEnd); }`);
     g.line(
       `if (${r} !== true) { if (out === undefined) out = ${g.h.passedBefore}(${n}, ${i}); out[${i}] = ${r}; if (${r} instanceof ${g.h.Thrown} && ${r}.halts) return out; }`,
     );

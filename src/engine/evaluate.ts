@@ -94,16 +94,31 @@ export function runExpr(ev: Evaluation, expr: CompiledExpression, act: Activatio
   }
 }
 
-/** An expression's thrown error as its failure, read while the state still has its cost limit. */
-export function thrownFailure(ev: Evaluation, expr: CompiledExpression, e: unknown): ExprFailure {
+/**
+ * An expression's thrown error as its failure; `budgetBound` is whether its cost limit was the
+ * budget's end (by default read from the state, which must then still have its cost limit).
+ */
+export function thrownFailure(
+  ev: Evaluation,
+  expr: CompiledExpression,
+  e: unknown,
+  budgetBound = ev.state.costLimit >= ev.budgetEnd,
+): ExprFailure {
   const error = asCelError(e);
-  if (error.kind === "cost" && ev.state.costLimit >= ev.budgetEnd)
-    return new ExprFailure(BUDGET_MESSAGE, "cost");
+  if (error.kind === "cost" && budgetBound) return new ExprFailure(BUDGET_MESSAGE, "cost");
   return new ExprFailure(
     `expression '${expr.source}' resulted in error: ${error.message}`,
     error.kind,
     error.message,
   );
+}
+
+/**
+ * Whether a failure ends the policy's evaluation: the budget spent or the deadline passed. An
+ * expression over its own per-call limit fails alone (Kubernetes' activation.go goes on to the next).
+ */
+export function endsPolicy(r: ExprFailure): boolean {
+  return r.kind === "timeout" || (r.kind === "cost" && r.message === BUDGET_MESSAGE);
 }
 
 export function deadlineFailure(expr: CompiledExpression): ExprFailure {

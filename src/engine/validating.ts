@@ -24,6 +24,7 @@ import { type EngineContext, matchContext } from "./context.ts";
 import {
   deadlineFailure,
   type Evaluation,
+  endsPolicy,
   ExprFailure,
   runExpr,
   runStep,
@@ -97,7 +98,8 @@ function messageFor(
 
 /**
  * Each validation's value or failure, in order: undefined when every one was true; else one entry per
- * validation, undefined for those after a cost or deadline failure, which ends the policy. Without
+ * validation, undefined for those after the budget spent or the deadline passed, which end the policy
+ * (an expression over its own per-call limit fails alone, as in Kubernetes). Without
  * a trace the policy's generated sequence runs them (cel/sequence.ts); recording runs them one by one.
  */
 function validationOutcomes(
@@ -115,7 +117,7 @@ function validationOutcomes(
       const r = out[i];
       if (r === undefined) break;
       const expr = (validations[i] as CompiledValidation).expression;
-      if (r instanceof Thrown) outcomes[i] = thrownFailure(ev, expr, r.error);
+      if (r instanceof Thrown) outcomes[i] = thrownFailure(ev, expr, r.error, r.budgetBound);
       else if (r === BUDGET_SPENT) outcomes[i] = new ExprFailure(BUDGET_MESSAGE, "cost");
       else if (r === DEADLINE_PASSED) outcomes[i] = deadlineFailure(expr);
     }
@@ -147,7 +149,7 @@ function validationOutcomes(
       for (let k = 0; k < i; k++) outcomes[k] = true;
     }
     outcomes[i] = r;
-    if (r instanceof ExprFailure && (r.kind === "cost" || r.kind === "timeout")) break;
+    if (r instanceof ExprFailure && endsPolicy(r)) break;
   }
   return outcomes;
 }

@@ -47,10 +47,15 @@ export class LazyVariables implements VariableResolver {
       st.costLimit = Math.min(readerLimit + (st.cost - before), ev.budgetEnd);
       this.outcomes[i] = hit;
     }
-    // The using expression reports the variable's own failure as its cause, as composition does in Kubernetes.
+    // The using expression fails with the variable's own error (its per-call cost limit too),
+    // worded as Kubernetes' variableAccessor words it (admission/plugin/cel/composition.go,
+    // Callback). A failure without a cause (the policy's budget spent, the deadline passed) is
+    // not the variable's program failing, and keeps its own words.
     if (hit instanceof ExprFailure)
       throw new CelErrorLike(
-        hit.cause ?? hit.message,
+        hit.cause === undefined
+          ? hit.message
+          : `composited variable "${name}" fails to evaluate: ${hit.cause}`,
         hit.kind === "cost" || hit.kind === "timeout" ? hit.kind : "runtime",
       );
     return hit;

@@ -254,8 +254,13 @@ function sortByAssociatedKeys(list: CelList, keys: CelList): CelList {
 
 const MAX_RANGE_SIZE = 10_000_000n;
 
+/**
+ * cel-go v0.26's genRange (ext/lists.go), the one of every release celgate models (1.34 to 1.36):
+ * the integers from 0 while below n, so a negative size gives an empty list (cel-go v0.29, in
+ * Kubernetes 1.37, refuses it). The maximum is v0.29's and stays for every release: v0.26 has none
+ * and would build the list until memory ran out, before the cost limit looked.
+ */
 function range(n: bigint): CelList {
-  if (n < 0n) throw new CelError(`lists.range: size must be non-negative, got ${n}`);
   if (n > MAX_RANGE_SIZE)
     throw new CelError(`lists.range: size ${n} exceeds maximum allowed (${MAX_RANGE_SIZE})`);
   const out: bigint[] = [];

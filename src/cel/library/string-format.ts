@@ -6,7 +6,7 @@
  * durations as `timestamp("...")` / `duration("...")`, maps as `{key:value, ...}` sorted by the
  * quoted key); a top-level `%s` of a double is Go's %g (`+Inf`, `2e-09`); `%d` takes integers
  * only; `%f` and `%e` take a double or the strings "NaN", "Infinity" and "-Infinity" and print
- * through x/text/message (../go/message.ts: `1,234.500000`, `2.718280 × 10⁰⁰`, `∞`).
+ * through x/text/message (../go/message.ts: `1,234.500000`, `2.718280×10⁰⁰`, `∞`).
  * The cel-spec suite pins the newer formatter (strings v4); test/helpers/cel-spec-format.ts lists
  * where Kubernetes departs from it.
  */

@@ -14,7 +14,15 @@
  */
 import { checkBuiltSize } from "../runtime/built-size.ts";
 import { codePointLength } from "../runtime/code-points.ts";
-import { CelError, type CelList, type CelValue, isMap, mapEntries, typeName } from "../runtime/values.ts";
+import {
+  CelError,
+  type CelList,
+  type CelValue,
+  isMap,
+  mapEntries,
+  noSuchOverload,
+  typeName,
+} from "../runtime/values.ts";
 import { quoteWith } from "../go/quote.ts";
 import { format, formatString } from "./string-format.ts";
 import { fn, globalFn, type Library, memberFn, type Overload } from "./types.ts";
@@ -273,7 +281,15 @@ function reverse(s: string): string {
   return codePoints(s).reverse().join("");
 }
 
-function join(list: CelList, sep = ""): string {
+/**
+ * cel-go declares join on list(string), and its dispatcher checks a list argument by its first
+ * element only (common/types/types.go defaultIsAssignableRuntimeType): a first element of another
+ * type is no overload at all (decls.go MaybeNoSuchOverload), a later one join's own error.
+ */
+function join(list: CelList, sep?: string): string {
+  if (list.length > 0 && typeof list[0] !== "string")
+    throw noSuchOverload("join", sep === undefined ? [list] : [list, sep]);
+  sep ??= "";
   let size = list.length > 0 ? (list.length - 1) * sep.length : 0;
   for (const elem of list) if (typeof elem === "string") size += elem.length;
   checkBuiltSize(size, "string");

@@ -108,10 +108,18 @@ export function writeStartExpression(n: StartExpressionNames, limit: number): st
   ];
 }
 
-/** An expression that threw: its error, and whether the error ends the policy (cost or deadline). */
+/**
+ * An expression that threw: its error; whether its cost limit was the budget's end (`budgetBound`:
+ * a cost error then means the budget is spent); and whether the error ends the policy, which the
+ * budget spent and the deadline passed do. An expression over its own per-call limit fails alone
+ * and the next ones run, as in Kubernetes (admission/plugin/cel/activation.go).
+ */
 export class Thrown {
   readonly halts: boolean;
-  constructor(readonly error: unknown) {
-    this.halts = isLimitError(error);
+  constructor(
+    readonly error: unknown,
+    readonly budgetBound: boolean,
+  ) {
+    this.halts = isLimitError(error) && ((error as { kind?: unknown }).kind === "timeout" || budgetBound);
   }
 }

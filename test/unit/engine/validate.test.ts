@@ -804,6 +804,32 @@ test("variables: a used variable's error fails the expression that uses it (fail
   );
 });
 
+// The API server's variableAccessor (staging/src/k8s.io/apiserver/pkg/admission/plugin/cel/
+// composition.go, Callback) returns a failed variable's error as `composited variable "<name>" fails
+// to evaluate: <error>`, and a variable read through another is wrapped once per variable. Found by
+// the Values fuzzer against a real kube-apiserver (test/kube/values.test.ts).
+test("variables: a used variable's error is worded as Kubernetes' composition words it", () => {
+  const status = (expression: string) =>
+    run1(
+      {
+        variables: [
+          { name: "broken", expression: "object.spec.nope" },
+          { name: "outer", expression: "variables.broken + 1" },
+        ],
+        validations: [{ expression }],
+      },
+      pod(),
+    ).status?.message;
+  assert.equal(
+    status("variables.broken == 1"),
+    `ValidatingAdmissionPolicy 'p' with binding 'b' denied request: expression 'variables.broken == 1' resulted in error: composited variable "broken" fails to evaluate: no such key: nope`,
+  );
+  assert.equal(
+    status("variables.outer == 1"),
+    `ValidatingAdmissionPolicy 'p' with binding 'b' denied request: expression 'variables.outer == 1' resulted in error: composited variable "outer" fails to evaluate: composited variable "broken" fails to evaluate: no such key: nope`,
+  );
+});
+
 test("variables: evaluated at most once however often they are used", () => {
   const d = run1(
     {
@@ -971,6 +997,37 @@ test("a variable evaluated inside an expression does not count against that expr
   const over = walkTwice(700);
   assert.equal(over.allowed, false);
   assert.equal(only(over).errorKind, "cost");
+  // A variable's own per-call limit is an error of its evaluation, wrapped as composition wraps it.
+  assert.match(
+    over.status?.message ?? "",
+    /resulted in error: composited variable "walk" fails to evaluate: operation cancelled: actual cost limit exceeded$/,
+  );
+});
+
+// An expression over its own per-call limit is that expression's error, and the next ones still
+// run: Kubernetes stops a policy's expressions only when the budget is spent
+// (admission/plugin/cel/activation.go, evaluation of one expression; condition.go ForInput).
+// Found by the Values fuzzer against a real kube-apiserver (test/kube/values.test.ts).
+test("a validation over its per-call limit fails alone: the validations after it still run", () => {
+  const text = yamlDocs(
+    vap("p", {
+      failurePolicy: "Fail",
+      validations: [{ expression: nested }, { expression: "object.spec.nope == 1" }],
+    }),
+    vapBinding("b", "p"),
+  );
+  // With a trace the validations run one by one; without, as the policy's generated sequence.
+  for (const trace of [true, false]) {
+    const d = validateText(text, pod({ xs: ints(700) }), { trace });
+    assert.deepEqual(
+      only(d).violations.map((v) => [v.expressionIndex, v.message]),
+      [
+        [0, `expression '${nested}' resulted in error: operation cancelled: actual cost limit exceeded`],
+        [1, "expression 'object.spec.nope == 1' resulted in error: no such key: nope"],
+      ],
+      `trace: ${trace}`,
+    );
+  }
 });
 
 /** The evaluation ran `count` steps of `stage`, the last of which ran out of budget. */
