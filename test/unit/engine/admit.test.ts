@@ -202,6 +202,7 @@ function importers(of: string): string[] {
 test("only the edges that answer call the enforcement step; no evaluator module does", () => {
   assert.deepEqual(importers("engine/decision.ts").concat(importers("decision.ts")).sort(), [
     "adapters/cli/commands/eval.ts",
+    "adapters/cli/replay/answer.ts",
     "adapters/repl/policies.ts",
     "adapters/server/admitter.ts",
     "index.ts",
