@@ -25,19 +25,47 @@ const SYNC_WAIT_MS = 30_000;
 const ADMISSION = "admissionregistration.k8s.io/v1";
 const WRITER_ROLE = "celgate-decisions-writer";
 
-/** What a case needs stored before it is sent; `undefined` when it cannot be reproduced, with why. */
+export interface NamespaceState {
+  readonly name: string;
+  readonly labels: JsonObject;
+  readonly annotations: JsonObject;
+  readonly terminating: boolean;
+}
+
+/** What cases need stored before they are sent: namespaces as they must be, and stored objects. */
 export interface CaseState {
-  readonly namespace?: {
-    readonly name: string;
-    readonly labels: JsonObject;
-    readonly annotations: JsonObject;
-    readonly terminating: boolean;
-  };
+  readonly namespaces: readonly NamespaceState[];
   readonly seeds: readonly JsonObject[];
+}
+
+export function identity(o: JsonObject): string {
+  const m = metadataOf(o);
+  return `${String(o.apiVersion)}/${String(o.kind)}/${String(m.namespace ?? "")}/${String(m.name)}`;
+}
+
+/** `a` and `b` together, or undefined when they need one namespace or object in two states. */
+export function mergeStates(a: CaseState, b: CaseState): CaseState | undefined {
+  const namespaces = new Map(a.namespaces.map((n) => [n.name, n]));
+  for (const n of b.namespaces) {
+    const there = namespaces.get(n.name);
+    if (there !== undefined && JSON.stringify(there) !== JSON.stringify(n)) return undefined;
+    namespaces.set(n.name, n);
+  }
+  const seeds = new Map(a.seeds.map((o) => [identity(o), o]));
+  for (const o of b.seeds) {
+    const there = seeds.get(identity(o));
+    if (there !== undefined && JSON.stringify(there) !== JSON.stringify(o)) return undefined;
+    seeds.set(identity(o), o);
+  }
+  return { namespaces: [...namespaces.values()], seeds: [...seeds.values()] };
 }
 
 function metadataOf(o: JsonObject | undefined): JsonObject {
   return (o?.metadata ?? {}) as JsonObject;
+}
+
+function nameOf(m: KubeManifest): string {
+  return String(m.metadata?.name ?? "");
 }
 
 function sentinels(n: number): KubeManifest[] {
@@ -145,26 +173,30 @@ export function caseState(c: DecisionCase): CaseState | string {
     if (r.resource.resource === "namespaces" && stored !== undefined) {
       const m = metadataOf(stored);
       return {
-        namespace: {
-          name: String(m.name),
-          labels: (m.labels ?? {}) as JsonObject,
-          annotations: (m.annotations ?? {}) as JsonObject,
-          terminating: false,
-        },
+        namespaces: [
+          {
+            name: String(m.name),
+            labels: (m.labels ?? {}) as JsonObject,
+            annotations: (m.annotations ?? {}) as JsonObject,
+            terminating: false,
+          },
+        ],
         seeds,
       };
     }
-    return { seeds };
+    return { namespaces: [], seeds };
   }
   const m = metadataOf(c.namespaceObject);
   const phase = ((c.namespaceObject?.status ?? {}) as JsonObject).phase;
   return {
-    namespace: {
-      name: nsName,
-      labels: (m.labels ?? {}) as JsonObject,
-      annotations: (m.annotations ?? {}) as JsonObject,
-      terminating: phase === "Terminating",
-    },
+    namespaces: [
+      {
+        name: nsName,
+        labels: (m.labels ?? {}) as JsonObject,
+        annotations: (m.annotations ?? {}) as JsonObject,
+        terminating: phase === "Terminating",
+      },
+    ],
     seeds,
   };
 }
@@ -255,28 +287,65 @@ export class DecisionCluster {
       (message) => message.includes(mark) || inEffect(message),
       SYNC_WAIT_MS,
     );
-    if (n > 1) for (const m of sentinels(n - 1)) await this.remove(m);
+    // The last round's sentinels go without waiting: a later round's marks do not depend on them.
+    if (n > 1)
+      for (const m of sentinels(n - 1)) {
+        const where = await this.resources.of(m);
+        if (where) await this.client.send("DELETE", `${where.collection}/${nameOf(m)}`);
+      }
   }
 
-  /** Puts the namespace and stored objects a case needs in place; false when the namespace cannot be so. */
-  async establish(state: CaseState): Promise<boolean> {
+  /**
+   * Puts the namespaces and stored objects cases need in place. What the real server cannot hold
+   * is returned, keyed `namespace:<name>` or by the object's identity, with why: the cases that
+   * need it are then not reproduced, and say why.
+   */
+  async establish(state: CaseState): Promise<Map<string, string>> {
     for (const s of this.seeded.reverse()) await this.remove(s);
     this.seeded = [];
-    if (state.namespace && !(await this.namespace(state.namespace))) return false;
+    const problems = new Map<string, string>();
+    for (const n of state.namespaces)
+      if (!(await this.namespace(n)))
+        problems.set(`namespace:${n.name}`, `namespace ${n.name} is Terminating from an earlier case`);
     for (const s of state.seeds) {
       await this.remove(s);
-      await this.apply(s);
-      this.seeded.push(s);
+      try {
+        await this.seed(s);
+        this.seeded.push(s);
+      } catch (e) {
+        problems.set(identity(s), `the stored object cannot be created: ${(e as Error).message}`);
+      }
     }
-    return true;
+    return problems;
+  }
+
+  /** A Pod's ephemeral containers cannot be set on create, only through their subresource. */
+  private async seed(s: JsonObject): Promise<void> {
+    const spec = (s.spec ?? {}) as JsonObject;
+    if (s.kind !== "Pod" || spec.ephemeralContainers === undefined) return this.apply(s);
+    const { ephemeralContainers: _later, ...rest } = spec;
+    await this.apply({ ...s, spec: rest });
+    const m = metadataOf(s);
+    const path = `/api/v1/namespaces/${String(m.namespace)}/pods/${String(m.name)}`;
+    const current = await this.client.send("GET", path);
+    const rv = metadataOf(current.body as JsonObject).resourceVersion;
+    const r = await this.client.send("PUT", `${path}/ephemeralcontainers`, {
+      ...(current.body as JsonObject),
+      metadata: { ...metadataOf(current.body as JsonObject), resourceVersion: rv },
+      spec: {
+        ...((current.body as JsonObject).spec as JsonObject),
+        ephemeralContainers: spec.ephemeralContainers,
+      },
+    });
+    if (r.status !== 200) throw new Error(`ephemeral containers: ${r.status} ${JSON.stringify(r.body)}`);
   }
 
   /** Removes what `establish` stored. */
   async clear(): Promise<void> {
-    await this.establish({ seeds: [] });
+    await this.establish({ namespaces: [], seeds: [] });
   }
 
-  private async namespace(want: NonNullable<CaseState["namespace"]>): Promise<boolean> {
+  private async namespace(want: NamespaceState): Promise<boolean> {
     const path = `/api/v1/namespaces/${want.name}`;
     const current = await this.client.send("GET", path);
     const body = {

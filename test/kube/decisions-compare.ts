@@ -13,14 +13,16 @@
  * - Audit annotations: the server's event also carries those of authorization and PodSecurity;
  *   only the keys a policy can write are compared (`<policy>/<key>`, and
  *   `validation.policy.admission.k8s.io/validation_failure`, compared as JSON).
+ * - Warnings: only those a policy gave (`... AdmissionPolicy '<name>' ...`); the API server adds
+ *   its own for deprecated fields (a Pod's AppArmor annotations, gitRepo volumes), which are not
+ *   policy decisions.
  * - The object (an allowed CREATE or UPDATE): the server's dry-run answer and celgate's patched
- *   object, both without what the store sets (`metadata.uid`, `creationTimestamp`,
- *   `resourceVersion`, `generation`, `managedFields`) and without `status` (the registry's
- *   PrepareForCreate writes it, policies do not). Everything else is compared, the API server's
- *   defaulting included, as policies see the defaulted object.
+ *   object are compared at every path of celgate's patch. The rest of the object differs by what
+ *   the API server does besides policies (a registry strategy's PrepareForCreate, serialised empty
+ *   structs, a generated name), so a mutation the server made where celgate made none is not seen
+ *   here: the suites' own `patch`/`patched` expectations cover those.
  */
 import type { CaseActual } from "../../src/suite/run.ts";
-import type { JsonObject } from "../../src/suite/types.ts";
 import type { Answer } from "./decisions-client.ts";
 import type { DecisionCase } from "./decisions-inputs.ts";
 
@@ -42,7 +44,6 @@ export interface Difference {
 }
 
 const VALIDATION_FAILURE = "validation.policy.admission.k8s.io/validation_failure";
-const STORE_FIELDS = ["uid", "creationTimestamp", "resourceVersion", "generation", "managedFields"];
 
 interface StatusBody {
   readonly kind?: string;
@@ -85,29 +86,36 @@ export function serverDecision(c: DecisionCase, answer: Answer): ServerDecision 
   };
 }
 
-/** The object without what the store sets and without status (see the file comment). */
-export function comparable(object: unknown): unknown {
-  if (typeof object !== "object" || object === null) return object;
-  const { status: _status, ...rest } = object as JsonObject;
-  const metadata = { ...((rest.metadata ?? {}) as JsonObject) };
-  for (const f of STORE_FIELDS) delete metadata[f];
-  return { ...rest, metadata };
+/** The value at a JSON Pointer (RFC 6901), or undefined when nothing is there. */
+export function pointerValue(doc: unknown, pointer: string): unknown {
+  let at: unknown = doc;
+  for (const raw of pointer.split("/").slice(1)) {
+    const key = raw.replaceAll("~1", "/").replaceAll("~0", "~");
+    if (typeof at !== "object" || at === null) return undefined;
+    at = (at as Record<string, unknown>)[key];
+  }
+  return at;
 }
 
-/** The JSON paths where `a` and `b` differ, at most `limit`. */
-export function differingPaths(a: unknown, b: unknown, path = "", limit = 8): string[] {
-  if (JSON.stringify(a) === JSON.stringify(b)) return [];
-  const both = (v: unknown) => typeof v === "object" && v !== null;
-  if (!both(a) || !both(b) || Array.isArray(a) !== Array.isArray(b))
-    return [`${path || "/"}: server ${JSON.stringify(a)}, celgate ${JSON.stringify(b)}`];
-  const x = a as Record<string, unknown>;
-  const y = b as Record<string, unknown>;
+/**
+ * Where the server's object and celgate's patched one differ, at the fields celgate's mutations
+ * touched (the paths of its patch): the server's other changes (its defaulting, what a registry
+ * strategy sets on create, serialised empty structs) are not the policies'.
+ */
+export function touchedDifferences(serverObject: unknown, celgate: CaseActual): string[] {
   const out: string[] = [];
-  for (const k of [...new Set([...Object.keys(x), ...Object.keys(y)])].sort()) {
-    out.push(...differingPaths(x[k], y[k], `${path}/${k}`, limit));
-    if (out.length >= limit) break;
+  for (const path of new Set(celgate.patch.map((op) => op.path))) {
+    const s = pointerValue(serverObject, path);
+    const c = pointerValue(celgate.patched, path);
+    if (JSON.stringify(s) !== JSON.stringify(c))
+      out.push(`${path}: server ${JSON.stringify(s)}, celgate ${JSON.stringify(c)}`);
   }
-  return out.slice(0, limit);
+  return out;
+}
+
+/** A warning a policy gave (validationActions Warn): the API server's other warnings are its own. */
+function isPolicyWarning(warning: string): boolean {
+  return /AdmissionPolicy '[^']*'/.test(warning);
 }
 
 function show(status: ServerDecision["status"]): string {
@@ -127,15 +135,16 @@ export function compareDecisions(c: DecisionCase, server: ServerDecision): Diffe
     return [{ ...base, aspect: "allowed", server: show(server.status), celgate: show(celgate.status) }];
   if (!server.allowed && show(server.status) !== show(celgate.status))
     out.push({ ...base, aspect: "status", server: show(server.status), celgate: show(celgate.status) });
-  if (!sameMultiset(server.warnings, celgate.warnings))
+  const policyWarnings = server.warnings.filter(isPolicyWarning);
+  if (!sameMultiset(policyWarnings, celgate.warnings))
     out.push({
       ...base,
       aspect: "warnings",
-      server: JSON.stringify(server.warnings),
+      server: JSON.stringify(policyWarnings),
       celgate: JSON.stringify(celgate.warnings),
     });
   if (server.object !== undefined) {
-    const paths = differingPaths(comparable(server.object), comparable(celgate.patched));
+    const paths = touchedDifferences(server.object, celgate);
     if (paths.length > 0)
       out.push({ ...base, aspect: "object", server: paths.join("\n"), celgate: "(see server)" });
   }
