@@ -107,10 +107,19 @@ export function touchedDifferences(serverObject: unknown, celgate: CaseActual): 
   for (const path of new Set(celgate.patch.map((op) => op.path))) {
     const s = pointerValue(serverObject, path);
     const c = pointerValue(celgate.patched, path);
-    if (JSON.stringify(s) !== JSON.stringify(c))
+    if (canonical(s) !== canonical(c))
       out.push(`${path}: server ${JSON.stringify(s)}, celgate ${JSON.stringify(c)}`);
   }
   return out;
+}
+
+/** JSON with every object's keys sorted: a map's key order means nothing (Go serialises maps sorted). */
+export function canonical(v: unknown): string {
+  return JSON.stringify(v, (_k, x: unknown) =>
+    typeof x === "object" && x !== null && !Array.isArray(x)
+      ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : x,
+  );
 }
 
 /** A warning a policy gave (validationActions Warn): the API server's other warnings are its own. */
