@@ -87,6 +87,13 @@ const KNOWN: readonly Known[] = [
     }),
   ),
   {
+    case: /a baseline violation is reported by the baseline policy first$/,
+    aspect: "status",
+    server: /ValidatingAdmissionPolicy 'pod-security-restricted\.celgate\.dev'/,
+    reason:
+      "two policies deny the request and the API server reports the first denial in the order of its policy informer's cache, which is unspecified (k8s.io/apiserver/pkg/admission/plugin/policy/validating/dispatcher.go deniedDecisions[0]; generic/policy_source.go lists the informer's store, a Go map); celgate reports them in a fixed order (docs/differences.md). Both deny",
+  },
+  {
     case: /^require-resources \(generated\) \/ generated #8$/,
     aspect: "allowed",
     reason:
