@@ -41,19 +41,25 @@ function namespaceObjectOf(r: AdmissionRequest, ctx: EngineContext): CelValue {
   return shaped;
 }
 
-/** Built key by key: conditional spreads are slow to build in V8, and this runs once per review. */
+/**
+ * Built key by key: conditional spreads are slow to build in V8, and this runs once per review.
+ * The API server converts the AdmissionRequest to unstructured, which drops empty `omitempty`
+ * fields (k8s.io/api/admission/v1 types.go; apiserver admission/plugin/cel/condition.go
+ * convertObjectToUnstructured): an empty name or namespace is absent, so `has()` is false and a
+ * read of it is no such key.
+ */
 function requestValue(r: AdmissionRequest): Record<string, unknown> {
   const out: Record<string, unknown> = {
     uid: r.uid,
     kind: r.kind,
     resource: r.resource,
-    name: r.name,
-    namespace: r.namespace,
     operation: r.operation,
     userInfo: userInfoValue(r.userInfo),
     dryRun: r.dryRun,
     options: r.options,
   };
+  if (r.name !== "") out.name = r.name;
+  if (r.namespace !== "") out.namespace = r.namespace;
   if (r.subResource) out.subResource = r.subResource;
   if (r.requestKind) out.requestKind = r.requestKind;
   if (r.requestResource) out.requestResource = r.requestResource;

@@ -63,7 +63,7 @@ spec:
       - {apiGroups: ["*"], apiVersions: ["*"], operations: ["*"], resources: ["*"]}
   validations:
     - expression: "false"
-      messageExpression: "'namespace=' + object.metadata.?namespace.orValue('(none)') + ' request=' + request.namespace"
+      messageExpression: "'namespace=' + object.metadata.?namespace.orValue('(none)') + ' request=' + request.?namespace.orValue('(absent)')"
 `,
   });
 });
@@ -174,7 +174,8 @@ test("the object carries the request's namespace; a cluster-scoped object's own 
   ]);
   assert.deepEqual(
     j.entries.map((e) => e.violations[0]?.message),
-    ["namespace=default request=default", "namespace=(none) request="],
+    // A cluster-scoped request has no namespace key at all (engine/prepare.ts requestValue).
+    ["namespace=default request=default", "namespace=(none) request=(absent)"],
   );
   assert.deepEqual(
     j.entries.map((e) => `${e.resource.kind} ${e.resource.namespace}`),

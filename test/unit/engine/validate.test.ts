@@ -1444,3 +1444,32 @@ test("each request variable reaches the one expression of its policy that reads 
   // No authorizer backend here: the check fails with the authorizer's own error, not a null's.
   assert.match(byPolicy.get("in-authorizer")?.reason ?? "", /authorizer is not available/);
 });
+
+// The API server builds `request` with runtime.DefaultUnstructuredConverter, which drops the
+// AdmissionRequest fields tagged omitempty when they are empty (k8s.io/api/admission/v1/types.go:
+// name, namespace; k8s.io/apiserver/pkg/admission/plugin/cel/condition.go CreateAdmissionRequest and
+// convertObjectToUnstructured): on a cluster-scoped request `request.namespace` is no such key, and a
+// messageExpression reading it fails. Found by test/kube/decisions.test.ts against kube-apiserver.
+test("request.namespace and request.name are absent, not empty, when the request has none", () => {
+  const rules = [{ apiGroups: ["*"], apiVersions: ["*"], operations: ["*"], resources: ["*"] }];
+  const spec = {
+    matchConstraints: { resourceRules: rules },
+    validations: [
+      {
+        expression: "!has(request.namespace) && !has(request.name)",
+        messageExpression: "'in ' + request.namespace",
+      },
+    ],
+  };
+  const clusterRole = pod({}, undefined, {
+    kind: { group: "rbac.authorization.k8s.io", version: "v1", kind: "ClusterRole" },
+    resource: { group: "rbac.authorization.k8s.io", version: "v1", resource: "clusterroles" },
+    namespace: "",
+    name: "",
+  });
+  assert.equal(run1(spec, clusterRole).allowed, true, "has() is false for both");
+  const named = run1(spec, { ...clusterRole, name: "viewer" });
+  assert.equal(named.allowed, false);
+  // The messageExpression fails on the missing key, so the API server's fallback text is used.
+  assert.match(named.status?.message ?? "", /denied request: failed expression: !has\(request\.namespace\)/);
+});
