@@ -85,9 +85,12 @@ export {
   BINARY_LIBRARIES,
   checkEnvironment,
   compareReleases,
+  DEFAULT_RELEASE,
+  isPreview,
   NEWEST_RELEASE,
   newExpressionEnvironment,
   OLDEST_RELEASE,
+  PREVIEW_RELEASES,
   parseRelease,
   RELEASES,
   releaseModel,
@@ -120,12 +123,16 @@ const programCache = new WeakCache<Program>();
 /** The result each cached program came with (its checked type), for as long as the program lives. */
 const compiledResults = new WeakMap<Program, CompileResult>();
 
-function parseCached(source: string, bind: boolean): ParsedExpression | CelSyntaxError {
-  const key = `${bind ? 1 : 0}\u0000${source}`;
+function parseCached(
+  source: string,
+  bind: boolean,
+  macros: CheckEnv["macros"],
+): ParsedExpression | CelSyntaxError {
+  const key = `${bind ? 1 : 0}${macros.twoVarComprehensions ? 1 : 0}${macros.sortBy ? 1 : 0}\u0000${source}`;
   let hit = parseCache.get(key);
   if (hit === undefined) {
     try {
-      hit = parseCel(source, { bind });
+      hit = parseCel(source, { bind, ...macros });
     } catch (e) {
       if (!(e instanceof CelSyntaxError)) throw e;
       hit = e;
@@ -134,6 +141,8 @@ function parseCached(source: string, bind: boolean): ParsedExpression | CelSynta
   }
   return hit;
 }
+
+const ALL_MACROS: CheckEnv["macros"] = { twoVarComprehensions: true, sortBy: true };
 
 /**
  * Compiles an expression against an environment: parses it, type-checks it with cel-go's checker
@@ -148,7 +157,8 @@ export function compile(
   check?: CheckSpec,
 ): CompileResult {
   const spec = check ?? defaultCheckSpec(env);
-  const parsed = parseCached(source, env.extras.bind);
+  // The macros a release's environment has are its parser's (CheckEnv.macros).
+  const parsed = parseCached(source, env.extras.bind, spec.env.macros);
   // Canonical keys are kept per node while one expression is planned, then let go: kept for as long
   // as the parsed tree lives, they grew with its size times its depth.
   const index = new SubexpressionIndex();
@@ -205,7 +215,7 @@ export function typeCheck(
   bind: boolean,
   check: CheckEnv,
 ): { readonly problems: readonly ExpressionProblem[]; readonly type: CelType | undefined } {
-  const parsed = parseCached(source, bind);
+  const parsed = parseCached(source, bind, check.macros);
   if (parsed instanceof CelSyntaxError) return { problems: [], type: undefined };
   const checked = checkExpression(parsed, check);
   const problems = checkProblems(parsed, checked.diagnostics).map((p) => ({
@@ -237,8 +247,10 @@ function sharedIdsIn(
  * memo, for `compile`. Sources that do not parse are left out (compile reports them).
  */
 export function sharedSubexpressions(sources: readonly string[], bind: boolean): SharedKeys {
+  // Parsed with every macro: where a release lacks some, its expressions that use them do not
+  // compile, and nothing is shared with them.
   const roots = sources
-    .map((s) => parseCached(s, bind))
+    .map((s) => parseCached(s, bind, ALL_MACROS))
     .filter((p): p is ParsedExpression => !(p instanceof CelSyntaxError))
     .map((p) => p.root);
   return sharedKeys(roots, new SubexpressionIndex());
