@@ -4,6 +4,7 @@
  */
 import type { ParsedExpression } from "./syntax/ast.ts";
 import { type CelType, type CheckEnv, celTypes, checkExpression } from "./check/index.ts";
+import { constantConversionProblem } from "./fold.ts";
 import { type CelProblemCode, type CheckSpec, checkProblems, defaultCheckSpec } from "./checking.ts";
 import { compileParsed, type Program } from "./compile.ts";
 import type { Activation } from "./state/activation.ts";
@@ -186,6 +187,18 @@ export function compile(
   } else {
     const checked = env.checks === "none" ? undefined : checkExpression(parsed, spec.env);
     const problems = checked === undefined ? [] : checkProblems(parsed, checked.diagnostics);
+    // Building the program folds conversions of constants, and refuses those that fail (fold.ts),
+    // as the API server's OptOptimize does.
+    const folded =
+      problems.length === 0 && env.checks === "kubernetes"
+        ? constantConversionProblem(parsed, env)
+        : undefined;
+    if (folded)
+      problems.push({
+        code: "PE_CEL_INVALID",
+        message: folded.message,
+        offset: parsed.offsets.get(folded.id),
+      });
     result =
       problems.length === 0
         ? {
