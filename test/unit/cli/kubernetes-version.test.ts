@@ -277,6 +277,30 @@ test("check --matrix: two-variable comprehensions and sortBy are refused where t
   }
 });
 
+// k8s.io/apiserver v0.37.2 environment/base.go: library.Lists(ListsVersion(1)) (includes) is
+// IntroducedVersion 1.37, so a new expression has it from 1.38 (the preview, whose compatibility
+// version is 1.37); cel-go v0.29 (1.37) no longer declares duration(int).
+test("1.37 and the 1.38 preview: includes arrives in 1.37 for new expressions from 1.38; duration(int) is gone from 1.37", async () => {
+  const tree = await tempTree({
+    "inc.yaml": DEMO_POLICY.replace(/expression: .*$/m, `expression: "['a', 'b'].includes('a')"`),
+    "dur.yaml": DEMO_POLICY.replace(/expression: .*$/m, `expression: "duration(7) > duration('1s')"`),
+  });
+  try {
+    const inc = await cli(["check", "--matrix", join(tree, "inc.yaml")]);
+    assert.match(inc.stdout, /no\s+no\s+no\s+no\s+no\s+no\s+no\s+no\s+ok\s+1\.38\s+1\.38/, inc.stdout);
+    assert.match(
+      inc.stdout,
+      /at 1\.37: error: .*`includes` arrives in 1\.37 \(usable in new expressions from 1\.38\)/,
+    );
+    const at136 = await cli(["check", "--kubernetes-version", "1.36", join(tree, "dur.yaml")]);
+    assert.match(at136.stdout, /invalid duration argument/);
+    const at137 = await cli(["check", "--kubernetes-version", "1.37", join(tree, "dur.yaml")]);
+    assert.match(at137.stdout, /found no matching overload for 'duration' applied to '\(int\)'/);
+  } finally {
+    await removeTree(tree);
+  }
+});
+
 test("repl: expressions are checked as the session's release checks a new one", async () => {
   const old = new ReplSession({ cwd: dir, kubernetesVersion: "1.33" });
   const r = await old.handle("isSemver('1.2.3')");
