@@ -4,7 +4,8 @@
  * ValidateOwnerReferences).
  */
 import { dns1123Subdomain, labelValue, qualifiedName } from "./fields.ts";
-import type { YamlMap, YamlReader } from "../yaml/reader.ts";
+import type { DiagnosticCode } from "../errors.ts";
+import type { Field, YamlMap, YamlReader } from "../yaml/reader.ts";
 import { reportFormat, requiredString } from "./read.ts";
 
 // Known fields per structure, for the unknown-field warnings (kubectl's strict decoding rejects them).
@@ -46,9 +47,25 @@ const BANNED_OWNERS: ReadonlySet<string> = new Set(["v1/Event", "events.k8s.io/v
  * apiVersion (`<group>/<version>` or `<version>`), kind, name and uid, no banned kind, and at most
  * one is the controller.
  */
-function checkOwnerReferences(r: YamlReader, meta: YamlMap): void {
+function checkOwnerReferences(reader: YamlReader, meta: YamlMap): void {
   const items = meta.list("ownerReferences");
   if (!items) return;
+  // The object stays read (an error, not a rejected document): the API server looks at the API
+  // version first, and check reports what it says of that too (compile/served.ts).
+  const r = {
+    mapping: (f: Field) => reader.mapping(f),
+    string: (f: Field) => reader.string(f),
+    boolean: (f: Field) => reader.boolean(f),
+    report: (code: DiagnosticCode, path: string, offset: number, message: string) =>
+      reader.diagnostics.push({
+        code,
+        severity: "error",
+        message,
+        path,
+        location: reader.locate(path, offset),
+        ...(reader.object ? { object: reader.object } : {}),
+      }),
+  };
   let controller: string | undefined;
   for (const item of items) {
     const ref = r.mapping(item);
@@ -73,7 +90,12 @@ function checkOwnerReferences(r: YamlReader, meta: YamlMap): void {
     if (apiVersion !== undefined && apiField && (parts.length > 2 || parts[parts.length - 1] === ""))
       r.report("PE_FIELD_VALUE", apiField.path, apiField.offset, "must be <group>/<version> or <version>");
     if (apiVersion !== undefined && kind !== undefined && BANNED_OWNERS.has(`${apiVersion}/${kind}`))
-      r.report("PE_FIELD_VALUE", item.path, item.offset, `${apiVersion}, Kind=${kind} is disallowed from being an owner`);
+      r.report(
+        "PE_FIELD_VALUE",
+        item.path,
+        item.offset,
+        `${apiVersion}, Kind=${kind} is disallowed from being an owner`,
+      );
     const isController = ref.field("controller");
     if (isController && r.boolean(isController) === true) {
       const current = `${kind ?? ""}/${name ?? ""}`;

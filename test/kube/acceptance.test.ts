@@ -58,18 +58,7 @@ interface Known {
   readonly reason: string;
 }
 
-const KNOWN: readonly Known[] = [
-  {
-    input: "test/fixtures/public-policies/kyverno-block-exec-in-pods.yaml",
-    aspect: "accept",
-    field: "",
-    // 1.37 words it "metadata.ownerReferences[0].uid: Required value", 1.36
-    // "metadata.ownerReferences.uid: Invalid value: \"\": must not be empty".
-    server: /metadata\.ownerReferences(\[0\])?\.uid: (Required value|Invalid value: "": must not be empty)/,
-    reason:
-      "check does not validate metadata.ownerReferences (ObjectMeta validation, apimachinery ValidateOwnerReferences)",
-  },
-];
+const KNOWN: readonly Known[] = [];
 
 const CORPUS_SEED = 33;
 const CORPUS_GENERATED = 1000;
