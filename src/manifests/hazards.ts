@@ -40,6 +40,22 @@ export const HAZARDS: readonly Hazard[] = [
     ].map((resource) => ({ group: "admissionregistration.k8s.io", resource })),
     why: "the API server never sends them to a webhook, so policies meant for them are not enforced this way (apply such policies natively, or as static manifests)",
   },
+  {
+    what: "authentication and authorization reviews",
+    // Never persisted; the API server's own exclusion list (kubernetes pkg/kubeapiserver/admission/
+    // exclusion/resources.go `excluded`), which webhooks skip from 1.37 on
+    // (ExcludeAdmissionWebhookVirtualResources, beta and on by default; apiserver
+    // admission/plugin/webhook/generic/webhook.go isExcludedFromAllHooks).
+    resources: [
+      { group: "authentication.k8s.io", resource: "selfsubjectreviews" },
+      { group: "authentication.k8s.io", resource: "tokenreviews" },
+      { group: "authorization.k8s.io", resource: "localsubjectaccessreviews" },
+      { group: "authorization.k8s.io", resource: "selfsubjectaccessreviews" },
+      { group: "authorization.k8s.io", resource: "selfsubjectrulesreviews" },
+      { group: "authorization.k8s.io", resource: "subjectaccessreviews" },
+    ],
+    why: "from Kubernetes 1.37 the API server sends these to no webhook (ExcludeAdmissionWebhookVirtualResources), and before it every login and permission check would wait for celgate, and fail with it",
+  },
 ];
 
 function resourceMatches(pattern: string, resource: string): boolean {

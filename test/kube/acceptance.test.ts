@@ -58,7 +58,16 @@ interface Known {
   readonly reason: string;
 }
 
-const KNOWN: readonly Known[] = [];
+const KNOWN: readonly Known[] = ["metadata.ownerReferences.uid", "metadata.ownerReferences[0].uid"].map(
+  (field): Known => ({
+    input: "test/fixtures/public-policies/kyverno-block-exec-in-pods.yaml",
+    aspect: "message",
+    field,
+    releases: ["v1.36.3"],
+    reason:
+      "both refuse the owner reference without a uid (apimachinery ValidateOwnerReferences); 1.36.3 names the field without its index (metadata.ownerReferences.uid), 1.37.2 and check with it (metadata.ownerReferences[0].uid)",
+  }),
+);
 
 const CORPUS_SEED = 33;
 const CORPUS_GENERATED = 1000;

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { compilePolicySet } from "../../../src/compile/policy.ts";
 import { webhookConditionProblems } from "../../../src/manifests/carry.ts";
-import { HAZARDS, matchesByWildcard } from "../../../src/manifests/hazards.ts";
+import { HAZARDS, matchesByWildcard, wildcardHazards } from "../../../src/manifests/hazards.ts";
 import { type WebhookOptions, webhookManifests } from "../../../src/manifests/webhooks.ts";
 import { parsePolicyText } from "../../../src/policy/parse.ts";
 import { canDeny, routeOf } from "../../../src/policy/routing.ts";
@@ -87,9 +87,15 @@ void test("the docs' matchConditions example bound with [Warn]: one Ignore webho
     result.notes.some((n) => n.includes("can only warn or audit")),
     result.notes.join("\n"),
   );
-  // The wildcard rule reaches leases, events and the admission configuration objects.
-  assert.equal(result.warnings.length, 3, result.warnings.join("\n"));
-  for (const what of ["leases", "events", "admission configuration objects"])
+  // The wildcard rule reaches leases, events, the admission configuration objects and the
+  // authentication and authorization reviews.
+  assert.equal(result.warnings.length, 4, result.warnings.join("\n"));
+  for (const what of [
+    "leases",
+    "events",
+    "admission configuration objects",
+    "authentication and authorization reviews",
+  ])
     assert.ok(
       result.warnings.some((w) => w.includes(`also matches ${what}`)),
       `${what}: ${result.warnings.join("\n")}`,
@@ -277,7 +283,22 @@ void test("hazards: a rule that names leases is meant; one that reaches them thr
   assert.equal(matchesByWildcard(rule(["*"], ["*/status"]), "", "events"), false, "subresources only");
   assert.deepEqual(
     HAZARDS.map((h) => h.what),
-    ["leases (coordination.k8s.io)", "events", "admission configuration objects"],
+    [
+      "leases (coordination.k8s.io)",
+      "events",
+      "admission configuration objects",
+      "authentication and authorization reviews",
+    ],
+  );
+  // kubernetes pkg/kubeapiserver/admission/exclusion/resources.go `excluded`: the virtual resources
+  // webhooks no longer see from 1.37 (ExcludeAdmissionWebhookVirtualResources, on by default).
+  assert.deepEqual(
+    wildcardHazards([rule(["*"], ["*"])]).map((h) => h.what),
+    HAZARDS.map((h) => h.what),
+  );
+  assert.deepEqual(
+    wildcardHazards([rule(["authorization.k8s.io"], ["*"])]).map((h) => h.what),
+    ["authentication and authorization reviews"],
   );
 });
 
