@@ -358,3 +358,26 @@ void test("pairs whose rules meet share one webhook, even through another group 
   assert.equal(all.length, 1);
   assert.equal(all[0]?.matchConditions, undefined, "a condition only one pair has is left to celgate");
 });
+
+// apiserver admission/plugin/webhook/generic/webhook.go isExcludedFromAllHooks: with
+// ExcludeAdmissionWebhookVirtualResources (beta, on by default in 1.37) the resources of kubernetes
+// pkg/kubeapiserver/admission/exclusion/resources.go `excluded` reach no webhook, even one whose
+// rules name them.
+void test("a policy that names the auth/authz reviews gets a webhook, with a warning that 1.37 never calls it for them", () => {
+  const result = manifests(
+    ONE(
+      "sar",
+      `{ apiGroups: [authorization.k8s.io], apiVersions: [v1], operations: [CREATE], resources: [subjectaccessreviews] }`,
+    ),
+  );
+  const unreached = result.warnings.filter((w) => w.includes("its rules name"));
+  assert.equal(unreached.length, 1, result.warnings.join("\n"));
+  assert.match(
+    unreached[0] ?? "",
+    /its rules name authentication and authorization reviews: from Kubernetes 1\.37 the API server sends these to no webhook \(ExcludeAdmissionWebhookVirtualResources, on by default\)/,
+  );
+  const pods = manifests(
+    ONE("pods", `{ apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods] }`),
+  );
+  assert.deepEqual(pods.warnings, []);
+});
