@@ -61,28 +61,42 @@ export function constantConversionProblem(
   parsed: ParsedExpression,
   env: CelEnvironment,
 ): FoldProblem | undefined {
+  // Most expressions call no conversion that can fail: the source says so without a walk.
+  if (!MAY_CONVERT.test(parsed.source)) return undefined;
   return fold(parsed.root, parsed, env).problem;
 }
 
+/** A call of a conversion that may fail (not dyn or type), as the source could spell it. */
+const MAY_CONVERT = /\b(?:bool|bytes|double|duration|int|string|timestamp|uint)\s*\(/;
+
 function fold(e: Expr, parsed: ParsedExpression, env: CelEnvironment): Folded {
-  let all = true;
-  for (const c of children(e)) {
-    const r = fold(c.expr, parsed, env);
-    if (r.problem) return r;
-    if (!r.constant) all = false;
-  }
   switch (e.kind) {
     case "const":
       return CONSTANT;
     case "list":
-      return all && e.optionalIndices.size === 0 ? CONSTANT : NOT_CONSTANT;
     case "map":
-      return all && e.entries.every((x) => !x.optional) ? CONSTANT : NOT_CONSTANT;
-    case "call":
-      if (e.target !== undefined || e.args.length !== 1 || !all || !CONVERSIONS.has(e.fn))
-        return NOT_CONSTANT;
-      return convert(e, parsed, env);
+    case "call": {
+      // Only these fold; their children are walked in cel-go's planning order (syntax/ast.ts children).
+      let all = true;
+      for (const c of children(e)) {
+        const r = fold(c.expr, parsed, env);
+        if (r.problem) return r;
+        if (!r.constant) all = false;
+      }
+      if (!all) return NOT_CONSTANT;
+      if (e.kind === "list") return e.optionalIndices.size === 0 ? CONSTANT : NOT_CONSTANT;
+      if (e.kind === "map") return e.entries.every((x) => !x.optional) ? CONSTANT : NOT_CONSTANT;
+      if (e.target !== undefined || e.args.length !== 1 || !CONVERSIONS.has(e.fn)) return NOT_CONSTANT;
+      // dyn and type of a constant cannot fail: folded without running them.
+      return e.fn === "dyn" || e.fn === "type" ? CONSTANT : convert(e, parsed, env);
+    }
+    case "ident":
+      return NOT_CONSTANT;
     default:
+      for (const c of children(e)) {
+        const r = fold(c.expr, parsed, env);
+        if (r.problem) return r;
+      }
       return NOT_CONSTANT;
   }
 }
