@@ -54,7 +54,7 @@ export const DIAGNOSTIC_CODES = {
     "a CEL expression calls a function that does not exist or with the wrong arguments",
   PE_CEL_TYPE: "a CEL expression does not type-check: mixed list or map literals, or the wrong result type",
   PE_CEL_INVALID:
-    "a CEL expression has a constant Kubernetes' validators refuse: a regex, duration, timestamp or format string",
+    "a CEL expression has a constant Kubernetes refuses: a regex, duration, timestamp or format string its validators refuse, or a type conversion of a constant that fails when the program is built",
   TE_SUITE: "a test suite file is malformed",
   RE_INPUT: "an input resource or request file is malformed",
 } as const;

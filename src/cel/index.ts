@@ -4,6 +4,7 @@
  */
 import type { ParsedExpression } from "./syntax/ast.ts";
 import { type CelType, type CheckEnv, celTypes, checkExpression } from "./check/index.ts";
+import { constantConversionProblem } from "./fold.ts";
 import { type CelProblemCode, type CheckSpec, checkProblems, defaultCheckSpec } from "./checking.ts";
 import { compileParsed, type Program } from "./compile.ts";
 import type { Activation } from "./state/activation.ts";
@@ -88,9 +89,12 @@ export {
   BINARY_LIBRARIES,
   checkEnvironment,
   compareReleases,
+  DEFAULT_RELEASE,
+  isPreview,
   NEWEST_RELEASE,
   newExpressionEnvironment,
   OLDEST_RELEASE,
+  PREVIEW_RELEASES,
   parseRelease,
   RELEASES,
   releaseModel,
@@ -125,12 +129,16 @@ const programCache = new WeakCache<Program>();
 /** The result each cached program came with (its checked type), for as long as the program lives. */
 const compiledResults = new WeakMap<Program, CompileResult>();
 
-function parseCached(source: string, bind: boolean): ParsedExpression | CelSyntaxError {
-  const key = `${bind ? 1 : 0}\u0000${source}`;
+function parseCached(
+  source: string,
+  bind: boolean,
+  macros: CheckEnv["macros"],
+): ParsedExpression | CelSyntaxError {
+  const key = `${bind ? 1 : 0}${macros.twoVarComprehensions ? 1 : 0}${macros.sortBy ? 1 : 0}\u0000${source}`;
   let hit = parseCache.get(key);
   if (hit === undefined) {
     try {
-      hit = parseCel(source, { bind });
+      hit = parseCel(source, { bind, ...macros });
     } catch (e) {
       if (!(e instanceof CelSyntaxError)) throw e;
       hit = e;
@@ -139,6 +147,8 @@ function parseCached(source: string, bind: boolean): ParsedExpression | CelSynta
   }
   return hit;
 }
+
+const ALL_MACROS: CheckEnv["macros"] = { twoVarComprehensions: true, sortBy: true };
 
 /**
  * Compiles an expression against an environment: parses it, type-checks it with cel-go's checker
@@ -156,7 +166,8 @@ export function compile(
 ): CompileResult {
   if (options.coverage === true) return compileCovered(source, env, check, options.booleanResult === true);
   const spec = check ?? defaultCheckSpec(env);
-  const parsed = parseCached(source, env.extras.bind);
+  // The macros a release's environment has are its parser's (CheckEnv.macros).
+  const parsed = parseCached(source, env.extras.bind, spec.env.macros);
   // Canonical keys are kept per node while one expression is planned, then let go: kept for as long
   // as the parsed tree lives, they grew with its size times its depth.
   const index = new SubexpressionIndex();
@@ -184,6 +195,18 @@ export function compile(
   } else {
     const checked = env.checks === "none" ? undefined : checkExpression(parsed, spec.env);
     const problems = checked === undefined ? [] : checkProblems(parsed, checked.diagnostics);
+    // Building the program folds conversions of constants, and refuses those that fail (fold.ts),
+    // as the API server's OptOptimize does.
+    const folded =
+      problems.length === 0 && env.checks === "kubernetes"
+        ? constantConversionProblem(parsed, env)
+        : undefined;
+    if (folded)
+      problems.push({
+        code: "PE_CEL_INVALID",
+        message: folded.message,
+        offset: parsed.offsets.get(folded.id),
+      });
     result =
       problems.length === 0
         ? {
@@ -217,11 +240,14 @@ function compileCovered(
   check: CheckSpec | undefined,
   booleanResult: boolean,
 ): CompileResult {
-  const parsed = parseCached(source, env.extras.bind);
+  const spec = check ?? defaultCheckSpec(env);
+  const parsed = parseCached(source, env.extras.bind, spec.env.macros);
   if (parsed instanceof CelSyntaxError) return compile(source, env, undefined, check);
-  const checked =
-    env.checks === "none" ? undefined : checkExpression(parsed, (check ?? defaultCheckSpec(env)).env);
+  const checked = env.checks === "none" ? undefined : checkExpression(parsed, spec.env);
+  // What compile refuses (a checker problem, a constant conversion that fails) it reports itself.
   if (checked !== undefined && checked.diagnostics.length > 0) return compile(source, env, undefined, check);
+  if (env.checks === "kubernetes" && constantConversionProblem(parsed, env))
+    return compile(source, env, undefined, check);
   const coverage = new ExpressionCoverage(parsed, booleanResult || checked?.type.kind === "bool");
   return {
     ok: true,
@@ -241,7 +267,7 @@ export function typeCheck(
   bind: boolean,
   check: CheckEnv,
 ): { readonly problems: readonly ExpressionProblem[]; readonly type: CelType | undefined } {
-  const parsed = parseCached(source, bind);
+  const parsed = parseCached(source, bind, check.macros);
   if (parsed instanceof CelSyntaxError) return { problems: [], type: undefined };
   const checked = checkExpression(parsed, check);
   const problems = checkProblems(parsed, checked.diagnostics).map((p) => ({
@@ -273,8 +299,10 @@ function sharedIdsIn(
  * memo, for `compile`. Sources that do not parse are left out (compile reports them).
  */
 export function sharedSubexpressions(sources: readonly string[], bind: boolean): SharedKeys {
+  // Parsed with every macro: where a release lacks some, its expressions that use them do not
+  // compile, and nothing is shared with them.
   const roots = sources
-    .map((s) => parseCached(s, bind))
+    .map((s) => parseCached(s, bind, ALL_MACROS))
     .filter((p): p is ParsedExpression => !(p instanceof CelSyntaxError))
     .map((p) => p.root);
   return sharedKeys(roots, new SubexpressionIndex());

@@ -11,7 +11,7 @@ import {
   type CheckSpec,
   celTypes,
   checkEnvironment,
-  NEWEST_RELEASE,
+  DEFAULT_RELEASE,
   unavailableAt,
   type ExpressionKind,
   typeCheck,
@@ -39,7 +39,7 @@ import {
   schemaNote,
 } from "./schema-typing.ts";
 import { PreparedMatch } from "../match/index.ts";
-import { apiVersionProblem } from "./served.ts";
+import { apiVersionProblem, staticNameProblem } from "./served.ts";
 import type {
   MutatingPolicy,
   Mutation,
@@ -251,7 +251,7 @@ class PolicyCompiler {
     // A function the release's new expressions lack says when it arrives (cel/check/arrival.ts).
     const name = /^undeclared reference to '([^']+)'/.exec(problem.message)?.[1];
     const why =
-      name === undefined ? undefined : unavailableAt(name, this.kubernetesVersion ?? NEWEST_RELEASE);
+      name === undefined ? undefined : unavailableAt(name, this.kubernetesVersion ?? DEFAULT_RELEASE);
     this.diagnostics.push({
       code: problem.code,
       severity,
@@ -351,6 +351,8 @@ export function compilePolicy(
   );
   const served = options.kubernetesVersion && apiVersionProblem(policy, options.kubernetesVersion);
   if (served) c.diagnostics.push(served);
+  const reserved = options.kubernetesVersion && staticNameProblem(policy, options.kubernetesVersion);
+  if (reserved) c.diagnostics.push(reserved);
   if (problem) {
     c.diagnostics.push({
       code: "PE_FIELD_VALUE",
@@ -536,7 +538,11 @@ function assembleSet(
       ...crds.diagnostics,
       ...policies.flatMap((p) => p.diagnostics),
       ...paramScopeWarnings(set, options.crds ?? []),
-      ...(release === undefined ? [] : set.bindings.flatMap((b) => apiVersionProblem(b, release) ?? [])),
+      ...(release === undefined
+        ? []
+        : set.bindings.flatMap((b) =>
+            [apiVersionProblem(b, release), staticNameProblem(b, release)].filter((d) => d !== undefined),
+          )),
     ],
   };
 }

@@ -128,10 +128,11 @@ export interface CompileOptions {
   readonly shareSubexpressions?: boolean;
   /**
    * The Kubernetes release to compile for, `X.Y` as cel/env/releases.ts's parseRelease accepts it
-   * (the newest modelled when absent): a new expression is checked against the environment the API
+   * (the default release when absent): a new expression is checked against the environment the API
    * server of that release gives it (checkEnvironment: the release before it, plus what comes with
    * its cel-go). When given, a policy or binding in an API version the release does not serve is a
-   * problem (compile/served.ts); absent, every version is accepted.
+   * problem, and so is a name the release reserves for manifest-based admission (compile/served.ts);
+   * absent, every version and name is accepted.
    */
   readonly kubernetesVersion?: string;
   /**

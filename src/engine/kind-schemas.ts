@@ -1,6 +1,6 @@
 /**
  * The schema a mutation of a request's kind merges and checks against, looked up once per policy
- * set and kind: the built-in kinds' (client-go v0.36.3), then the CustomResourceDefinitions among
+ * set and kind: the built-in kinds' (client-go v0.37.2), then the CustomResourceDefinitions among
  * the set's objects, as Kubernetes' type converter resolves them (built-in first). A kind with no
  * schema here merges as structured-merge-diff deduces an untyped value.
  */

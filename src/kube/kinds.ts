@@ -4,7 +4,7 @@
  * namespace the API server puts on an object before admission.
  *
  * Without discovery these are tables and rules, not a lookup in a cluster: the tables hold the
- * built-in API of the release celgate models (Kubernetes 1.36, see `defaults/index.ts`), and a kind
+ * built-in API of the release celgate models (Kubernetes 1.37, see `defaults/index.ts`), and a kind
  * they do not list (a custom resource) is taken to be namespaced, with the regular English plural.
  */
 
@@ -42,8 +42,8 @@ export function resourceForKind(kind: string): string {
 }
 
 /**
- * Kinds that live outside namespaces: every type of k8s.io/api 1.36 marked
- * `+genclient:nonNamespaced`, plus CustomResourceDefinition (apiextensions) and APIService
+ * Kinds that live outside namespaces: every type of k8s.io/api 1.37 marked
+ * `+genclient:nonNamespaced` (the same set as 1.36's), plus CustomResourceDefinition (apiextensions) and APIService
  * (kube-aggregator). Other kinds without `metadata.namespace` go to `default`, as kubectl would send
  * them.
  */

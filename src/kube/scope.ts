@@ -22,8 +22,8 @@ export interface KindScope {
 }
 
 /**
- * The API groups the API server serves itself (Kubernetes 1.36, kube-aggregator's APIService and
- * apiextensions' CustomResourceDefinition included). A kind of another group is a custom resource.
+ * The API groups the API server serves itself (Kubernetes 1.37, kube-aggregator's APIService and
+ * apiextensions' CustomResourceDefinition included; 1.37 adds lifecycle.k8s.io). A kind of another group is a custom resource.
  */
 const BUILT_IN_GROUPS: ReadonlySet<string> = new Set([
   "",
@@ -42,6 +42,7 @@ const BUILT_IN_GROUPS: ReadonlySet<string> = new Set([
   "extensions",
   "flowcontrol.apiserver.k8s.io",
   "internal.apiserver.k8s.io",
+  "lifecycle.k8s.io",
   "networking.k8s.io",
   "node.k8s.io",
   "policy",

@@ -30,7 +30,7 @@ import {
   renderSelector,
   type RoutedPair,
 } from "./carry.ts";
-import { type Hazard, wildcardHazards } from "./hazards.ts";
+import { type Hazard, unreachedHazards, wildcardHazards } from "./hazards.ts";
 import { components } from "./components.ts";
 import { boundRules, mergeRules, type WebhookRule } from "./rules.ts";
 import { type TimedWebhook, type WorstChain, worstCaseWait } from "./timeouts.ts";
@@ -350,6 +350,8 @@ export function webhookManifests(set: EnforcedPolicies, options: WebhookOptions)
     }
     for (const g of hooks) {
       for (const h of wildcardHazards(g.rules)) warnings.push(hazardWarning(g.name, h));
+      for (const h of unreachedHazards(g.rules))
+        warnings.push(`webhook ${g.name}: its rules name ${h.what}: ${h.unreached}`);
       timed.push({
         name: g.name,
         phase,

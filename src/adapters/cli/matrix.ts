@@ -4,7 +4,7 @@
  * the policy and its bindings have no error there; one that accepts it only with warnings (an API
  * version behind a feature gate) is marked so.
  */
-import { type CelExtras, RELEASES, type Release } from "../../cel/index.ts";
+import { type CelExtras, PREVIEW_RELEASES, RELEASES, type Release } from "../../cel/index.ts";
 import { compilePolicySet } from "../../compile/policy.ts";
 import type { Diagnostic, SourceLocation } from "../../errors.ts";
 import type { PolicySet } from "../../policy/types.ts";
@@ -107,7 +107,7 @@ export function formatMatrixText(rows: readonly MatrixRow[]): string {
   if (notes.length > 0) out.push("\n", ...notes);
   const none = rows.filter((r) => r.oldest === null).length;
   out.push(
-    `${rows.length} ${rows.length === 1 ? "policy" : "policies"} over Kubernetes ${RELEASES[0]} to ${RELEASES[RELEASES.length - 1]}${none > 0 ? `, ${none} accepted by none` : ""}\n`,
+    `${rows.length} ${rows.length === 1 ? "policy" : "policies"} over Kubernetes ${RELEASES[0]} to ${RELEASES[RELEASES.length - 1]}${none > 0 ? `, ${none} accepted by none` : ""}${PREVIEW_RELEASES.length > 0 ? ` (${PREVIEW_RELEASES.join(", ")}: a preview, from a pre-release)` : ""}\n`,
   );
   return out.join("");
 }

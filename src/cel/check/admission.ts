@@ -164,6 +164,8 @@ export interface AdmissionCheckOptions {
   readonly kubernetesVersion?: string;
   /** Libraries to enable whatever the version (those that come with a release's cel-go). */
   readonly withLibraries?: readonly string[];
+  /** Overloads the release's cel-go no longer declares (CheckEnvOptions.withoutOverloads). */
+  readonly withoutOverloads?: readonly string[];
   readonly extras?: CelExtrasFlags;
   /** Override the release's AST validators (none: cel-go's checker alone). */
   readonly validators?: readonly ValidatorName[];
@@ -202,6 +204,7 @@ export function admissionCheckEnv(options: AdmissionCheckOptions = {}): CheckEnv
     ...(options.mutation ? { resolveMessage: resolveMutationType } : {}),
     withLibraries: [...(options.mutation ? ["kubernetes.jsonpatch"] : []), ...(options.withLibraries ?? [])],
     ...(options.kubernetesVersion !== undefined ? { kubernetesVersion: options.kubernetesVersion } : {}),
+    ...(options.withoutOverloads !== undefined ? { withoutOverloads: options.withoutOverloads } : {}),
     ...(options.extras !== undefined ? { extras: options.extras } : {}),
     ...(options.validators !== undefined ? { validators: options.validators } : {}),
   });

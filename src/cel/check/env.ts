@@ -24,6 +24,7 @@ import {
   typeParam,
   UINT,
 } from "./types.ts";
+import { DEFAULT_RELEASE, releaseModel } from "../env/releases.ts";
 import { atLeast, LATEST_KUBERNETES, VALIDATORS, type ValidatorName } from "./versions.ts";
 
 /** A message (object) type: its name and the type of each declared field. */
@@ -60,6 +61,11 @@ export interface CheckEnvOptions {
   readonly extras?: CelExtrasFlags;
   /** Enable the named libraries whatever the release (`kubernetes.jsonpatch` for mutations). */
   readonly withLibraries?: readonly string[];
+  /**
+   * Overload ids the release's cel-go no longer declares (cel/env/releases.ts BINARY_REMOVALS); by
+   * default those of the default release when no `kubernetesVersion` is given, else none.
+   */
+  readonly withoutOverloads?: readonly string[];
   /** Replace the library set altogether (tests of cel-go's checker with its own declarations). */
   readonly libraries?: readonly LibraryDecl[];
   /** Override the release's CrossTypeNumericComparisons setting. */
@@ -88,6 +94,13 @@ export interface CheckEnv {
   readonly extras: Required<CelExtrasFlags>;
   /** Names of the enabled libraries. */
   readonly libraries: ReadonlySet<string>;
+  /**
+   * The macros that come with a library (two-variable comprehensions, the lists extension's
+   * `sortBy`), for the parser (syntax/parse.ts SyntaxOptions): cel-go's parser expands only the
+   * macros of its environment, so at a release without the library they are plain calls, which the
+   * checker then refuses. All on for an environment given its `libraries` outright.
+   */
+  readonly macros: { readonly twoVarComprehensions: boolean; readonly sortBy: boolean };
 }
 
 /** The standard type identifiers (stdlib Types()): each names its type, `list` with a free parameter. */
@@ -143,6 +156,15 @@ function addNamespaces(names: Iterable<string>, out: Set<string>): void {
     for (let i = name.indexOf("."); i > 0; i = name.indexOf(".", i + 1)) out.add(name.slice(0, i));
 }
 
+/** `lib` without the overloads in `removed` (and without functions left with none). */
+function withoutOverloads(lib: LibraryDecl, removed: ReadonlySet<string>): LibraryDecl {
+  if (!lib.functions.some((f) => f.overloads.some((o) => removed.has(o.id)))) return lib;
+  const functions = lib.functions
+    .map((f) => ({ name: f.name, overloads: f.overloads.filter((o) => !removed.has(o.id)) }))
+    .filter((f) => f.overloads.length > 0);
+  return { ...lib, functions };
+}
+
 function libraryPart(libraries: readonly LibraryDecl[]): LibraryPart {
   const functions = new Map<string, FunctionDecl>();
   const variables = new Map<string, CelType>(standardTypeNames());
@@ -181,10 +203,18 @@ const LIBRARY_PARTS = new Map<string, LibraryPart>();
 
 function librariesFor(options: CheckEnvOptions, version: string): LibraryPart {
   if (options.libraries) return libraryPart(options.libraries);
-  const key = JSON.stringify([version, options.extras ?? {}, options.withLibraries ?? []]);
+  const removed =
+    options.withoutOverloads ??
+    (options.kubernetesVersion === undefined ? releaseModel(DEFAULT_RELEASE).binaryRemovedOverloads : []);
+  const key = JSON.stringify([version, options.extras ?? {}, options.withLibraries ?? [], removed]);
   let part = LIBRARY_PARTS.get(key);
   if (part === undefined) {
-    part = libraryPart(ALL_DECLS.filter((l) => libraryEnabled(l, version, options)));
+    const removedSet = new Set(removed);
+    part = libraryPart(
+      ALL_DECLS.filter((l) => libraryEnabled(l, version, options)).map((l) =>
+        withoutOverloads(l, removedSet),
+      ),
+    );
     LIBRARY_PARTS.set(key, part);
   }
   return part;
@@ -218,5 +248,13 @@ export function createCheckEnv(options: CheckEnvOptions = {}): CheckEnv {
       base64: options.extras?.base64 ?? false,
     },
     libraries: part.libraryNames,
+    macros: options.libraries
+      ? ALL_MACROS
+      : {
+          twoVarComprehensions: part.libraryNames.has("comprehensions"),
+          sortBy: part.libraryNames.has("lists"),
+        },
   };
 }
+
+const ALL_MACROS = { twoVarComprehensions: true, sortBy: true } as const;

@@ -7,10 +7,13 @@
  * we artificially set it to 1.0 because these options should always be present").
  */
 
-import { NEWEST_RELEASE } from "../env/releases.ts";
+import { DEFAULT_RELEASE } from "../env/releases.ts";
 
-/** The newest Kubernetes release whose CEL environment this checker follows (cel/env/releases.ts). */
-export const LATEST_KUBERNETES = NEWEST_RELEASE;
+/**
+ * The Kubernetes release whose CEL environment this checker follows when given none: the default
+ * release (cel/env/releases.ts).
+ */
+export const LATEST_KUBERNETES = DEFAULT_RELEASE;
 
 export type ValidatorName =
   | "cel.validator.homogeneous_literals"

@@ -95,6 +95,15 @@ function runtimeOverrides(release: string | undefined): ReadonlyMap<string, Over
     : STRINGS_BEFORE_CEL_GO_0_22;
 }
 
+/**
+ * The overloads `release`'s cel-go no longer has (releases.ts BINARY_REMOVALS): a call that reaches
+ * one through `dyn` finds no overload there, as in cel-go; the default release's when none is given.
+ */
+function runtimeRemovals(release: string | undefined): readonly string[] {
+  const parsed = release === undefined ? undefined : parseRelease(release);
+  return releaseModel(parsed?.ok ? parsed.value : undefined).binaryRemovedOverloads;
+}
+
 const NO_OVERRIDES: ReadonlyMap<string, Overload> = new Map();
 
 export function createEnvironment(options: EnvOptions): CelEnvironment {
@@ -140,15 +149,17 @@ function functionTable(
   release: string | undefined,
 ): ReadonlyMap<string, readonly Overload[]> {
   const swapped = runtimeOverrides(release);
-  const key = `${JSON.stringify(extras)}\u0000${swapped === NO_OVERRIDES ? "" : "past"}`;
+  const removed = runtimeRemovals(release);
+  const key = `${JSON.stringify(extras)}\u0000${swapped === NO_OVERRIDES ? "" : "past"}\u0000${removed.join(",")}`;
   const cached = FUNCTION_TABLES.get(key);
   if (cached) return cached;
   const functions = new Map<string, Overload[]>();
   // Which functions a release has is the type checker's to say (cel/check decls by release): the
-  // run time keeps every library, and swaps in only the overloads that behave otherwise there.
+  // run time keeps every library, swaps in the overloads that behave otherwise there, and drops
+  // those its cel-go no longer has.
   const add = (decl: FunctionDecl): void => {
     const list = functions.get(decl.name) ?? [];
-    for (const o of decl.overloads) list.push(swapped.get(o.id) ?? o);
+    for (const o of decl.overloads) if (!removed.includes(o.id)) list.push(swapped.get(o.id) ?? o);
     functions.set(decl.name, list);
   };
   for (const lib of ALL_LIBRARIES) {

@@ -21,7 +21,14 @@
  *   beta 1.32 on, GA 1.34).
  * - staging/src/k8s.io/api/admissionregistration/v1alpha1/zz_generated.prerelease-lifecycle.go:
  *   ValidatingAdmissionPolicy v1alpha1 is no longer served from 1.32 (kubernetes#129207 removed it);
- *   v1beta1/zz_generated.prerelease-lifecycle.go: its v1beta1 is removed in 1.34.
+ *   v1beta1/zz_generated.prerelease-lifecycle.go: its v1beta1 is removed in 1.34 (LIFECYCLE below).
+ * - The cel-go each release vendors (its go.mod): v0.26.0 in 1.36.3, v0.29.2 in 1.37.2, and
+ *   cel.dev/cel-go v0.33.2 in 1.38.0-beta.0 (k8s.io/apiserver v0.38.0-beta.0's go.mod). What a
+ *   cel-go upgrade changes follows the release itself (BINARY_LIBRARIES, BINARY_REMOVALS).
+ *
+ * 1.37 (k8s.io/kubernetes v1.37.2) is the default everywhere. 1.38 is a preview, modelled from the
+ * newest pre-release the Go module proxy serves, v1.38.0-beta.0 (k8s.io/apiserver and k8s.io/api
+ * v0.38.0-beta.0): it is used only when asked for by name, and `check --matrix` shows it.
  */
 
 /** A Kubernetes minor release as `major.minor` (`1.33`). */
@@ -31,10 +38,21 @@ export type Release = string;
 export const OLDEST_RELEASE: Release = "1.30";
 
 /**
- * The newest release celgate models, and its default everywhere: the CEL environment, the built-in
+ * The release celgate assumes when none is given, everywhere: the CEL environment, the built-in
  * kinds' schemas (kube/schemas/data) and the API server's defaults (kube/defaults).
  */
-export const NEWEST_RELEASE: Release = "1.36";
+export const DEFAULT_RELEASE: Release = "1.37";
+
+/** The newest release celgate models: a preview (PREVIEW_RELEASES), used only when named. */
+export const NEWEST_RELEASE: Release = "1.38";
+
+/** Releases modelled from a pre-release's source (v1.38.0-beta.0): what they say may still change. */
+export const PREVIEW_RELEASES: readonly Release[] = ["1.38"];
+
+/** Whether `release` is a preview (PREVIEW_RELEASES). */
+export function isPreview(release: Release): boolean {
+  return PREVIEW_RELEASES.includes(release);
+}
 
 function minorOf(release: Release): number {
   return Number(release.split(".")[1]);
@@ -75,7 +93,7 @@ export type ParsedRelease =
  */
 export function parseRelease(text: string): ParsedRelease {
   const m = /^v?(\d+)\.(\d+)(?:\.\d+)?$/.exec(text.trim());
-  const range = `${OLDEST_RELEASE} to ${NEWEST_RELEASE}`;
+  const range = `${OLDEST_RELEASE} to ${NEWEST_RELEASE} (${PREVIEW_RELEASES.join(", ")} a preview)`;
   if (!m) return { ok: false, error: `'${text}' is not a Kubernetes release; expected X.Y, one of ${range}` };
   const release = `${Number(m[1])}.${Number(m[2])}`;
   if (compareReleases(release, OLDEST_RELEASE) < 0 || compareReleases(release, NEWEST_RELEASE) > 0)
@@ -114,8 +132,23 @@ export interface ReleaseModel {
    * release itself, not the compatibility version (see BINARY_LIBRARIES).
    */
   readonly binaryLibraries: readonly string[];
+  /**
+   * Checker overloads (cel/check/decls ids) the release's cel-go no longer declares, whatever the
+   * compatibility version (BINARY_REMOVALS).
+   */
+  readonly binaryRemovedOverloads: readonly string[];
   /** Run-time behaviours that differ between releases (the cel-go each release vendors). */
   readonly runtime: RuntimeSwitches;
+  /** Modelled from a pre-release (PREVIEW_RELEASES). */
+  readonly preview: boolean;
+  /**
+   * Names ending in `.static.k8s.io`, reserved for manifest-based admission (KEP-5793) by the
+   * ManifestBasedAdmissionControlConfig gate (alpha, off, in 1.36; beta, on by default, from 1.37):
+   * `refused` once the gate is on by default (pkg/apis/admissionregistration/validation
+   * static_suffix.go ValidateStaticSuffix, called by each admissionregistration strategy's
+   * Validate), `warning` while it exists and is off (WarningsForStaticSuffix), `allowed` before.
+   */
+  readonly staticNames: "allowed" | "warning" | "refused";
 }
 
 /**
@@ -126,6 +159,13 @@ export interface ReleaseModel {
  * release that vendors it.
  */
 export const BINARY_LIBRARIES: Readonly<Record<string, Release>> = { "optional.v2": "1.33" };
+
+/**
+ * Overloads a cel-go upgrade stopped declaring, and the release that first vendors that cel-go: its
+ * checker refuses them in every expression from then on, new or stored. cel-go v0.29 (Kubernetes
+ * 1.37) dropped `duration(int)` from common/stdlib/standard.go (overloads.IntToDuration).
+ */
+export const BINARY_REMOVALS: Readonly<Record<string, Release>> = { int64_to_duration: "1.37" };
 
 /** The run-time behaviours that change with the release, as switches of the CEL environment. */
 export interface RuntimeSwitches {
@@ -150,43 +190,67 @@ export interface RuntimeSwitches {
 
 const FEATURE_GATE_MAP = "the MutatingAdmissionPolicy feature gate and --runtime-config";
 
-function validatingVersions(release: Release): ServedVersion[] {
-  const out: ServedVersion[] = [{ version: "v1", byDefault: true }];
-  // Beta APIs are off by default since 1.24; v1beta1 arrived in 1.28, and its prerelease lifecycle
-  // removes it in 1.34 (k8s.io/api admissionregistration/v1beta1 zz_generated.prerelease-lifecycle.go,
-  // APILifecycleRemoved 1.34; apiserver/pkg/server/deleted_kinds.go serves a version only before
-  // its removal): the real 1.37.2 server does not serve it even with --runtime-config.
-  if (compareReleases(release, "1.34") < 0)
-    out.push({
-      version: "v1beta1",
-      byDefault: false,
-      enable: "--runtime-config=admissionregistration.k8s.io/v1beta1=true",
-    });
-  if (compareReleases(release, "1.32") < 0)
-    out.push({
-      version: "v1alpha1",
-      byDefault: false,
-      enable: "--runtime-config=admissionregistration.k8s.io/v1alpha1=true",
-    });
-  return out;
+/**
+ * One API version of a policy kind (and its binding), as the types' prerelease-lifecycle tags say
+ * (k8s.io/api admissionregistration/<version>/zz_generated.prerelease-lifecycle.go). The API server
+ * serves a version from `introduced` and, once `removed` is reached, not at all, whatever
+ * --runtime-config says (apiserver/pkg/server/deleted_kinds.go). A GA version (no lifecycle) is
+ * served by default; beta and alpha ones only when enabled (beta APIs are off by default since 1.24).
+ */
+interface Lifecycle {
+  readonly kind: "validating" | "mutating";
+  readonly version: ServedVersion["version"];
+  readonly introduced: Release;
+  readonly removed?: Release;
+  /** What turns it on; absent for a GA version, served by default. */
+  readonly enable?: string;
 }
 
-function mutatingVersions(release: Release): ServedVersion[] {
-  const out: ServedVersion[] = [];
-  if (compareReleases(release, "1.36") >= 0) out.push({ version: "v1", byDefault: true });
-  if (compareReleases(release, "1.34") >= 0)
-    out.push({
-      version: "v1beta1",
-      byDefault: false,
-      enable: `${FEATURE_GATE_MAP}=admissionregistration.k8s.io/v1beta1=true`,
-    });
-  if (compareReleases(release, "1.32") >= 0)
-    out.push({
-      version: "v1alpha1",
-      byDefault: false,
-      enable: `${FEATURE_GATE_MAP}=admissionregistration.k8s.io/v1alpha1=true`,
-    });
-  return out;
+const LIFECYCLE: readonly Lifecycle[] = [
+  { kind: "validating", version: "v1", introduced: "1.30" },
+  {
+    kind: "validating",
+    version: "v1beta1",
+    introduced: "1.28",
+    removed: "1.34",
+    enable: "--runtime-config=admissionregistration.k8s.io/v1beta1=true",
+  },
+  {
+    kind: "validating",
+    version: "v1alpha1",
+    introduced: "1.26",
+    removed: "1.32",
+    enable: "--runtime-config=admissionregistration.k8s.io/v1alpha1=true",
+  },
+  { kind: "mutating", version: "v1", introduced: "1.36" },
+  {
+    kind: "mutating",
+    version: "v1beta1",
+    introduced: "1.34",
+    removed: "1.40",
+    enable: `${FEATURE_GATE_MAP}=admissionregistration.k8s.io/v1beta1=true`,
+  },
+  // 1.36's and 1.37's lifecycle files remove it in 1.38; 1.38.0-beta.0's own no longer do (it is
+  // deprecated, with no removal), and a server follows its own files: 1.38 still serves it.
+  {
+    kind: "mutating",
+    version: "v1alpha1",
+    introduced: "1.32",
+    enable: `${FEATURE_GATE_MAP}=admissionregistration.k8s.io/v1alpha1=true`,
+  },
+];
+
+function servedVersions(release: Release, kind: Lifecycle["kind"]): ServedVersion[] {
+  return LIFECYCLE.filter(
+    (l) =>
+      l.kind === kind &&
+      compareReleases(release, l.introduced) >= 0 &&
+      (l.removed === undefined || compareReleases(release, l.removed) < 0),
+  ).map((l) =>
+    l.enable === undefined
+      ? { version: l.version, byDefault: true }
+      : { version: l.version, byDefault: false, enable: l.enable },
+  );
 }
 
 const MODELS = new Map<Release, ReleaseModel>(
@@ -196,12 +260,22 @@ const MODELS = new Map<Release, ReleaseModel>(
       release,
       newExpressions: previousRelease(release),
       storedExpressions: release,
-      validatingPolicy: validatingVersions(release),
-      mutatingPolicy: mutatingVersions(release),
+      validatingPolicy: servedVersions(release, "validating"),
+      mutatingPolicy: servedVersions(release, "mutating"),
       mutatingPolicyByDefault: compareReleases(release, "1.36") >= 0,
       binaryLibraries: Object.entries(BINARY_LIBRARIES)
         .filter(([, since]) => compareReleases(release, since) >= 0)
         .map(([name]) => name),
+      binaryRemovedOverloads: Object.entries(BINARY_REMOVALS)
+        .filter(([, since]) => compareReleases(release, since) >= 0)
+        .map(([id]) => id),
+      preview: isPreview(release),
+      staticNames:
+        compareReleases(release, "1.37") >= 0
+          ? "refused"
+          : compareReleases(release, "1.36") >= 0
+            ? "warning"
+            : "allowed",
       runtime: {
         indexOfPastEndIsMinusOne: compareReleases(release, "1.32") >= 0,
         optionalVersion: compareReleases(release, "1.33") >= 0 ? 2 : 1,
@@ -216,8 +290,8 @@ const MODELS = new Map<Release, ReleaseModel>(
   ]),
 );
 
-/** The model of a release celgate models (see parseRelease); the newest when none is given. */
-export function releaseModel(release: Release = NEWEST_RELEASE): ReleaseModel {
+/** The model of a release celgate models (see parseRelease); the default when none is given. */
+export function releaseModel(release: Release = DEFAULT_RELEASE): ReleaseModel {
   const model = MODELS.get(release);
   if (model === undefined) throw new RangeError(`Kubernetes ${release} is not modelled`);
   return model;
@@ -227,7 +301,7 @@ export function releaseModel(release: Release = NEWEST_RELEASE): ReleaseModel {
  * The release whose environment a new expression is compiled against at `release` (its
  * compatibility version), for the checker's `kubernetesVersion`.
  */
-export function newExpressionEnvironment(release: Release = NEWEST_RELEASE): Release {
+export function newExpressionEnvironment(release: Release = DEFAULT_RELEASE): Release {
   return releaseModel(release).newExpressions;
 }
 
@@ -237,15 +311,20 @@ export function newExpressionEnvironment(release: Release = NEWEST_RELEASE): Rel
  * cel/check, `kubernetesVersion` always names the cluster's release; this is the one translation
  * to the checker's environment version.
  */
-export function checkEnvironment(release: Release = NEWEST_RELEASE): {
+export function checkEnvironment(release: Release = DEFAULT_RELEASE): {
   readonly kubernetesVersion: Release;
   readonly withLibraries: readonly string[];
+  readonly withoutOverloads: readonly string[];
 } {
   // A release outside the model (a library caller's; the command line validates) checks as the
-  // newest: compile/served.ts reports the bad release itself.
+  // default: compile/served.ts reports the bad release itself.
   const parsed = parseRelease(release);
-  const model = releaseModel(parsed.ok ? parsed.value : NEWEST_RELEASE);
-  return { kubernetesVersion: model.newExpressions, withLibraries: model.binaryLibraries };
+  const model = releaseModel(parsed.ok ? parsed.value : DEFAULT_RELEASE);
+  return {
+    kubernetesVersion: model.newExpressions,
+    withLibraries: model.binaryLibraries,
+    withoutOverloads: model.binaryRemovedOverloads,
+  };
 }
 
 /**

@@ -2,7 +2,7 @@
  * List functions of the Kubernetes admission environment:
  *
  * - Kubernetes' own lists library (k8s.io/apiserver/pkg/cel/library/lists.go): isSorted, sum, min,
- *   max, indexOf, lastIndexOf.
+ *   max, indexOf, lastIndexOf; and, from version 1 (1.37), includes.
  * - cel-go's lists extension (ext/lists.go) at version 3: slice, flatten, distinct, reverse, sort,
  *   lists.range, and `@sortByAssociatedKeys`, which the `sortBy` macro expands to.
  *
@@ -159,6 +159,12 @@ function lastIndexOf(list: CelList, item: CelValue): bigint {
   return -1n;
 }
 
+/** lists.go includes (version 1): a list holds the item, or any other receiver equals it. */
+function includes(target: CelValue, item: CelValue): boolean {
+  if (Array.isArray(target)) return (target as CelList).some((e) => celEquals(e, item));
+  return celEquals(target, item);
+}
+
 const traversalBeyondBase = (list: CelList): number => traversalCost(list) - 1;
 
 export const kubernetesListsLibrary: Library = {
@@ -179,6 +185,18 @@ export const kubernetesListsLibrary: Library = {
     fn(
       "lastIndexOf",
       memberFn("list_a_last_index_of_int", ["list", "dyn"], "int", lastIndexOf, traversalBeyondBase),
+    ),
+    // Version 1 (1.37); which releases have it is the checker's to say. cost.go charges one traversal
+    // of the receiver, whatever it is.
+    fn(
+      "includes",
+      memberFn(
+        "list_includes_dyn_dyn",
+        ["dyn", "dyn"],
+        "bool",
+        includes,
+        (t: CelValue) => traversalCost(t) - 1,
+      ),
     ),
   ],
 };

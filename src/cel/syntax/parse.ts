@@ -35,6 +35,15 @@ export class CelSyntaxError extends Error {
 export interface SyntaxOptions {
   /** Allow `cel.bind` (not part of Kubernetes' admission environment). */
   readonly bind?: boolean;
+  /**
+   * The macros of cel-go's two-variable comprehensions (ext/comprehensions.go: `all`, `exists` and
+   * `existsOne` with two variables, `transformList`, `transformMap`, `transformMapEntry`), which
+   * come with that library: without it they are plain calls, as cel-go's parser leaves a call no
+   * macro of its environment matches. On unless false.
+   */
+  readonly twoVarComprehensions?: boolean;
+  /** The `sortBy` macro of cel-go's lists extension (ext/lists.go, version 2 on); on unless false. */
+  readonly sortBy?: boolean;
 }
 
 /**
@@ -351,22 +360,23 @@ class Converter {
       if ((c.fn === "map" && (n === 2 || n === 3)) || (c.fn === "filter" && n === 2))
         throw new CelSyntaxError("argument is not an identifier", this.pos(first.id));
     }
+    const twoVar = this.options.twoVarComprehensions !== false;
     switch (c.fn) {
       case "bind":
         return t.kind === "ident" && t.name === "cel" && n === 3 ? this.bindMacro(c) : undefined;
       case "all":
       case "exists":
-        return n === 3 ? this.allOrExists(c, t) : undefined;
+        return n === 3 && twoVar ? this.allOrExists(c, t) : undefined;
       case "existsOne":
       case "exists_one":
-        return n === 2 || n === 3 ? this.existsOne(c, t) : undefined;
+        return n === 2 || (n === 3 && twoVar) ? this.existsOne(c, t) : undefined;
       case "transformList":
-        return n === 3 || n === 4 ? this.transformList(c, t) : undefined;
+        return (n === 3 || n === 4) && twoVar ? this.transformList(c, t) : undefined;
       case "transformMap":
       case "transformMapEntry":
-        return n === 3 || n === 4 ? this.transformMap(c, t) : undefined;
+        return (n === 3 || n === 4) && twoVar ? this.transformMap(c, t) : undefined;
       case "sortBy":
-        return n === 2 ? this.sortBy(c, t) : undefined;
+        return n === 2 && this.options.sortBy !== false ? this.sortBy(c, t) : undefined;
       case "optMap":
       case "optFlatMap":
         return n === 2 ? this.optMap(c, t) : undefined;

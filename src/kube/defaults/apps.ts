@@ -4,9 +4,9 @@
  * generated SetObjectDefaults_* do, by the core defaults of the pod template (and, for a
  * StatefulSet, of its volume claim templates).
  *
- * Feature gates as Kubernetes 1.36 ships them: MaxUnavailableStatefulSet is off (beta, off by default
- * from 1.35.4 to 1.36), so a StatefulSet's rolling update gets no `maxUnavailable`;
- * StatefulSetAutoDeletePVC is GA, so every StatefulSet gets a PVC retention policy.
+ * Feature gates as Kubernetes 1.37 ships them (pkg/features/kube_features.go): MaxUnavailableStatefulSet
+ * is on (beta, on by default from 1.37; off before), so a StatefulSet's rolling update gets
+ * `maxUnavailable: 1`; StatefulSetAutoDeletePVC is GA, so every StatefulSet gets a PVC retention policy.
  */
 import { persistentVolumeClaim } from "./core.ts";
 import { podTemplateSpec } from "./core-pod.ts";
@@ -58,6 +58,7 @@ function statefulSet(ss: Place): void {
       ? strategy.struct("rollingUpdate")
       : strategy.pointer("rollingUpdate");
     rollingUpdate?.default("partition", 0, unset.pointer);
+    rollingUpdate?.default("maxUnavailable", 1, unset.pointer); // MaxUnavailableStatefulSet
   }
   const retention = spec.struct("persistentVolumeClaimRetentionPolicy");
   retention?.default("whenDeleted", "Retain", unset.empty);

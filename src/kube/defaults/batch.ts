@@ -4,8 +4,8 @@
  * generated SetObjectDefaults_* do, by the core defaults of the pod template. A CronJob's job template
  * is not a Job: it gets its pod template's and its pod failure policy's defaults, not SetDefaults_Job.
  *
- * JobPodReplacementPolicy is GA (locked on) in Kubernetes 1.36, so every Job gets a
- * podReplacementPolicy.
+ * JobPodReplacementPolicy is GA (locked on in 1.36, its gate gone from 1.37's SetDefaults_Job), so
+ * every Job gets a podReplacementPolicy.
  */
 import { podTemplateSpec } from "./core-pod.ts";
 import { isObject, type Place, unset } from "./place.ts";

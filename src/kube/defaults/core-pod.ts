@@ -112,6 +112,13 @@ function volume(v: Place): void {
  */
 export function podSpec(spec: Place | undefined): void {
   if (!spec) return;
+  // `serviceAccount` is the deprecated alias of `serviceAccountName`: the two are made equal, the
+  // latter winning (1.37 moved this from conversion into SetDefaults_PodSpec).
+  const name = spec.get("serviceAccountName");
+  const alias = spec.get("serviceAccount");
+  if (unset.string(name) && !unset.string(alias)) spec.set("serviceAccountName", alias);
+  const synced = spec.get("serviceAccountName");
+  if (!unset.string(synced) && alias !== synced) spec.set("serviceAccount", synced);
   spec.default("dnsPolicy", "ClusterFirst", unset.string);
   spec.default("restartPolicy", "Always", unset.string);
   spec.default("securityContext", {}, unset.pointer);
@@ -147,10 +154,28 @@ function hostNetworkPorts(c: Place): void {
   }
 }
 
-/** SetObjectDefaults_Pod: SetDefaults_Pod, then the pod spec's defaults. */
+/**
+ * SetDefaults_PodStatus (1.37): `podIP` and `podIPs` kept in agreement, `podIP` winning when both
+ * are written and differ.
+ */
+function podStatus(status: Place | undefined): void {
+  if (!status) return;
+  const ip = status.get("podIP");
+  const ips = status.get("podIPs");
+  const hasIP = typeof ip === "string" && ip !== "";
+  const hasIPs = Array.isArray(ips) && ips.length > 0;
+  const first = hasIPs ? (ips[0] as { ip?: unknown } | null)?.ip : undefined;
+  if (hasIP && (!hasIPs || first !== ip)) status.set("podIPs", [{ ip }]);
+  else if (!hasIP && hasIPs && typeof first === "string" && first !== "") status.set("podIP", first);
+}
+
+/** SetObjectDefaults_Pod: SetDefaults_Pod, then the pod spec's defaults, then the status's. */
 export function pod(p: Place): void {
   const spec = p.struct("spec");
   if (!spec) return;
+  // Enforced on a Pod, not on a pod template (SetDefaults_Pod, 1.37).
+  const grace = spec.get("terminationGracePeriodSeconds");
+  if (typeof grace === "number" && grace < 0) spec.set("terminationGracePeriodSeconds", 1);
   for (const c of spec.items("containers")) requestsFromLimits(c);
   for (const c of spec.items("initContainers")) requestsFromLimits(c);
   spec.default("enableServiceLinks", true, unset.pointer);
@@ -159,4 +184,5 @@ export function pod(p: Place): void {
     for (const c of spec.items("initContainers")) hostNetworkPorts(c);
   }
   podSpec(spec);
+  podStatus(p.pointer("status"));
 }

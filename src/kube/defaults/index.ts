@@ -3,8 +3,8 @@
  * what a ValidatingAdmissionPolicy, a MutatingAdmissionPolicy or a webhook sees in `object` (and, for
  * a stored object, in `oldObject`) in place of the manifest that was sent.
  *
- * Modelled on Kubernetes 1.36 (k8s.io/api kubernetes-1.36.3; kubernetes pkg/apis/{core,apps,batch,
- * networking,policy}/v1/defaults.go and zz_generated.defaults.go, with feature gates at their 1.36
+ * Modelled on Kubernetes 1.37 (k8s.io/kubernetes v1.37.2 pkg/apis/{core,apps,batch,
+ * networking,policy}/v1/defaults.go and zz_generated.defaults.go, with feature gates at their 1.37
  * defaults), for the kinds policies meet most: core Pod, PodTemplate, ReplicationController,
  * Service, Namespace, ConfigMap, Secret, PersistentVolumeClaim and Endpoints; apps Deployment,
  * StatefulSet, DaemonSet and ReplicaSet; batch Job and CronJob; networking NetworkPolicy, IngressClass
@@ -13,7 +13,7 @@
  *
  * Offline only: the webhook receives objects the API server has already defaulted.
  */
-import { NEWEST_RELEASE } from "../../cel/index.ts";
+import { DEFAULT_RELEASE } from "../../cel/index.ts";
 import { APPS_V1 } from "./apps.ts";
 import { BATCH_V1 } from "./batch.ts";
 import { CORE_V1 } from "./core.ts";
@@ -23,8 +23,8 @@ import { POLICY_V1 } from "./policy.ts";
 
 export type { DefaultedField };
 
-/** The Kubernetes release whose defaults these are: the newest celgate models. */
-export const DEFAULTS_RELEASE = NEWEST_RELEASE;
+/** The Kubernetes release whose defaults these are: the default release celgate models. */
+export const DEFAULTS_RELEASE = DEFAULT_RELEASE;
 
 /** The defaulters by apiVersion, then kind. A group listed with no kinds has none to apply. */
 const DEFAULTERS: Readonly<Record<string, Readonly<Record<string, (object: Place) => void>>>> = {

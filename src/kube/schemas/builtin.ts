@@ -8,14 +8,14 @@
  * (the compiler, the MutatingAdmissionPolicy merge) need not be async to use it.
  */
 import { createRequire } from "node:module";
-import { NEWEST_RELEASE } from "../../cel/index.ts";
+import { DEFAULT_RELEASE } from "../../cel/index.ts";
 import type { KindSchema, Schema } from "./schema.ts";
 
 /**
- * The Kubernetes release the built-in schemas are taken from: the newest celgate models (a new
+ * The Kubernetes release the built-in schemas are taken from: the default celgate models (a new
  * release needs its data file, tools/gen-kube-schemas.mjs).
  */
-export const BUILTIN_SCHEMAS_RELEASE = NEWEST_RELEASE;
+export const BUILTIN_SCHEMAS_RELEASE = DEFAULT_RELEASE;
 
 interface BuiltinData {
   /** The exact upstream files and tag the data was generated from. */

@@ -128,6 +128,18 @@ void test("Kubernetes' list functions cost one traversal of the list", () => {
   assert.equal(cost(kubernetesLists, "sum", "list_sum", []), -1);
 });
 
+// lists.go version 1 (ListsVersion(1), base.go 1.37): includes; a list holds the item (Equal), any
+// other receiver equals it; cost.go charges one traversal of the receiver.
+void test("includes (lists v1, 1.37): membership in a list, equality otherwise, one traversal's cost", () => {
+  assert.equal(k8s("includes", "list_includes_dyn_dyn", [1n, 2n, 3n], 2n), true);
+  assert.equal(k8s("includes", "list_includes_dyn_dyn", [1n, 2n, 3n], 2.0), true, "heterogeneous equality");
+  assert.equal(k8s("includes", "list_includes_dyn_dyn", [1n, 2n], 4n), false);
+  assert.equal(k8s("includes", "list_includes_dyn_dyn", "model-a", "model-a"), true);
+  assert.equal(k8s("includes", "list_includes_dyn_dyn", "model-a", "model-b"), false);
+  assert.equal(k8s("includes", "list_includes_dyn_dyn", [["a"]], ["a"]), true);
+  assert.equal(cost(kubernetesLists, "includes", "list_includes_dyn_dyn", [1n, 2n, 3n], 9n), 2);
+});
+
 // ---------------------------------------------------------------------------------------------
 // cel-go's lists extension
 

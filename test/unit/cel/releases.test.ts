@@ -4,6 +4,8 @@ import { LATEST_KUBERNETES } from "../../../src/cel/check/index.ts";
 import {
   arrivalNote,
   compareReleases,
+  DEFAULT_RELEASE,
+  isPreview,
   NEWEST_RELEASE,
   newExpressionEnvironment,
   OLDEST_RELEASE,
@@ -15,13 +17,18 @@ import {
 import { DEFAULTS_RELEASE } from "../../../src/kube/defaults/index.ts";
 import { BUILTIN_SCHEMAS_RELEASE } from "../../../src/kube/schemas/index.ts";
 
-void test("one newest release for the whole package: checker, built-in schemas and defaults follow it", () => {
-  assert.equal(NEWEST_RELEASE, "1.36");
-  assert.equal(LATEST_KUBERNETES, NEWEST_RELEASE);
-  assert.equal(BUILTIN_SCHEMAS_RELEASE, NEWEST_RELEASE);
-  assert.equal(DEFAULTS_RELEASE, NEWEST_RELEASE);
-  assert.deepEqual(RELEASES, ["1.30", "1.31", "1.32", "1.33", "1.34", "1.35", "1.36"]);
+void test("one default release for the whole package (1.37): checker, built-in schemas and defaults follow it; 1.38 a preview", () => {
+  assert.equal(DEFAULT_RELEASE, "1.37");
+  assert.equal(NEWEST_RELEASE, "1.38");
+  assert.equal(LATEST_KUBERNETES, DEFAULT_RELEASE);
+  assert.equal(BUILTIN_SCHEMAS_RELEASE, DEFAULT_RELEASE);
+  assert.equal(DEFAULTS_RELEASE, DEFAULT_RELEASE);
+  assert.deepEqual(RELEASES, ["1.30", "1.31", "1.32", "1.33", "1.34", "1.35", "1.36", "1.37", "1.38"]);
   assert.equal(RELEASES[0], OLDEST_RELEASE);
+  assert.equal(isPreview("1.38"), true);
+  assert.equal(isPreview("1.37"), false);
+  assert.equal(releaseModel().release, "1.37");
+  assert.equal(releaseModel("1.38").preview, true);
 });
 
 void test("parseRelease: X.Y, v-prefixed and patch releases; others name the range", () => {
@@ -32,12 +39,13 @@ void test("parseRelease: X.Y, v-prefixed and patch releases; others name the ran
   assert.equal(bad.ok, false);
   assert.match(
     !bad.ok ? bad.error : "",
-    /'latest' is not a Kubernetes release; expected X\.Y, one of 1\.30 to 1\.36/,
+    /'latest' is not a Kubernetes release; expected X\.Y, one of 1\.30 to 1\.38 \(1\.38 a preview\)/,
   );
   const old = parseRelease("1.29");
-  assert.match(!old.ok ? old.error : "", /Kubernetes 1\.29 is not modelled; celgate models 1\.30 to 1\.36/);
-  const future = parseRelease("1.37");
-  assert.equal(future.ok, false);
+  assert.match(!old.ok ? old.error : "", /Kubernetes 1\.29 is not modelled; celgate models 1\.30 to 1\.38/);
+  assert.deepEqual(parseRelease("1.38"), { ok: true, value: "1.38" });
+  assert.deepEqual(parseRelease("v1.38.0"), { ok: true, value: "1.38" });
+  assert.equal(parseRelease("1.39").ok, false);
   assert.equal(parseRelease("1.3").ok, false, "1.3 is older than 1.30, not the same release");
   assert.ok(compareReleases("1.30", "1.4") > 0, "minors compare as numbers");
 });
@@ -57,7 +65,7 @@ void test("base.go/environment.go: new expressions compile against the previous 
     );
   }
   assert.equal(newExpressionEnvironment("1.34"), "1.33");
-  assert.equal(newExpressionEnvironment(), "1.35");
+  assert.equal(newExpressionEnvironment(), "1.36");
   // base.go: library.SemverLib IntroducedVersion 1.33.
   assert.equal(arrivalNote("1.33"), "arrives in 1.33 (usable in new expressions from 1.34)");
   assert.throws(() => releaseModel("1.29"), /not modelled/);
@@ -83,6 +91,31 @@ void test("kube_features.go MutatingAdmissionPolicy gate: which policy API versi
   // v1beta1's prerelease lifecycle removes the validating kinds in 1.34 (APILifecycleRemoved).
   assert.equal(servesApiVersion("1.33", "validating", "v1beta1").served, "off-by-default");
   assert.equal(servesApiVersion("1.34", "validating", "v1beta1").served, "no");
+  // MutatingAdmissionPolicy v1beta1: introduced 1.34, removed 1.40; v1alpha1: 1.36's and 1.37's
+  // lifecycle files remove it in 1.38, 1.38.0-beta.0's own no longer do (deprecated 1.35, no removal).
+  assert.equal(servesApiVersion("1.37", "mutating", "v1beta1").served, "off-by-default");
+  assert.equal(servesApiVersion("1.38", "mutating", "v1beta1").served, "off-by-default");
+  assert.equal(servesApiVersion("1.38", "mutating", "v1alpha1").served, "off-by-default");
+  assert.equal(servesApiVersion("1.38", "mutating", "v1").served, "yes");
+  assert.equal(servesApiVersion("1.38", "validating", "v1beta1").served, "no");
+});
+
+// cel-go v0.29 (vendored by 1.37.2) dropped overloads.IntToDuration from common/stdlib/standard.go:
+// a cel-go change, so it follows the release itself, in new and stored expressions alike.
+void test("cel-go v0.29 (1.37): duration(int) is no longer declared, from 1.37 on", () => {
+  assert.deepEqual(releaseModel("1.36").binaryRemovedOverloads, []);
+  assert.deepEqual(releaseModel("1.37").binaryRemovedOverloads, ["int64_to_duration"]);
+  assert.deepEqual(releaseModel("1.38").binaryRemovedOverloads, ["int64_to_duration"]);
+});
+
+// pkg/features/kube_features.go ManifestBasedAdmissionControlConfig: alpha (off) 1.36, beta (on)
+// 1.37; pkg/apis/admissionregistration/validation/static_suffix.go and each strategy's Validate /
+// WarningsOnCreate.
+void test("KEP-5793: names ending in .static.k8s.io warned at 1.36, refused from 1.37", () => {
+  assert.equal(releaseModel("1.35").staticNames, "allowed");
+  assert.equal(releaseModel("1.36").staticNames, "warning");
+  assert.equal(releaseModel("1.37").staticNames, "refused");
+  assert.equal(releaseModel("1.38").staticNames, "refused");
 });
 
 void test("run-time switches: indexOf past the end (cel-go v0.22, 1.32), optional v2 (1.33), AuthzSelectors (base.go 1.31, gate on in 1.32)", () => {

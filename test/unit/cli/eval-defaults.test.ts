@@ -203,5 +203,5 @@ test("an old object in another namespace than the request's is bad input (exit 2
 test("--help documents defaulting and --no-defaults", async () => {
   const r = await cli(["eval", "--help"]);
   assert.match(r.stdout, /--no-defaults {2,}evaluate the manifests as written/);
-  assert.match(r.stdout, /defaults the API server applies \(Kubernetes 1\.36\)/);
+  assert.match(r.stdout, /defaults the API server applies \(Kubernetes 1\.37\)/);
 });

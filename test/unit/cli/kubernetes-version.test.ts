@@ -49,7 +49,7 @@ test("every command that compiles policies takes --kubernetes-version, and says 
     const r = await cli(["help", name ?? ""]);
     assert.equal(r.code, 0);
     assert.match(r.stdout, /--kubernetes-version X\.Y/, `${name} --help`);
-    assert.match(r.stdout, /1\.30 to 1\.36;\s+default\s+1\.36/, `${name} --help`);
+    assert.match(r.stdout, /1\.30 to 1\.38;\s+default\s+1\.37/, `${name} --help`);
   }
 });
 
@@ -58,7 +58,7 @@ test("a release that is not X.Y, or not modelled, is a usage error naming the ra
     for (const bad of ["latest", "1.29"]) {
       const r = await cli([...args, "--kubernetes-version", bad]);
       assert.equal(r.code, 2, `${args[0]} --kubernetes-version ${bad}`);
-      assert.match(r.stderr, /--kubernetes-version: .*1\.30 to 1\.36/, `${args[0]}: ${r.stderr}`);
+      assert.match(r.stderr, /--kubernetes-version: .*1\.30 to 1\.38/, `${args[0]}: ${r.stderr}`);
     }
   }
 });
@@ -110,7 +110,7 @@ test("check --matrix: per policy the oldest and newest accepting release, ok/war
   const lines = r.stdout.split("\n");
   assert.match(
     lines[0] ?? "",
-    /^POLICY\s+1\.30\s+1\.31\s+1\.32\s+1\.33\s+1\.34\s+1\.35\s+1\.36\s+OLDEST\s+NEWEST$/,
+    /^POLICY\s+1\.30\s+1\.31\s+1\.32\s+1\.33\s+1\.34\s+1\.35\s+1\.36\s+1\.37\s+1\.38\s+OLDEST\s+NEWEST$/,
   );
   const row = (name: string) => (lines.find((l) => l.includes(`/${name} `)) ?? "").split(/\s+/);
   assert.deepEqual(row("add-team-label.example.com").slice(1), [
@@ -121,8 +121,10 @@ test("check --matrix: per policy the oldest and newest accepting release, ok/war
     "warn",
     "warn",
     "warn",
+    "warn",
+    "warn",
     "1.34",
-    "1.36",
+    "1.38",
   ]);
   assert.deepEqual(row("demo-policy.example.com").slice(1), [
     "ok",
@@ -132,14 +134,19 @@ test("check --matrix: per policy the oldest and newest accepting release, ok/war
     "ok",
     "ok",
     "ok",
+    "ok",
+    "ok",
     "1.30",
-    "1.36",
+    "1.38",
   ]);
   assert.match(
     r.stdout,
     /MutatingAdmissionPolicy\/add-team-label\.example\.com: at 1\.33: error: apiVersion: Kubernetes 1\.33 does not serve MutatingAdmissionPolicy v1beta1/,
   );
-  assert.match(r.stdout, /3 policies over Kubernetes 1\.30 to 1\.36\n$/);
+  assert.match(
+    r.stdout,
+    /3 policies over Kubernetes 1\.30 to 1\.38 \(1\.38: a preview, from a pre-release\)\n$/,
+  );
 });
 
 test("check --matrix -o json: the releases, and per policy oldest, newest and each release's verdict", async () => {
@@ -155,10 +162,10 @@ test("check --matrix -o json: the releases, and per policy oldest, newest and ea
       releases: Record<string, { accepted: boolean; problems: { severity: string; message: string }[] }>;
     }[];
   };
-  assert.deepEqual(doc.releases, ["1.30", "1.31", "1.32", "1.33", "1.34", "1.35", "1.36"]);
+  assert.deepEqual(doc.releases, ["1.30", "1.31", "1.32", "1.33", "1.34", "1.35", "1.36", "1.37", "1.38"]);
   const m = doc.policies.find((p) => p.kind === "MutatingAdmissionPolicy");
   assert.equal(m?.oldest, "1.34");
-  assert.equal(m?.newest, "1.36");
+  assert.equal(m?.newest, "1.38");
   assert.equal(m?.releases["1.33"]?.accepted, false);
   assert.deepEqual(
     m?.releases["1.34"]?.problems.map((p) => p.severity),
@@ -175,7 +182,7 @@ test("check --matrix: a policy no release accepts exits 1; --matrix with --kuber
     // ValidatingAdmissionPolicy v1alpha1 is served (behind --runtime-config) only until 1.31.
     const r = await cli(["check", "--matrix", broken]);
     assert.equal(r.code, 0);
-    assert.match(r.stdout, /warn\s+warn\s+no\s+no\s+no\s+no\s+no\s+1\.30\s+1\.31/);
+    assert.match(r.stdout, /warn\s+warn\s+no\s+no\s+no\s+no\s+no\s+no\s+no\s+1\.30\s+1\.31/);
   } finally {
     await removeTree(broken);
   }
@@ -235,13 +242,62 @@ test("check --kubernetes-version 1.30 names each expression that would not compi
     assert.equal(dry.code, 1);
     assert.match(dry.stdout, /`isSemver` arrives in 1\.33/);
     const matrix = await cli(["check", "--matrix", semver]);
-    assert.match(matrix.stdout, /no\s+no\s+no\s+no\s+ok\s+ok\s+ok\s+1\.34\s+1\.36/);
+    assert.match(matrix.stdout, /no\s+no\s+no\s+no\s+ok\s+ok\s+ok\s+ok\s+ok\s+1\.34\s+1\.38/);
     assert.match(
       matrix.stdout,
       /at 1\.33: error: .*`isSemver` arrives in 1\.33 \(usable in new expressions from 1\.34\)/,
     );
   } finally {
     await removeTree(semver);
+  }
+});
+
+// Macros come with their library, as cel-go's parser expands only its environment's macros:
+// ext/comprehensions.go's (base.go TwoVarComprehensions, IntroducedVersion 1.32, so in new
+// expressions from 1.33) and ext/lists.go's sortBy (base.go ext.Lists(ListsVersion(3)), 1.34).
+test("check --matrix: two-variable comprehensions and sortBy are refused where their library is missing", async () => {
+  const two = await tempTree({
+    "p.yaml": DEMO_POLICY.replace(
+      /expression: .*$/m,
+      `expression: "object.metadata.labels.all(k, v, v != '') && [1].transformList(i, x, x + 1) == [2]"`,
+    ),
+    "s.yaml": DEMO_POLICY.replace(/expression: .*$/m, `expression: "[2, 1].sortBy(x, x) == [1, 2]"`),
+  });
+  try {
+    const matrix = await cli(["check", "--matrix", join(two, "p.yaml")]);
+    assert.match(matrix.stdout, /no\s+no\s+no\s+ok\s+ok\s+ok\s+ok\s+ok\s+ok\s+1\.33\s+1\.38/, matrix.stdout);
+    assert.match(
+      matrix.stdout,
+      /at 1\.32: error: .*undeclared reference to 'all' \(in container ''\): `all` with two variables arrives in 1\.32 \(usable in new expressions from 1\.33\)/,
+    );
+    const sorted = await cli(["check", "--matrix", join(two, "s.yaml")]);
+    assert.match(sorted.stdout, /no\s+no\s+no\s+no\s+no\s+ok\s+ok\s+ok\s+ok\s+1\.35\s+1\.38/, sorted.stdout);
+  } finally {
+    await removeTree(two);
+  }
+});
+
+// k8s.io/apiserver v0.37.2 environment/base.go: library.Lists(ListsVersion(1)) (includes) is
+// IntroducedVersion 1.37, so a new expression has it from 1.38 (the preview, whose compatibility
+// version is 1.37); cel-go v0.29 (1.37) no longer declares duration(int).
+test("1.37 and the 1.38 preview: includes arrives in 1.37 for new expressions from 1.38; duration(int) is gone from 1.37", async () => {
+  const tree = await tempTree({
+    "inc.yaml": DEMO_POLICY.replace(/expression: .*$/m, `expression: "['a', 'b'].includes('a')"`),
+    "dur.yaml": DEMO_POLICY.replace(/expression: .*$/m, `expression: "duration(7) > duration('1s')"`),
+  });
+  try {
+    const inc = await cli(["check", "--matrix", join(tree, "inc.yaml")]);
+    assert.match(inc.stdout, /no\s+no\s+no\s+no\s+no\s+no\s+no\s+no\s+ok\s+1\.38\s+1\.38/, inc.stdout);
+    assert.match(
+      inc.stdout,
+      /at 1\.37: error: .*`includes` arrives in 1\.37 \(usable in new expressions from 1\.38\)/,
+    );
+    const at136 = await cli(["check", "--kubernetes-version", "1.36", join(tree, "dur.yaml")]);
+    assert.match(at136.stdout, /invalid duration argument/);
+    const at137 = await cli(["check", "--kubernetes-version", "1.37", join(tree, "dur.yaml")]);
+    assert.match(at137.stdout, /found no matching overload for 'duration' applied to '\(int\)'/);
+  } finally {
+    await removeTree(tree);
   }
 });
 

@@ -24,9 +24,21 @@ const files = readdirSync(DIR)
   .sort();
 const accepted = files.filter((f) => !f.startsWith("refused-"));
 
+/**
+ * Kyverno's generated policies name their ClusterPolicy as owner without a uid, which Kyverno fills in
+ * when it creates them: as written, the API server refuses them for that alone (apimachinery
+ * ValidateOwnerReferences; the kube acceptance suite saw 1.36.3 and 1.37.2 do so, and
+ * test/unit/policy/parse.test.ts pins it). Everything else about them is held to compile.
+ */
+const isOwnerUid = (d: Diagnostic) => /^metadata\.ownerReferences\[\d+\]\.uid$/.test(d.path ?? "");
+
 function compileFile(file: string, options: CompileOptions = {}): readonly Diagnostic[] {
   const { set, diagnostics } = parsePolicyText(readFileSync(join(DIR, file), "utf8"), file);
-  assert.deepEqual(diagnostics, [], `${file} parses`);
+  assert.deepEqual(
+    diagnostics.filter((d) => !(file.startsWith("kyverno-") && isOwnerUid(d))),
+    [],
+    `${file} parses`,
+  );
   assert.equal(set.policies.length, 1, `${file} holds one policy`);
   return compilePolicySet(set, options).diagnostics;
 }

@@ -121,7 +121,7 @@ void test("without kubernetesVersion every API version celgate reads is accepted
 
 void test("a release outside the modelled range is reported, not thrown", () => {
   const set = at("v1", [vap("p", { validations: [{ expression: "true" }] })], "1.12");
-  assert.match(String(rows(set)[0]?.[3]), /Kubernetes 1\.12 is not modelled; celgate models 1\.30 to 1\.36/);
+  assert.match(String(rows(set)[0]?.[3]), /Kubernetes 1\.12 is not modelled; celgate models 1\.30 to 1\.38/);
 });
 
 // cel-go ext/strings.go before v0.22 (Kubernetes before 1.32): indexOf past the end is an error.
@@ -141,4 +141,27 @@ test("a policy compiled for 1.31 runs indexOf past the end as 1.31 does; for 1.3
   assert.equal(old.allowed, false);
   assert.match(old.status?.message ?? "", /index out of range: 3/);
   assert.equal(decisionAt("1.32").allowed, true);
+});
+
+// KEP-5793: pkg/apis/admissionregistration/validation/static_suffix.go; each admissionregistration
+// strategy's Validate calls ValidateStaticSuffix when ManifestBasedAdmissionControlConfig is on (beta,
+// on by default, from 1.37; pkg/features/kube_features.go), and WarningsOnCreate warns while it is
+// off (alpha in 1.36). The API server at v1.37.2 refused the website's static-manifest examples.
+void test("names ending in .static.k8s.io: refused from 1.37, a warning at 1.36, nothing before or without a release", () => {
+  const docs = [
+    vap("p.static.k8s.io", { validations: [{ expression: "true" }] }),
+    vapBinding("b.static.k8s.io", "p.static.k8s.io"),
+  ];
+  const text =
+    'names ending with ".static.k8s.io" are reserved for static manifest-based configurations and cannot be managed via the API';
+  assert.deepEqual(rows(at("v1", docs, "1.37")), [
+    ["ValidatingAdmissionPolicy", "error", "metadata.name", text, 4],
+    ["ValidatingAdmissionPolicyBinding", "error", "metadata.name", text, 23],
+  ]);
+  assert.deepEqual(
+    rows(at("v1", docs, "1.36")).map((r) => r[1]),
+    ["warning", "warning"],
+  );
+  assert.deepEqual(rows(at("v1", docs, "1.35")), []);
+  assert.deepEqual(rows(at("v1", docs)), []);
 });

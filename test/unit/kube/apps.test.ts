@@ -1,7 +1,7 @@
 /**
  * apps/v1 defaults: kubernetes pkg/apis/apps/v1/defaults.go, as SetObjectDefaults_* of
  * zz_generated.defaults.go call them (the workload's own function, then its pod template's), with the
- * feature gates of Kubernetes 1.36.
+ * feature gates of Kubernetes 1.37 (pkg/features/kube_features.go).
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -64,7 +64,9 @@ test("SetObjectDefaults_DaemonSet: RollingUpdate with maxUnavailable 1 and maxSu
   assert.deepEqual(spec(onDelete).updateStrategy, { type: "OnDelete" });
 });
 
-test("SetObjectDefaults_StatefulSet (1.36: MaxUnavailableStatefulSet off, StatefulSetAutoDeletePVC GA)", () => {
+// MaxUnavailableStatefulSet: beta, off by default, in 1.35 and 1.36; on by default from 1.37
+// (kube_features.go), and then SetDefaults_StatefulSet gives a rolling update maxUnavailable 1.
+test("SetObjectDefaults_StatefulSet (1.37: MaxUnavailableStatefulSet on, StatefulSetAutoDeletePVC GA)", () => {
   const { object } = withDefaults(
     workload("StatefulSet", {
       serviceName: "s",
@@ -74,7 +76,10 @@ test("SetObjectDefaults_StatefulSet (1.36: MaxUnavailableStatefulSet off, Statef
   );
   const s = spec(object);
   assert.equal(s.podManagementPolicy, "OrderedReady");
-  assert.deepEqual(s.updateStrategy, { type: "RollingUpdate", rollingUpdate: { partition: 0 } });
+  assert.deepEqual(s.updateStrategy, {
+    type: "RollingUpdate",
+    rollingUpdate: { partition: 0, maxUnavailable: 1 },
+  });
   assert.deepEqual(s.persistentVolumeClaimRetentionPolicy, { whenDeleted: "Retain", whenScaled: "Retain" });
   assert.equal(s.replicas, 1);
   assert.equal(s.revisionHistoryLimit, 10);
@@ -97,7 +102,7 @@ test("SetDefaults_StatefulSet: rollingUpdate is made only with a defaulted type;
   ).object;
   assert.deepEqual(spec(withPartition).updateStrategy, {
     type: "RollingUpdate",
-    rollingUpdate: { partition: 0 },
+    rollingUpdate: { partition: 0, maxUnavailable: 1 },
   });
   const kept = withDefaults(
     workload("StatefulSet", {
@@ -105,7 +110,17 @@ test("SetDefaults_StatefulSet: rollingUpdate is made only with a defaulted type;
       podManagementPolicy: "Parallel",
     }),
   ).object;
-  assert.deepEqual(spec(kept).updateStrategy, { rollingUpdate: { partition: 2 }, type: "RollingUpdate" });
+  assert.deepEqual(spec(kept).updateStrategy, {
+    rollingUpdate: { partition: 2, maxUnavailable: 1 },
+    type: "RollingUpdate",
+  });
+  const written = withDefaults(
+    workload("StatefulSet", { updateStrategy: { rollingUpdate: { maxUnavailable: "50%" } } }),
+  ).object;
+  assert.deepEqual(spec(written).updateStrategy, {
+    rollingUpdate: { maxUnavailable: "50%", partition: 0 },
+    type: "RollingUpdate",
+  });
   assert.equal(spec(kept).podManagementPolicy, "Parallel");
   const onDelete = withDefaults(workload("StatefulSet", { updateStrategy: { type: "OnDelete" } })).object;
   assert.deepEqual(spec(onDelete).updateStrategy, { type: "OnDelete" });

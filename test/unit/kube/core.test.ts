@@ -1,6 +1,6 @@
 /**
  * core/v1 defaults, each test citing the function of kubernetes pkg/apis/core/v1/defaults.go (or the
- * `+default` marker of k8s.io/api core/v1/types.go, release 1.36) it checks, as the generated
+ * `+default` marker of k8s.io/api core/v1/types.go, release 1.37) it checks, as the generated
  * SetObjectDefaults_* of zz_generated.defaults.go call them.
  */
 import assert from "node:assert/strict";
@@ -518,4 +518,61 @@ test("SetObjectDefaults_PodTemplate, SetDefaults_PersistentVolumeClaim(Spec), Se
       ],
     },
   ]);
+});
+
+// Kubernetes 1.37's pkg/apis/core/v1/defaults.go: SetDefaults_Pod turns a negative grace period
+// into 1 on a Pod (not a template); SetDefaults_PodSpec keeps the deprecated `serviceAccount`
+// equal to `serviceAccountName`, the latter winning (before 1.37, conversion did the same).
+test("1.37 SetDefaults_Pod: a negative terminationGracePeriodSeconds becomes 1, on pods only", () => {
+  assert.equal(
+    specOf(defaulted(pod({ containers: [], terminationGracePeriodSeconds: -5 })))
+      .terminationGracePeriodSeconds,
+    1,
+  );
+  assert.equal(
+    specOf(defaulted(pod({ containers: [], terminationGracePeriodSeconds: 0 })))
+      .terminationGracePeriodSeconds,
+    0,
+  );
+  const template = defaulted({
+    apiVersion: "v1",
+    kind: "PodTemplate",
+    metadata: { name: "t" },
+    template: { spec: { containers: [], terminationGracePeriodSeconds: -5 } },
+  });
+  assert.equal(at(template, "template", "spec", "terminationGracePeriodSeconds"), -5);
+});
+
+test("1.37 SetDefaults_PodSpec: serviceAccount and serviceAccountName are kept equal, serviceAccountName winning", () => {
+  const fromAlias = specOf(defaulted(pod({ containers: [], serviceAccount: "a" })));
+  assert.equal(fromAlias.serviceAccountName, "a");
+  assert.equal(fromAlias.serviceAccount, "a");
+  const fromName = specOf(defaulted(pod({ containers: [], serviceAccountName: "b" })));
+  assert.equal(fromName.serviceAccount, "b");
+  const both = specOf(defaulted(pod({ containers: [], serviceAccountName: "b", serviceAccount: "a" })));
+  assert.deepEqual([both.serviceAccountName, both.serviceAccount], ["b", "b"]);
+  const neither = specOf(defaulted(pod({ containers: [] })));
+  assert.equal("serviceAccount" in neither || "serviceAccountName" in neither, false);
+});
+
+// SetDefaults_PodStatus (new in 1.37): podIP and podIPs agree, podIP winning.
+test("1.37 SetDefaults_PodStatus: podIP and podIPs kept in agreement", () => {
+  const withStatus = (status: Json) => ({ ...pod({ containers: [] }), status });
+  assert.deepEqual(at(defaulted(withStatus({ podIP: "10.0.0.1" })), "status", "podIPs"), [
+    { ip: "10.0.0.1" },
+  ]);
+  assert.equal(at(defaulted(withStatus({ podIPs: [{ ip: "10.0.0.2" }] })), "status", "podIP"), "10.0.0.2");
+  assert.deepEqual(
+    at(
+      defaulted(withStatus({ podIP: "10.0.0.1", podIPs: [{ ip: "10.0.0.2" }, { ip: "fd00::1" }] })),
+      "status",
+      "podIPs",
+    ),
+    [{ ip: "10.0.0.1" }],
+  );
+  const agreeing = [{ ip: "10.0.0.1" }, { ip: "fd00::1" }];
+  assert.deepEqual(
+    at(defaulted(withStatus({ podIP: "10.0.0.1", podIPs: agreeing })), "status", "podIPs"),
+    agreeing,
+  );
 });

@@ -8,8 +8,8 @@ import {
   withDefaults,
 } from "../../../src/kube/defaults/index.ts";
 
-test("the defaults modelled are Kubernetes 1.36's", () => {
-  assert.equal(DEFAULTS_RELEASE, "1.36");
+test("the defaults modelled are Kubernetes 1.37's", () => {
+  assert.equal(DEFAULTS_RELEASE, "1.37");
 });
 
 test("defaults apply by apiVersion and kind; custom resources and unknown versions are left as they are", () => {

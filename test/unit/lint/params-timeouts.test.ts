@@ -89,6 +89,8 @@ spec:
   assert.equal(isBuiltInGroup(splitApiVersion("gateway.networking.k8s.io/v1").group), false);
   assert.equal(isBuiltInGroup(splitApiVersion("v1").group), true);
   assert.equal(isBuiltInGroup(splitApiVersion("apps/v1").group), true);
+  // k8s.io/api v0.37.2 lifecycle/v1alpha1 register.go: GroupName lifecycle.k8s.io, new in 1.37.
+  assert.equal(isBuiltInGroup(splitApiVersion("lifecycle.k8s.io/v1alpha1").group), true);
 });
 
 const hooks = (kind: string, entries: string) => `---

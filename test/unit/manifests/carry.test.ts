@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { compilePolicySet } from "../../../src/compile/policy.ts";
 import { webhookConditionProblems } from "../../../src/manifests/carry.ts";
-import { HAZARDS, matchesByWildcard } from "../../../src/manifests/hazards.ts";
+import { HAZARDS, matchesByWildcard, wildcardHazards } from "../../../src/manifests/hazards.ts";
 import { type WebhookOptions, webhookManifests } from "../../../src/manifests/webhooks.ts";
 import { parsePolicyText } from "../../../src/policy/parse.ts";
 import { canDeny, routeOf } from "../../../src/policy/routing.ts";
@@ -87,9 +87,15 @@ void test("the docs' matchConditions example bound with [Warn]: one Ignore webho
     result.notes.some((n) => n.includes("can only warn or audit")),
     result.notes.join("\n"),
   );
-  // The wildcard rule reaches leases, events and the admission configuration objects.
-  assert.equal(result.warnings.length, 3, result.warnings.join("\n"));
-  for (const what of ["leases", "events", "admission configuration objects"])
+  // The wildcard rule reaches leases, events, the admission configuration objects and the
+  // authentication and authorization reviews.
+  assert.equal(result.warnings.length, 4, result.warnings.join("\n"));
+  for (const what of [
+    "leases",
+    "events",
+    "admission configuration objects",
+    "authentication and authorization reviews",
+  ])
     assert.ok(
       result.warnings.some((w) => w.includes(`also matches ${what}`)),
       `${what}: ${result.warnings.join("\n")}`,
@@ -277,7 +283,22 @@ void test("hazards: a rule that names leases is meant; one that reaches them thr
   assert.equal(matchesByWildcard(rule(["*"], ["*/status"]), "", "events"), false, "subresources only");
   assert.deepEqual(
     HAZARDS.map((h) => h.what),
-    ["leases (coordination.k8s.io)", "events", "admission configuration objects"],
+    [
+      "leases (coordination.k8s.io)",
+      "events",
+      "admission configuration objects",
+      "authentication and authorization reviews",
+    ],
+  );
+  // kubernetes pkg/kubeapiserver/admission/exclusion/resources.go `excluded`: the virtual resources
+  // webhooks no longer see from 1.37 (ExcludeAdmissionWebhookVirtualResources, on by default).
+  assert.deepEqual(
+    wildcardHazards([rule(["*"], ["*"])]).map((h) => h.what),
+    HAZARDS.map((h) => h.what),
+  );
+  assert.deepEqual(
+    wildcardHazards([rule(["authorization.k8s.io"], ["*"])]).map((h) => h.what),
+    ["authentication and authorization reviews"],
   );
 });
 
@@ -336,4 +357,27 @@ void test("pairs whose rules meet share one webhook, even through another group 
   const all = hooks(result);
   assert.equal(all.length, 1);
   assert.equal(all[0]?.matchConditions, undefined, "a condition only one pair has is left to celgate");
+});
+
+// apiserver admission/plugin/webhook/generic/webhook.go isExcludedFromAllHooks: with
+// ExcludeAdmissionWebhookVirtualResources (beta, on by default in 1.37) the resources of kubernetes
+// pkg/kubeapiserver/admission/exclusion/resources.go `excluded` reach no webhook, even one whose
+// rules name them.
+void test("a policy that names the auth/authz reviews gets a webhook, with a warning that 1.37 never calls it for them", () => {
+  const result = manifests(
+    ONE(
+      "sar",
+      `{ apiGroups: [authorization.k8s.io], apiVersions: [v1], operations: [CREATE], resources: [subjectaccessreviews] }`,
+    ),
+  );
+  const unreached = result.warnings.filter((w) => w.includes("its rules name"));
+  assert.equal(unreached.length, 1, result.warnings.join("\n"));
+  assert.match(
+    unreached[0] ?? "",
+    /its rules name authentication and authorization reviews: from Kubernetes 1\.37 the API server sends these to no webhook \(ExcludeAdmissionWebhookVirtualResources, on by default\)/,
+  );
+  const pods = manifests(
+    ONE("pods", `{ apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods] }`),
+  );
+  assert.deepEqual(pods.warnings, []);
 });

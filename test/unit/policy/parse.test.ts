@@ -1978,3 +1978,54 @@ test("closestName suggests only near misses", () => {
   assert.equal(closestName("MatchConditions", fields), "matchConditions");
   assert.equal(closestName("comment", fields), undefined);
 });
+
+// apimachinery api/validation/objectmeta.go ValidateOwnerReferences / validateOwnerReference: the API
+// server refused kyverno's generated policy (test/fixtures/public-policies/kyverno-block-exec-in-pods.yaml)
+// for its owner reference without a uid ("metadata.ownerReferences[0].uid: Required value" at 1.37.2).
+test("metadata.ownerReferences: apiVersion, kind, name and uid required; the apiVersion's form; one controller", () => {
+  const text = `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: p
+  ownerReferences:
+    - apiVersion: kyverno.io/v1
+      kind: ClusterPolicy
+      name: a
+      controller: true
+    - apiVersion: a/b/c
+      kind: X
+      name: b
+      uid: "2"
+      controller: true
+    - {apiVersion: v1, kind: Event, name: e, uid: "3"}
+spec:
+  matchConstraints:
+    resourceRules:
+      - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}
+  validations:
+    - expression: "true"
+`;
+  const { set, diagnostics } = parsePolicyText(text, FILE);
+  const owners = (ds: readonly Diagnostic[]) =>
+    ds.filter((d) => d.path?.startsWith("metadata.ownerReferences"));
+  // An error, and the policy is still read: the API server looks at the API version first.
+  assert.equal(set.policies.length, 1);
+  assert.deepEqual(
+    owners(diagnostics).map((d) => [d.code, d.path, d.message]),
+    [
+      ["PE_MISSING_FIELD", "metadata.ownerReferences[0].uid", "must not be empty"],
+      // Reported where the second controller's reference begins, so before its own fields' problems.
+      [
+        "PE_FIELD_VALUE",
+        "metadata.ownerReferences",
+        'Only one reference can have Controller set to true. Found "true" in references for ClusterPolicy/a and X/b',
+      ],
+      ["PE_FIELD_VALUE", "metadata.ownerReferences[1].apiVersion", "must be <group>/<version> or <version>"],
+      ["PE_FIELD_VALUE", "metadata.ownerReferences[2]", "v1, Kind=Event is disallowed from being an owner"],
+    ],
+  );
+  const good = text
+    .replace(/ {4}- apiVersion: a\/b\/c[\s\S]*?uid: "3"\}\n/, "")
+    .replace("name: a\n", 'name: a\n      uid: "1"\n');
+  assert.deepEqual(owners(parsePolicyText(good, FILE).diagnostics), []);
+});

@@ -36,6 +36,8 @@ const cases: [string, string[], string][] = [
       "existsOne",
       "exists_one",
       "filter",
+      // Kubernetes' lists v1 (1.37) declares it on dyn: any receiver may call it.
+      "includes",
       "map",
       "size",
       "transformList",

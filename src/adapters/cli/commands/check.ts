@@ -1,7 +1,7 @@
 /** `celgate check`: load and compile policy files, report every problem, and what is not enforced. */
 import { readdir, readFile } from "node:fs/promises";
 import { extname, join } from "node:path";
-import { type CelExtras, NEWEST_RELEASE, OLDEST_RELEASE } from "../../../cel/index.ts";
+import { type CelExtras, DEFAULT_RELEASE, NEWEST_RELEASE, OLDEST_RELEASE } from "../../../cel/index.ts";
 import { type CompiledPolicy, type CompiledPolicySet, compilePolicySet } from "../../../compile/policy.ts";
 import type { Diagnostic } from "../../../errors.ts";
 import { checkStaticManifests, STATIC_EXTENSIONS, type StaticFile } from "../../../manifests/static.ts";
@@ -45,7 +45,7 @@ Options:
   -o, --output FORMAT      text (default) or json
   --cel-extras LIST        compile with non-Kubernetes CEL features: bind, math, base64 (or all)
   --kubernetes-version X.Y check as the API server of Kubernetes X.Y would (${OLDEST_RELEASE} to ${NEWEST_RELEASE};
-                           default ${NEWEST_RELEASE}; see below)
+                           default ${DEFAULT_RELEASE}; see below)
   --matrix                 compile for every release modelled and print, for each policy, the
                            oldest and newest that accept it (a table, or -o json)
   --crd FILE|DIR           read CustomResourceDefinitions from FILE or DIR (repeatable) to type
@@ -65,8 +65,9 @@ given: a new expression compiles with the CEL libraries and checks of the releas
 API server's compatibility version, so that a rollback can still run it), so an expression using
 semver, which arrives in 1.33, is refused by 1.33 and accepted from 1.34. A policy or binding in an
 API version the release does not serve is an error (MutatingAdmissionPolicy v1beta1 on 1.33), one
-served only behind a feature gate or --runtime-config a warning. Without it, the newest release
-modelled (${NEWEST_RELEASE}) is used and every API version celgate reads is accepted.
+served only behind a feature gate or --runtime-config a warning. Without it, the default release
+(${DEFAULT_RELEASE}) is used and every API version celgate reads is accepted. ${NEWEST_RELEASE} is a preview,
+modelled from its pre-release (v1.38.0-beta.0), used only when named.
 
 --matrix compiles each policy as every release from ${OLDEST_RELEASE} to ${NEWEST_RELEASE} would, and prints a row per
 policy: per release ok, warn (accepted with warnings, e.g. an API version behind a feature gate)
@@ -74,10 +75,10 @@ or no (refused), then the oldest and newest releases that accept it, and why the
 that refuses or warns does so. Exit status 1 when a policy is accepted by no release or a file
 has errors.
 
-Expressions are type-checked as the API server checks them (cel-go's checker, Kubernetes' newest
-modelled CEL environment). A policy whose matchConstraints name exactly one kind with a schema is
+Expressions are type-checked as the API server checks them (cel-go's checker, the CEL environment
+of the release checked for). A policy whose matchConstraints name exactly one kind with a schema is
 checked again with object and oldObject typed from that schema, and params from its paramKind's
-when that has one: built-in kinds (Kubernetes 1.36), and custom resources whose
+when that has one: built-in kinds (Kubernetes ${DEFAULT_RELEASE}), and custom resources whose
 CustomResourceDefinition is among the PATHs or given with --crd (the served version's
 openAPIV3Schema, matched by group, version and plural). What only that finds (a misspelt field,
 with a did-you-mean, or a field of the wrong type) is a warning, as the API server only warns

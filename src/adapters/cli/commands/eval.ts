@@ -3,7 +3,7 @@
  * mutating policies first, then validating policies on the mutated object.
  */
 import { randomUUID } from "node:crypto";
-import { type CelExtras, NEWEST_RELEASE, OLDEST_RELEASE } from "../../../cel/index.ts";
+import { type CelExtras, DEFAULT_RELEASE, NEWEST_RELEASE, OLDEST_RELEASE } from "../../../cel/index.ts";
 import { type CompiledPolicySet, type CompileOptions, compilePolicySet } from "../../../compile/policy.ts";
 import type { Diagnostic } from "../../../errors.ts";
 import { admit, OFFLINE_DEADLINE_MS } from "../../../engine/admit.ts";
@@ -83,7 +83,7 @@ Options:
   --params PATH              files or directories with parameter objects (repeatable)
   --cel-extras LIST          compile with non-Kubernetes CEL features: bind, math, base64 (or all)
   --kubernetes-version X.Y   compile and evaluate as Kubernetes X.Y would (${OLDEST_RELEASE} to ${NEWEST_RELEASE}; default
-                             ${NEWEST_RELEASE}); see 'celgate help check'
+                             ${DEFAULT_RELEASE}); see 'celgate help check'
   -o, --output FORMAT        table (default), json or yaml
   --explain                  show every matchCondition, variable, validation and mutation with
                              its value, and the fields the API server's defaults set
@@ -112,7 +112,7 @@ says so (binding '(none)*' in the table, "binding": null in JSON and YAML).
 Resources without metadata.namespace go to the default namespace, unless their kind is
 cluster-scoped (Namespace, ClusterRole, ...), and get that namespace in metadata.namespace, as
 the API server sets it before admission. Built-in kinds (Pod, Deployment, Service, Namespace,
-Job, ...) get the defaults the API server applies (Kubernetes 1.36): imagePullPolicy, replicas,
+Job, ...) get the defaults the API server applies (Kubernetes ${DEFAULT_RELEASE}): imagePullPolicy, replicas,
 the kubernetes.io/metadata.name label, ... Namespaces come from the policy paths, --params and
 --namespace-object; a namespace none of them defines is taken to exist.
 

@@ -3,7 +3,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { runInteractive, runScript } from "../../repl/shell.ts";
 import { ReplSession } from "../../repl/session.ts";
-import { NEWEST_RELEASE, OLDEST_RELEASE } from "../../../cel/index.ts";
+import { DEFAULT_RELEASE, NEWEST_RELEASE, OLDEST_RELEASE } from "../../../cel/index.ts";
 import {
   HELP_OPTION,
   KUBERNETES_VERSION_OPTION,
@@ -28,14 +28,14 @@ Options:
   --params FILE            bind 'params'
   --namespace-object FILE  bind 'namespaceObject'
   --cel-extras LIST        enable non-Kubernetes CEL features: bind, math, base64 (or all)
-  --kubernetes-version X.Y compile as Kubernetes X.Y would (${OLDEST_RELEASE} to ${NEWEST_RELEASE}; default ${NEWEST_RELEASE}); see
+  --kubernetes-version X.Y compile as Kubernetes X.Y would (${OLDEST_RELEASE} to ${NEWEST_RELEASE}; default ${DEFAULT_RELEASE}); see
                            'celgate help check'
   --no-defaults            bind objects as written, without the defaults the API server applies
                            before admission
   -h, --help               show this help
 
 Objects loaded from files are bound as admission sees them: in the request's namespace and, for
-built-in kinds, with the API server's defaults (Kubernetes 1.36); a loaded request or review is
+built-in kinds, with the API server's defaults (Kubernetes ${DEFAULT_RELEASE}); a loaded request or review is
 bound as it is. Type a CEL expression to see its value and type ('3 (int)'); errors point at the expression
 with a caret. An unfinished expression (open bracket or quote, trailing && or ||) continues on
 the next line. Commands start with ':' (:help lists them): :object FILE, :old FILE,

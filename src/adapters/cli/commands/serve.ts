@@ -1,5 +1,5 @@
 /** `celgate serve`: the policies as an HTTPS admission webhook, until SIGTERM or SIGINT. */
-import { NEWEST_RELEASE, OLDEST_RELEASE } from "../../../cel/index.ts";
+import { DEFAULT_RELEASE, NEWEST_RELEASE, OLDEST_RELEASE } from "../../../cel/index.ts";
 import { type ServeOptions, startWebhook } from "../../server/app.ts";
 import { STALE_READINESS, type StaleReadiness } from "../../../cluster/link.ts";
 import { DEFAULT_SILENCE_MS } from "../../../cluster/reflector.ts";
@@ -71,7 +71,7 @@ Options:
   --cel-extras LIST      compile with non-Kubernetes CEL features: bind, math, base64 (or all)
   --kubernetes-version X.Y
                          compile and run the policies as Kubernetes X.Y would (${OLDEST_RELEASE} to ${NEWEST_RELEASE};
-                         default ${NEWEST_RELEASE}); see 'celgate help check'
+                         default ${DEFAULT_RELEASE}); see 'celgate help check'
   --kubeconfig FILE      connect to the cluster in FILE; in a pod (KUBERNETES_SERVICE_HOST and a
                          ServiceAccount token) serve connects by itself
   --no-cluster           do not connect, even in a pod: only the policy files' objects are known

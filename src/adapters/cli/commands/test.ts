@@ -1,6 +1,6 @@
 /** `celgate test`: run the declarative policy test suites (`*.test.yaml`). */
 import { writeFile } from "node:fs/promises";
-import { type CelExtras, NEWEST_RELEASE, OLDEST_RELEASE } from "../../../cel/index.ts";
+import { type CelExtras, DEFAULT_RELEASE, NEWEST_RELEASE, OLDEST_RELEASE } from "../../../cel/index.ts";
 import { fileSuiteReader, findSuiteFiles, type SuiteReader } from "../../../sources/suites.ts";
 import { coverageReport } from "../../../suite/coverage.ts";
 import { type LoadedSuite, loadSuiteFile, runLoadedSuite } from "../../../suite/run.ts";
@@ -54,7 +54,7 @@ Options:
   --cel-extras LIST     compile with non-Kubernetes CEL features: bind, math, base64 (or all)
   --kubernetes-version X.Y
                         compile and run as Kubernetes X.Y would (${OLDEST_RELEASE} to ${NEWEST_RELEASE}; default
-                        ${NEWEST_RELEASE}); see 'celgate help check'
+                        ${DEFAULT_RELEASE}); see 'celgate help check'
   --ascii               PASS/FAIL instead of ✓/✗
   --no-color            no colour (colour is used only on a terminal, and never with NO_COLOR set)
   --no-defaults         evaluate the objects of cases that do not set 'defaulting' as written,
@@ -73,7 +73,7 @@ Writing a new suite from what happens now:
   --force               overwrite SUITE if it exists
 
 Objects are evaluated as admission sees them: in the request's namespace and, for built-in kinds,
-with the API server's defaults (Kubernetes 1.36), unless a case says 'defaulting: false'.
+with the API server's defaults (Kubernetes ${DEFAULT_RELEASE}), unless a case says 'defaulting: false'.
 
 Every suite is read and loaded, with every file it names, before any case runs: when any has a
 problem, all the problems of all suites are reported (on stderr, as file:line:col) and no case is

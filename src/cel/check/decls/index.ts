@@ -18,7 +18,7 @@ import {
   semverDecls,
   urlsDecls,
 } from "./kubernetes.ts";
-import { celListsDecls, kubernetesListsDecls } from "./lists.ts";
+import { celListsDecls, kubernetesListsDecls, kubernetesListsV1Decls } from "./lists.ts";
 import type { LibraryDecl, OverloadDecl } from "./model.ts";
 import { optionalDecls, optionalV2Decls } from "./optional.ts";
 import { setsDecls } from "./sets.ts";
@@ -48,6 +48,7 @@ export const ALL_DECLS: readonly LibraryDecl[] = [
   comprehensionsDecls,
   semverDecls,
   celListsDecls,
+  kubernetesListsV1Decls,
   jsonpatchDecls,
   stringsV3Decls,
   mathDecls,

@@ -44,6 +44,17 @@ export const kubernetesListsDecls: LibraryDecl = {
   ],
 };
 
+/**
+ * Kubernetes' lists library at version 1 (library/lists.go ListsVersion(1), base.go IntroducedVersion
+ * 1.37, so in new expressions from 1.38): `includes`, true when the receiver is a list holding the
+ * argument or, any other receiver, equal to it.
+ */
+export const kubernetesListsV1Decls: LibraryDecl = {
+  name: "kubernetes.lists.v1",
+  kubernetes: "1.37",
+  functions: [fn("includes", member("list_includes_dyn_dyn", "dyn.(dyn) -> bool"))],
+};
+
 /** cel-go's comparableTypes, whose runtime type names make the sort overload ids. */
 const SORTABLE: readonly string[] = [
   "int",

@@ -71,7 +71,25 @@ test("validators: literal arguments only; a variable's value is not known until 
 });
 
 test("validators: duration(int) is declared in cel-go up to v0.28.0 but fails when run, so a literal is refused", () => {
-  assert.deepEqual(issues("duration(5)"), ["invalid duration argument"]);
+  // 1.36 vendors cel-go v0.26.0, which still declares it (common/stdlib/standard.go IntToDuration).
+  const at136 = admissionCheckEnv({ variables: [], kubernetesVersion: "1.35" });
+  assert.deepEqual(
+    check("duration(5)", at136).result.diagnostics.map((d) => d.message),
+    ["invalid duration argument"],
+  );
+});
+
+test("cel-go v0.29 (Kubernetes 1.37, the default) no longer declares duration(int): no overload", () => {
+  assert.deepEqual(issues("duration(5)"), ["found no matching overload for 'duration' applied to '(int)'"]);
+  const at137 = admissionCheckEnv({
+    variables: [],
+    kubernetesVersion: "1.36",
+    withoutOverloads: ["int64_to_duration"],
+  });
+  assert.deepEqual(
+    check("duration(5)", at137).result.diagnostics.map((d) => d.message),
+    ["found no matching overload for 'duration' applied to '(int)'"],
+  );
 });
 
 test("validators: the regex validator checks the first argument of matches(), the subject in the global form (cel-go quirk)", () => {

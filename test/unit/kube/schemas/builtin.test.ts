@@ -1,8 +1,8 @@
 /**
- * The generated built-in schemas (src/kube/schemas/data, from k8s.io/client-go v0.36.3): that they
+ * The generated built-in schemas (src/kube/schemas/data, from k8s.io/client-go v0.37.2): that they
  * load, lazily, and carry what typing and merging read. Expected values are those of client-go
  * v0.36.3 applyconfigurations/internal/internal.go (merge markers) and applyconfigurations/*
- * (field Go types), and of k8s.io/apimachinery v0.36.3 for the hand-written schemas.
+ * (field Go types), and of k8s.io/apimachinery v0.37.2 for the hand-written schemas.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -32,9 +32,9 @@ test("the data is read on first use, not when the module loads", () => {
   assert.equal(builtinSchemasLoaded(), true);
 });
 
-test("source and release: client-go v0.36.3, Kubernetes 1.36", () => {
-  assert.equal(schemas.BUILTIN_SCHEMAS_RELEASE, "1.36");
-  assert.match(schemas.builtinSchemasSource(), /k8s\.io\/client-go v0\.36\.3 \(Kubernetes v1\.36\.3\)/);
+test("source and release: client-go v0.37.2, Kubernetes 1.37", () => {
+  assert.equal(schemas.BUILTIN_SCHEMAS_RELEASE, "1.37");
+  assert.match(schemas.builtinSchemasSource(), /k8s\.io\/client-go v0\.37\.2 \(Kubernetes v1\.37\.2\)/);
 });
 
 test("kinds of every group the brief names are there", () => {
@@ -98,7 +98,7 @@ test("LabelSelector is atomic; its matchExpressions an atomic list", () => {
   );
 });
 
-test("hand-written schemas of apimachinery v0.36.3: Time, MicroTime, IntOrString, Quantity, RawExtension", () => {
+test("hand-written schemas of apimachinery v0.37.2: Time, MicroTime, IntOrString, Quantity, RawExtension", () => {
   // time.go, micro_time.go: OpenAPISchemaType string, OpenAPISchemaFormat date-time.
   assert.deepEqual(builtinDefinition("io.k8s.apimachinery.pkg.apis.meta.v1.Time"), {
     type: "string",

@@ -2,7 +2,7 @@
  * Merge metadata: kube-openapi pkg/schemaconv (openapi.go parseSchema/parseObject/parseList,
  * smd.go convertPrimitive/getListElementRelationship/getMapElementRelationship) and the defaults of
  * structured-merge-diff schema/elements.go, one rule per test; then the built-in kinds against
- * what client-go v0.36.3 applyconfigurations/internal/internal.go says of them.
+ * what client-go v0.37.2 applyconfigurations/internal/internal.go says of them.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -167,7 +167,7 @@ test("ToSchemaFromOpenAPI: resource.Quantity is an untyped scalar, runtime.RawEx
   assert.equal(r?.kind === "untyped" ? r.map.relationship : "", "atomic");
 });
 
-test("built-in kinds as client-go v0.36.3 internal.go has them", () => {
+test("built-in kinds as client-go v0.37.2 internal.go has them", () => {
   const deploy = kindMergeSchema(kindSchema("apps/v1", "Deployment")!);
   assert.equal(strategyAt(deploy, "spec", "selector"), "atomic-struct");
   assert.equal(strategyAt(deploy, "spec", "template", "spec", "containers"), "map-list");
