@@ -273,7 +273,7 @@ test("the policies/ library: its coverage by its own suites, pinned", async () =
   assert.deepEqual(
     { nodes: c.nodes, branches: c.branches, percent: c.percent, policies: c.policies.length },
     {
-      nodes: { covered: 2998, total: 3245 },
+      nodes: { covered: 2996, total: 3243 },
       branches: { covered: 1077, total: 1374 },
       percent: 88.2,
       policies: 28,
