@@ -167,7 +167,9 @@ async function recordTraffic(t: TestContext, policies: string, lane: boolean): P
     // Every review cut at its first slice: the slow lane answers it.
     ...(lane ? { sliceMs: 1e-9 } : { slowLane: false as const }),
   });
-  if (lane) await waitFor("the slow lane's set", () => (w.webhook.slowLaneReady() ? true : undefined));
+  // The worker builds the set beside everything else the machine runs: as long as the other lane tests allow.
+  if (lane)
+    await waitFor("the slow lane's set", () => (w.webhook.slowLaneReady() ? true : undefined), 60_000);
   const sent = traffic();
   for (const { path, body } of sent) {
     const reply = await postReview(w.port, w.ca, path, body);
