@@ -165,20 +165,28 @@ export function validationPrograms(s: LoadedSet): (Program | undefined)[] {
 
 /**
  * Problems with a closures-only set: a validation program it shares with its baseline set, or one
- * that has switched to generated code, would make its row time generated code.
+ * that has switched to generated code, alone or as its policy's sequence (which "never" mode would
+ * still refuse to run, but which means the set ran outside it), would make its row suspect.
  */
 export function closuresOnlyProblems(closures: LoadedSet, baseline: LoadedSet): string[] {
   const shared = new Set(validationPrograms(baseline));
   const programs = validationPrograms(closures);
   if (programs.length === 0) return [`${closures.label}: no validation programs`];
-  return programs.flatMap((p, i) =>
-    p === undefined
-      ? [`${closures.label}: validation ${i} did not compile`]
-      : shared.has(p)
-        ? [`${closures.label}: validation ${i} shares its program with ${baseline.label}`]
-        : p.generated()
-          ? [`${closures.label}: validation ${i} runs as generated code`]
-          : [],
+  const sequences = closures.set.policies.flatMap((p) =>
+    p.kind === "ValidatingAdmissionPolicy" && (p.sequence?.functions ?? 0) > 0
+      ? [`${closures.label}: policy ${p.name}'s validations run as generated code (its sequence)`]
+      : [],
+  );
+  return sequences.concat(
+    programs.flatMap((p, i) =>
+      p === undefined
+        ? [`${closures.label}: validation ${i} did not compile`]
+        : shared.has(p)
+          ? [`${closures.label}: validation ${i} shares its program with ${baseline.label}`]
+          : p.generated()
+            ? [`${closures.label}: validation ${i} runs as generated code`]
+            : [],
+    ),
   );
 }
 
