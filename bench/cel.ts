@@ -8,6 +8,9 @@
  * breakdown).
  * Rounds are interleaved and the evaluator order rotates between rounds, so drift (thermal, the other
  * tenant of the 2 shared cores, GC) lands on all of them alike. Medians over rounds are reported.
+ * The closures-only tier (CELGATE_CEL_CODEGEN=never, issue 34 item 2) is one more evaluator in the
+ * same rounds: its own programs, compiled from sources the compile cache keys apart, always run in
+ * "never" mode, and a gate checks they never switched to generated code.
  * There is deliberately no forced `gc()` between jobs: tried, it left the rules timed right after it
  * several times slower (V8 drops compiled code and feedback on forced collections), a worse bias than
  * the garbage one job leaves to the next.
@@ -21,7 +24,15 @@
  */
 import { celEnv, parse, plan } from "@bufbuild/cel";
 import { type CelValue, compile, type Program, run, toCel } from "../src/cel/index.ts";
-import { configureAsServed, GateError, isMain, type PartReport, type SummaryRow } from "./common.ts";
+import {
+  closuresSource,
+  configureAsServed,
+  GateError,
+  inCodegenMode,
+  isMain,
+  type PartReport,
+  type SummaryRow,
+} from "./common.ts";
 import { generatePods, meanJsonSize, type Pod } from "./corpus.ts";
 import {
   ADMISSION_ENV,
@@ -49,6 +60,8 @@ export interface RuleTiming {
   /** Median ns per evaluation. */
   readonly js: number;
   readonly ours: number;
+  /** Ours on closures only (CELGATE_CEL_CODEGEN=never). */
+  readonly never: number;
   readonly buf: number;
   /** Share of Pods the rule allows. */
   readonly allowed: number;
@@ -66,9 +79,11 @@ export interface CelBenchReport {
   readonly oursJson: number;
   /** Ours over the Pod converted by `toCel` beforehand, outside the timing (the public API's form). */
   readonly oursConverted: number;
+  /** Ours over the plain JSON Pod on closures only (CELGATE_CEL_CODEGEN=never). */
+  readonly oursNever: number;
   readonly buf: number;
   /** Fastest and slowest round of each Pod-major measurement, ns per evaluation: the noise. */
-  readonly spread: Readonly<Record<"js" | "json" | "conv" | "buf", readonly [number, number]>>;
+  readonly spread: Readonly<Record<"js" | "json" | "conv" | "never" | "buf", readonly [number, number]>>;
   /**
    * Medians of the per-round ratios: within a round the evaluators run back to back, so a ratio taken
    * inside one round cancels most of the drift of a shared machine.
@@ -76,6 +91,9 @@ export interface CelBenchReport {
   readonly ratios: {
     readonly jsonOverJs: number;
     readonly convOverJs: number;
+    readonly neverOverJs: number;
+    /** Closures over generated code: what the generated-code tier saves. */
+    readonly neverOverJson: number;
     readonly jsonOverBuf: number;
     readonly bufOverJs: number;
   };
@@ -93,6 +111,8 @@ export function findDisagreements(
   rules: readonly Rule[],
   programs: readonly Program[],
   bufs: readonly BufProgram[],
+  /** The closures-only programs, run in "never" mode. */
+  closures: readonly Program[],
 ): string[] {
   const out: string[] = [];
   for (const pod of pods) {
@@ -102,10 +122,13 @@ export function findDisagreements(
       const js = rule.js(pod);
       const ours = evalOurs(programs[i] as Program, pod as unknown as CelValue, state);
       const oursConverted = evalOurs(programs[i] as Program, converted, state);
+      const never = inCodegenMode("never", () =>
+        evalOurs(closures[i] as Program, pod as unknown as CelValue, state),
+      );
       const buf = evalBuf(bufs[i] as BufProgram, pod);
-      if (ours !== js || oursConverted !== js || buf !== js)
+      if (ours !== js || oursConverted !== js || never !== js || buf !== js)
         out.push(
-          `${rule.name} on ${pod.metadata.name}: js=${js} ours=${String(ours)} ours over toCel=${String(oursConverted)} bufbuild=${String(buf)}`,
+          `${rule.name} on ${pod.metadata.name}: js=${js} ours=${String(ours)} ours over toCel=${String(oursConverted)} closures=${String(never)} bufbuild=${String(buf)}`,
         );
     });
   }
@@ -137,6 +160,8 @@ interface Fixture {
   readonly celPods: readonly CelValue[];
   readonly rules: readonly Rule[];
   readonly programs: readonly Program[];
+  /** The same rules compiled apart, for the closures-only tier. */
+  readonly closures: readonly Program[];
   readonly bufs: readonly BufProgram[];
 }
 
@@ -149,9 +174,8 @@ function podMajorJs(f: Fixture): number {
   return n;
 }
 
-function podMajorOurs(f: Fixture, converted: boolean): number {
+function podMajorOurs(f: Fixture, converted: boolean, programs = f.programs): number {
   let n = 0;
-  const programs = f.programs;
   for (let p = 0; p < f.pods.length; p++) {
     const object = (converted ? f.celPods[p] : f.pods[p]) as CelValue;
     // JSON Pods, parsed or toCel'd: the promise the engine's activations make (Activation.json).
@@ -198,8 +222,8 @@ function ruleMajorJs(f: Fixture, i: number, n: number): number {
   return chunked(n, (p) => fn(pods[p] as Pod));
 }
 
-function ruleMajorOurs(f: Fixture, i: number, n: number): number {
-  const prog = f.programs[i] as Program;
+function ruleMajorOurs(f: Fixture, i: number, n: number, programs = f.programs): number {
+  const prog = programs[i] as Program;
   const pods = f.pods;
   // One state for the whole loop: creating one per evaluation would time a clock read, not the rule.
   const state = newState();
@@ -214,6 +238,23 @@ function ruleMajorBuf(f: Fixture, i: number, n: number): number {
   const b = f.bufs[i] as BufProgram;
   const pods = f.pods;
   return chunked(n, (p) => b({ object: bufInput(pods[p] as Pod) }) === true);
+}
+
+/**
+ * The closures-only row must time closures: its programs are not the baseline's (the compile cache
+ * keys them apart) and none of them switched to generated code.
+ */
+export function assertClosuresOnly(
+  rules: readonly Rule[],
+  programs: readonly Program[],
+  closures: readonly Program[],
+  when: string,
+): void {
+  const wrong = rules.filter((_, i) => closures[i] === programs[i] || (closures[i] as Program).generated());
+  if (wrong.length > 0)
+    throw new GateError(
+      `closures-only programs ${when} are shared or generated: ${wrong.map((r) => r.name).join(", ")}`,
+    );
 }
 
 /** Times `fn` once, in ns, and checks its count (a wrong count means an evaluator went astray). */
@@ -252,9 +293,10 @@ export function runCelBench(options: Partial<CelBenchOptions> = {}): CelBenchRep
   const rules = RULES;
   const compileMs = coldCompile(rules);
   const programs = compileRules(rules);
+  const closures = compileRules(rules.map((r) => ({ ...r, cel: closuresSource(r.cel) })));
   const bufs = planBufbuild(rules);
 
-  const disagreements = findDisagreements(pods, rules, programs, bufs);
+  const disagreements = findDisagreements(pods, rules, programs, bufs, closures);
   if (disagreements.length > 0) {
     const shown = disagreements.slice(0, 20).join("\n  ");
     throw new DisagreementError(
@@ -267,21 +309,24 @@ export function runCelBench(options: Partial<CelBenchOptions> = {}): CelBenchRep
   const onClosures = rules.filter((_, i) => !(programs[i] as Program).generated({ json: true }));
   if (onClosures.length > 0)
     throw new GateError(`rules not running as generated code: ${onClosures.map((r) => r.name).join(", ")}`);
+  assertClosuresOnly(rules, programs, closures, "before timing");
 
-  const f: Fixture = { pods, celPods: pods.map((p) => toCel(p)), rules, programs, bufs };
+  const f: Fixture = { pods, celPods: pods.map((p) => toCel(p)), rules, programs, closures, bufs };
   const allowedPerRule = rules.map((r) => pods.filter((p) => r.js(p)).length);
   const sample = Math.min(PER_RULE_PODS, pods.length);
   const allowedInSample = rules.map((r) => pods.slice(0, sample).filter((p) => r.js(p)).length * REPS);
   const allowedTotal = allowedPerRule.reduce((a, b) => a + b, 0);
   const evals = pods.length * rules.length;
 
-  const podMajor: Record<"js" | "json" | "conv" | "buf", number[]> = {
+  const podMajor: Record<"js" | "json" | "conv" | "never" | "buf", number[]> = {
     js: [],
     json: [],
     conv: [],
+    never: [],
     buf: [],
   };
-  const perRule = rules.map(() => ({ js: [] as number[], ours: [] as number[], buf: [] as number[] }));
+  type Slot = { js: number[]; ours: number[]; never: number[]; buf: number[] };
+  const perRule = rules.map((): Slot => ({ js: [], ours: [], never: [], buf: [] }));
 
   for (let round = 0; round < opts.warmupRounds + opts.rounds; round++) {
     const record = round >= opts.warmupRounds;
@@ -289,6 +334,13 @@ export function runCelBench(options: Partial<CelBenchOptions> = {}): CelBenchRep
       ["js", () => timed("js", allowedTotal, () => podMajorJs(f))],
       ["json", () => timed("ours", allowedTotal, () => podMajorOurs(f, false))],
       ["conv", () => timed("ours over toCel", allowedTotal, () => podMajorOurs(f, true))],
+      [
+        "never",
+        () =>
+          inCodegenMode("never", () =>
+            timed("ours on closures", allowedTotal, () => podMajorOurs(f, false, f.closures)),
+          ),
+      ],
       ["buf", () => timed("bufbuild", allowedTotal, () => podMajorBuf(f))],
     ];
     for (let j = 0; j < jobs.length; j++) {
@@ -298,19 +350,28 @@ export function runCelBench(options: Partial<CelBenchOptions> = {}): CelBenchRep
     }
     for (let i = 0; i < rules.length; i++) {
       const expected = allowedInSample[i] as number;
-      const slot = perRule[i] as { js: number[]; ours: number[]; buf: number[] };
-      const ruleJobs: [keyof typeof slot, () => number][] = [
+      const slot = perRule[i] as Slot;
+      const ruleJobs: [keyof Slot, () => number][] = [
         ["js", () => timed("js", expected, () => ruleMajorJs(f, i, sample))],
         ["ours", () => timed("ours", expected, () => ruleMajorOurs(f, i, sample))],
+        [
+          "never",
+          () =>
+            inCodegenMode("never", () =>
+              timed("ours on closures", expected, () => ruleMajorOurs(f, i, sample, f.closures)),
+            ),
+        ],
         ["buf", () => timed("bufbuild", expected, () => ruleMajorBuf(f, i, sample))],
       ];
       for (let j = 0; j < ruleJobs.length; j++) {
-        const [key, job] = ruleJobs[(j + round + i) % ruleJobs.length] as [keyof typeof slot, () => number];
+        const [key, job] = ruleJobs[(j + round + i) % ruleJobs.length] as [keyof Slot, () => number];
         const ns = job();
         if (record) slot[key].push(ns / (sample * REPS));
       }
     }
   }
+
+  assertClosuresOnly(rules, programs, closures, "after timing");
 
   return {
     options: opts,
@@ -320,25 +381,30 @@ export function runCelBench(options: Partial<CelBenchOptions> = {}): CelBenchRep
     js: median(podMajor.js),
     oursJson: median(podMajor.json),
     oursConverted: median(podMajor.conv),
+    oursNever: median(podMajor.never),
     buf: median(podMajor.buf),
     spread: {
       js: minMax(podMajor.js),
       json: minMax(podMajor.json),
       conv: minMax(podMajor.conv),
+      never: minMax(podMajor.never),
       buf: minMax(podMajor.buf),
     },
     ratios: {
       jsonOverJs: medianRatio(podMajor.json, podMajor.js),
       convOverJs: medianRatio(podMajor.conv, podMajor.js),
+      neverOverJs: medianRatio(podMajor.never, podMajor.js),
+      neverOverJson: medianRatio(podMajor.never, podMajor.json),
       jsonOverBuf: medianRatio(podMajor.json, podMajor.buf),
       bufOverJs: medianRatio(podMajor.buf, podMajor.js),
     },
     perRule: rules.map((r, i) => {
-      const slot = perRule[i] as { js: number[]; ours: number[]; buf: number[] };
+      const slot = perRule[i] as Slot;
       return {
         name: r.name,
         js: median(slot.js),
         ours: median(slot.ours),
+        never: median(slot.never),
         buf: median(slot.buf),
         allowed: (allowedPerRule[i] as number) / pods.length,
       };
@@ -360,8 +426,9 @@ function table(header: readonly string[], rows: readonly (readonly string[])[], 
   return [line(header), sep, ...rows.map(line)].join("\n");
 }
 
-function worstRule(r: CelBenchReport): RuleTiming {
-  return r.perRule.reduce((a, b) => (b.ours / b.js > a.ours / a.js ? b : a));
+/** The rule with the highest ratio to its JavaScript form, in the tier given. */
+function worstRule(r: CelBenchReport, tier: "ours" | "never" = "ours"): RuleTiming {
+  return r.perRule.reduce((a, b) => (b[tier] / b.js > a[tier] / a.js ? b : a));
 }
 
 export function formatCelReport(r: CelBenchReport): string {
@@ -390,6 +457,12 @@ export function formatCelReport(r: CelBenchReport): string {
           fmtX(r.ratios.convOverJs),
         ],
         [
+          "celgate on closures only (CELGATE_CEL_CODEGEN=never), JSON Pod",
+          fmtNs(r.oursNever),
+          fmtSpread(r.spread.never),
+          fmtX(r.ratios.neverOverJs),
+        ],
+        [
           "@bufbuild/cel 0.6.1, plain JSON input",
           fmtNs(r.buf),
           fmtSpread(r.spread.buf),
@@ -401,26 +474,30 @@ export function formatCelReport(r: CelBenchReport): string {
   out.push("");
   out.push(
     `ratios (medians of per-round ratios): ours/JS = ${fmtX(r.ratios.jsonOverJs)} over JSON,` +
-      ` ${fmtX(r.ratios.convOverJs)} over converted Pods; ours/bufbuild = ${fmtX(r.ratios.jsonOverBuf)}`,
+      ` ${fmtX(r.ratios.convOverJs)} over converted Pods, ${fmtX(r.ratios.neverOverJs)} on closures only;` +
+      ` closures/generated = ${fmtX(r.ratios.neverOverJson)}; ours/bufbuild = ${fmtX(r.ratios.jsonOverBuf)}`,
   );
   out.push(
     `cold compile per rule: celgate ${r.compileMs.ours.toFixed(3)} ms (parse + check), bufbuild ${r.compileMs.buf.toFixed(3)} ms (parse + plan)`,
   );
   out.push("");
   const worst = worstRule(r);
+  const worstNever = worstRule(r, "never");
   out.push(
     `Per rule (rule-major, first ${Math.min(PER_RULE_PODS, o.pods)} Pods in cache-warm chunks of ${CHUNK} x ${REPS}; ns per evaluation):`,
   );
   out.push(
     table(
-      ["rule", "allowed", "JS", "ours", "bufbuild", "ours/JS", "ours/bufbuild"],
+      ["rule", "allowed", "JS", "ours", "closures", "bufbuild", "ours/JS", "closures/JS", "ours/bufbuild"],
       r.perRule.map((p) => [
-        p === worst ? `${p.name} (worst)` : p.name,
+        p === worst ? `${p.name} (worst)` : p === worstNever ? `${p.name} (worst on closures)` : p.name,
         `${Math.round(p.allowed * 100)}%`,
         fmtNs(p.js),
         fmtNs(p.ours),
+        fmtNs(p.never),
         fmtNs(p.buf),
         fmtX(p.ours / p.js),
+        fmtX(p.never / p.js),
         fmtX(p.ours / p.buf),
       ]),
     ),
@@ -474,6 +551,24 @@ export function celSummary(r: CelBenchReport): SummaryRow[] {
       ratio: worstRule(r).ours / worstRule(r).js,
       goal: "≤ 5×",
       met: worstRule(r).ours / worstRule(r).js <= 5,
+    },
+    {
+      target: "1",
+      figure: "closures only (CODEGEN=never), 20 rules",
+      value: ns(r.oursNever),
+      baseline,
+      ratio: r.ratios.neverOverJs,
+      goal: "≤ 3×",
+      met: r.ratios.neverOverJs <= 3,
+    },
+    {
+      target: "1",
+      figure: "closures only, worst single rule",
+      value: worstRule(r, "never").name,
+      baseline: "same rule in JS",
+      ratio: worstRule(r, "never").never / worstRule(r, "never").js,
+      goal: "≤ 5×",
+      met: worstRule(r, "never").never / worstRule(r, "never").js <= 5,
     },
   ];
 }

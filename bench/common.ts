@@ -6,6 +6,7 @@
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { type CodegenMode, setCodegenMode } from "../src/cel/configure.ts";
 import { configureRuntime, runtimeOptionsFromEnv } from "../src/cel/index.ts";
 
 /**
@@ -113,6 +114,27 @@ export function intOption(argv: readonly string[], name: string, fallback: numbe
  */
 export function configureAsServed(): void {
   configureRuntime(runtimeOptionsFromEnv(process.env));
+}
+
+/**
+ * Runs `fn` with the evaluator in codegen mode `mode` (CELGATE_CEL_CODEGEN's values), then restores
+ * the mode. The closures-only rows (issue 34 item 2) run their own programs, compiled from sources
+ * that differ from the baseline's (the compile cache is keyed by source), only inside
+ * `inCodegenMode("never", …)`: a program consults the mode until it has generated its code, and
+ * one that never runs outside "never" stays on its closures.
+ */
+export function inCodegenMode<T>(mode: CodegenMode, fn: () => T): T {
+  const before = setCodegenMode(mode);
+  try {
+    return fn();
+  } finally {
+    setCodegenMode(before);
+  }
+}
+
+/** A source the compile cache keys apart from `source` and that means the same: trailing newline. */
+export function closuresSource(source: string): string {
+  return `${source}\n`;
 }
 
 export function isMain(moduleUrl: string): boolean {

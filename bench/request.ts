@@ -18,6 +18,11 @@
  * one request to the next here; in a loaded server TLS and HTTP evict them, and a review costs about
  * twice this figure (bench/webhook.ts reports the server's CPU per request).
  *
+ * The closures-only tier (CELGATE_CEL_CODEGEN=never, issue 34 item 2): sets (a) and (a1) loaded a
+ * second time from sources the compile cache keys apart, warmed, gated and timed only in "never"
+ * mode, as jobs of the same rounds; a gate checks their programs never switched to generated code.
+ * Set (b) has no such row: its expressions come from the policy files as they are.
+ *
  * Also target 6 (patch building): the baseline `structuredClone(pod)` + edit + fast-json-patch
  * `compare`, against the engine's direct patch building (DIRECT_PATCH below).
  *
@@ -33,7 +38,7 @@ import fastJsonPatch from "fast-json-patch";
 import { decodeAdmissionReview } from "../src/adapters/admission/codec.ts";
 import { parseReviewText } from "../src/adapters/admission/json-text.ts";
 import type { CompiledPolicySet } from "../src/compile/policy.ts";
-import { toCel } from "../src/cel/index.ts";
+import { type Program, toCel } from "../src/cel/index.ts";
 import { type Admitter, createAdmitter } from "../src/adapters/server/admitter.ts";
 import { contextFromSet } from "../src/engine/context.ts";
 import { kindMergeOf } from "../src/engine/kind-schemas.ts";
@@ -42,9 +47,11 @@ import { appendPatch } from "../src/engine/patch.ts";
 import type { AdmissionDecision, JsonPatchOp } from "../src/engine/types.ts";
 import { loadSnapshot } from "../src/sources/store.ts";
 import {
+  closuresSource,
   fmtUs,
   fmtX,
   GateError,
+  inCodegenMode,
   runPart,
   runPartAlone,
   validatingPolicyYaml,
@@ -133,9 +140,54 @@ export async function loadSet(label: string, paths: readonly string[]): Promise<
   return { label, set, admitter: createAdmitter(set, contextFromSet(set, { assumeNamespaces: true })) };
 }
 
-/** Set (a): the 20 rules as one policy of 20 validations. */
-export async function loadRulesSet(): Promise<LoadedSet> {
-  return loadPolicyYaml("(a) 20 rules, 1 policy", rulesPolicyYaml());
+/**
+ * The rules with sources the compile cache keys apart from the baseline's (common.ts
+ * closuresSource), for a set that runs on closures only: programs shared with the baseline set
+ * would have switched to generated code there.
+ */
+function closuresRules(rules: readonly Rule[]): Rule[] {
+  return rules.map((r) => ({ ...r, cel: closuresSource(r.cel) }));
+}
+
+/** Set (a): the 20 rules as one policy of 20 validations; `closures`: its copy for the never tier. */
+export async function loadRulesSet(closures = false): Promise<LoadedSet> {
+  return closures
+    ? loadPolicyYaml("(a) 20 rules, 1 policy, closures only", rulesPolicyYaml(closuresRules(RULES)))
+    : loadPolicyYaml("(a) 20 rules, 1 policy", rulesPolicyYaml());
+}
+
+/** Every validation program of a set, in order (none when a validation failed to compile). */
+export function validationPrograms(s: LoadedSet): (Program | undefined)[] {
+  return s.set.policies.flatMap((p) =>
+    p.kind === "ValidatingAdmissionPolicy" ? p.validations.map((v) => v.expression.program) : [],
+  );
+}
+
+/**
+ * Problems with a closures-only set: a validation program it shares with its baseline set, or one
+ * that has switched to generated code, alone or as its policy's sequence (which "never" mode would
+ * still refuse to run, but which means the set ran outside it), would make its row suspect.
+ */
+export function closuresOnlyProblems(closures: LoadedSet, baseline: LoadedSet): string[] {
+  const shared = new Set(validationPrograms(baseline));
+  const programs = validationPrograms(closures);
+  if (programs.length === 0) return [`${closures.label}: no validation programs`];
+  const sequences = closures.set.policies.flatMap((p) =>
+    p.kind === "ValidatingAdmissionPolicy" && (p.sequence?.functions ?? 0) > 0
+      ? [`${closures.label}: policy ${p.name}'s validations run as generated code (its sequence)`]
+      : [],
+  );
+  return sequences.concat(
+    programs.flatMap((p, i) =>
+      p === undefined
+        ? [`${closures.label}: validation ${i} did not compile`]
+        : shared.has(p)
+          ? [`${closures.label}: validation ${i} shares its program with ${baseline.label}`]
+          : p.generated()
+            ? [`${closures.label}: validation ${i} runs as generated code`]
+            : [],
+    ),
+  );
 }
 
 /**
@@ -143,10 +195,11 @@ export async function loadRulesSet(): Promise<LoadedSet> {
  * program instead of twenty, so the difference is what the engine and generated code spend per
  * expression; it is also larger than V8 optimizes by default (cel/configure.ts).
  */
-export async function loadOneExpressionSet(): Promise<LoadedSet> {
-  const cel = RULES.map((r) => `(${r.cel})`).join(" && ");
+export async function loadOneExpressionSet(closures = false): Promise<LoadedSet> {
+  const joined = RULES.map((r) => `(${r.cel})`).join(" && ");
+  const cel = closures ? closuresSource(joined) : joined;
   return loadPolicyYaml(
-    "(a1) 20 rules in one expression, 1 policy",
+    `(a1) 20 rules in one expression, 1 policy${closures ? ", closures only" : ""}`,
     rulesPolicyYaml([{ ...(RULES[0] as Rule), cel }], "bench-one"),
   );
 }
@@ -278,6 +331,12 @@ function reviewJob(key: string, s: LoadedSet, body: string, phase: "validate" | 
   });
 }
 
+/** A review job run wholly in "never" mode: the closures-only tier (CELGATE_CEL_CODEGEN=never). */
+function closuresJob(key: string, s: LoadedSet, body: string): Job {
+  const job = reviewJob(key, s, body, "validate");
+  return { key, run: (n) => inCodegenMode("never", () => job.run(n)) };
+}
+
 /**
  * The floor under target 3: decode, then the same 20 checks written by hand in JavaScript over the
  * decoded Pod. No engine can do the rules for less; target 3's budget is measured against it.
@@ -360,14 +419,26 @@ export async function runRequestBench(
   const a = await loadRulesSet();
   const a1 = await loadOneExpressionSet();
   const b = await loadSet("(b) pod-security + common", podSecurityPaths());
+  const aNever = await loadRulesSet(true);
+  const a1Never = await loadOneExpressionSet(true);
   const problems = [
     ...gateProblems(a, { expectPatch: false, denyBad: true }),
     ...gateProblems(a1, { expectPatch: false, denyBad: true }),
     ...gateProblems(b, { expectPatch: true, denyBad: false }),
+    ...inCodegenMode("never", () => [
+      ...gateProblems(aNever, { expectPatch: false, denyBad: true }),
+      ...gateProblems(a1Never, { expectPatch: false, denyBad: true }),
+    ]),
   ];
   if (problems.length > 0) throw new GateError(problems.join("\n"));
 
   warmOverVariedPods([a, a1, b]);
+  inCodegenMode("never", () => warmOverVariedPods([aNever, a1Never]));
+  const closuresGate = (): void => {
+    const wrong = [...closuresOnlyProblems(aNever, a), ...closuresOnlyProblems(a1Never, a1)];
+    if (wrong.length > 0) throw new GateError(wrong.join("\n"));
+  };
+  closuresGate();
   const body = JSON.stringify(podReview());
   const pod = (podReview() as { request: { object: JsonObject } }).request.object;
   const jobs: Job[] = [
@@ -376,7 +447,9 @@ export async function runRequestBench(
     jsRulesJob(body),
     reviewJob("a-validate", a, body, "validate"),
     reviewJob("a-mutate", a, body, "mutate"),
+    closuresJob("a-validate-never", aNever, body),
     reviewJob("a1-validate", a1, body, "validate"),
+    closuresJob("a1-validate-never", a1Never, body),
     reviewJob("b-validate", b, body, "validate"),
     reviewJob("b-mutate", b, body, "mutate"),
     diffPatchJob(pod),
@@ -390,6 +463,7 @@ export async function runRequestBench(
       if (round >= opts.warmupRounds) samples.get(job.key)?.push(ns);
     }
   }
+  closuresGate();
   const parse = samples.get("parse") ?? [];
   const ns: Record<string, number> = {};
   const ratio: Record<string, number> = {};
@@ -417,7 +491,9 @@ const LABELS: Readonly<Record<string, string>> = {
   "js-rules": "floor: decode + the 20 rules as hand-written JS",
   "a-validate": "(a) 20 rules: decode + validate",
   "a-mutate": "(a) 20 rules: decode + mutate (no MAP)",
+  "a-validate-never": "(a) 20 rules on closures only (CODEGEN=never): decode + validate",
   "a1-validate": "(a1) the 20 rules as one expression: decode + validate",
+  "a1-validate-never": "(a1) one expression on closures only (CODEGEN=never)",
   "b-validate": "(b) pod-security + common: decode + validate",
   "b-mutate": "(b) pod-security + common: decode + mutate",
   "patch-diff": "patch: structuredClone + compare (fast-json-patch)",
@@ -461,7 +537,13 @@ export function requestSummary(r: RequestBenchReport): SummaryRow[] {
   return [
     { ...row("js-rules", "floor: decode + 20 rules in hand-written JS"), met: undefined, goal: "reference" },
     row("a-validate", "request, 20 rules (1 VAP): decode+validate"),
+    row("a-validate-never", "request, 20 rules, closures only (CODEGEN=never)"),
     { ...row("a1-validate", "request, the 20 rules as one expression"), met: undefined, goal: "reference" },
+    {
+      ...row("a1-validate-never", "request, the one expression, closures only"),
+      met: undefined,
+      goal: "reference",
+    },
     // Target 3 names the 20 rules. The Pod Security set runs about 90 expressions a review (40
     // variables, 19 validations, messages built per container): a reference against the same goal.
     { ...row("b-validate", "request, pod-security set: decode+validate"), met: undefined, goal: "reference" },

@@ -8,13 +8,18 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
+import { inCodegenMode } from "../../../bench/common.ts";
+import { EvalState, run } from "../../../src/cel/index.ts";
 import {
+  closuresOnlyProblems,
   gateProblems,
+  loadOneExpressionSet,
   loadRulesSet,
   loadSet,
   podSecurityPaths,
   reviewOnce,
   rulesPolicyYaml,
+  validationPrograms,
 } from "../../../bench/request.ts";
 import { badPodReview, podReview } from "../../../bench/review.ts";
 import { RULES } from "../../../bench/rules.ts";
@@ -78,4 +83,55 @@ test("the gate reports a set that allows the bad Pod", async () => {
 test("a review that does not decode is reported, not thrown", async () => {
   const a = await loadRulesSet();
   assert.match(String(reviewOnce(a.admitter, { kind: "Nope" }, "validate")), /^decode: /);
+});
+
+test("the closures-only copy of set (a) has programs of its own, answers alike, and stays on closures", async () => {
+  const a = await loadRulesSet();
+  const never = await loadRulesSet(true);
+  assert.equal(validationPrograms(never).length, RULES.length);
+  // Reviewed many times in "never" mode, as the bench's warm-up and jobs do: still no generated code.
+  for (let i = 0; i < 5; i++)
+    inCodegenMode("never", () => {
+      assert.deepEqual(gateProblems(never, { expectPatch: false, denyBad: true }), []);
+    });
+  assert.deepEqual(closuresOnlyProblems(never, a), []);
+  assert.ok(validationPrograms(never).every((p) => p !== undefined && !p.generated()));
+});
+
+test("the closures-only copy of set (a1) stays on closures too", async () => {
+  const a1 = await loadOneExpressionSet();
+  const never = await loadOneExpressionSet(true);
+  for (let i = 0; i < 3; i++)
+    inCodegenMode("never", () => {
+      assert.deepEqual(gateProblems(never, { expectPatch: false, denyBad: true }), []);
+    });
+  assert.deepEqual(closuresOnlyProblems(never, a1), []);
+});
+
+test("the closures-only gate reports a set sharing the baseline's programs, and generated code", async () => {
+  const a = await loadRulesSet();
+  // The same set as its own "closures" copy: every program is shared.
+  const shared = closuresOnlyProblems(a, a);
+  assert.equal(shared.length, RULES.length);
+  assert.match(shared[0] ?? "", /shares its program/);
+  // A copy reviewed outside "never" mode switches to generated code, which the gate must see.
+  const never = await loadRulesSet(true);
+  inCodegenMode("always", () => {
+    assert.deepEqual(gateProblems(never, { expectPatch: false, denyBad: true }), []);
+  });
+  // (Programs the reviews ran on their own, if any, are reported too: the sequence's line must be there.)
+  const afterAlways = closuresOnlyProblems(never, a);
+  assert.ok(
+    afterAlways.includes(
+      "(a) 20 rules, 1 policy, closures only: policy bench-rules's validations run as generated code (its sequence)",
+    ),
+    afterAlways.join("\n"),
+  );
+  // A program run on its own outside "never" mode (as the engine runs one when it traces) too.
+  const program = validationPrograms(never)[0];
+  assert.ok(program);
+  inCodegenMode("always", () =>
+    run(program, { values: { object: {} }, json: true }, new EvalState(1e6, 1e12)),
+  );
+  assert.match(closuresOnlyProblems(never, a).join("\n"), /validation 0 runs as generated code/);
 });
