@@ -35,7 +35,8 @@ export const DIAGNOSTIC_CODES = {
   PE_YAML_ALIASES:
     "a YAML document's aliases expand too far (an alias bomb, judged as Kubernetes' YAML decoder judges it), or an alias is inside the node it names",
   PE_NOT_OBJECT: "a document is not a mapping with apiVersion and kind",
-  PE_UNKNOWN_KIND: "apiVersion/kind is not one celgate reads",
+  PE_UNKNOWN_KIND:
+    "a policy or binding in an apiVersion celgate does not read, or a kind where only some are taken (a --static-manifests directory, a CustomResourceDefinition not in apiextensions.k8s.io/v1); any other kind (a Deployment, a webhook configuration) is kept as an object and not reported",
   PE_MISSING_FIELD: "a required field is absent",
   PE_FIELD_TYPE: "a field has the wrong type",
   PE_FIELD_VALUE: "a field has a value outside what is allowed",

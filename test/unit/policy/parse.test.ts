@@ -1561,17 +1561,10 @@ ${MC}${VALIDATIONS}`,
   },
   // ---- documents
   {
-    name: "a kind of admissionregistration.k8s.io that celgate does not read",
+    // Like a Deployment or a CRD beside the policies: not refused (issue 34).
+    name: "a kind of admissionregistration.k8s.io that is not a policy or binding is kept as an object",
     text: "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata:\n  name: w\n",
-    expect: [
-      {
-        code: "PE_UNKNOWN_KIND",
-        path: "kind",
-        at: "2:7",
-        message:
-          'kind "ValidatingWebhookConfiguration" of admissionregistration.k8s.io is not one celgate reads; accepted kinds: ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding, MutatingAdmissionPolicy, MutatingAdmissionPolicyBinding',
-      },
-    ],
+    expect: [],
   },
   {
     name: "a known kind at an unknown version",
@@ -1659,6 +1652,39 @@ for (const c of cases) {
     assert.equal(total, expected.some((e) => e.severity !== "warning") ? 0 : 1);
   });
 }
+
+test("an install manifest: webhook configurations, a Deployment and a CRD beside a policy are kept as objects, never PE_UNKNOWN_KIND", () => {
+  const text = `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: vwc}
+webhooks: []
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: mwc}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d, namespace: x}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+---
+${VAP_HEAD}${MC}${VALIDATIONS}`;
+  const { set, diagnostics } = parsePolicyText(text, FILE);
+  assert.deepEqual(diagnostics, []);
+  assert.equal(set.policies.length, 1);
+  assert.deepEqual(
+    set.resources.map((r) => r.kind),
+    [
+      "ValidatingWebhookConfiguration",
+      "MutatingWebhookConfiguration",
+      "Deployment",
+      "CustomResourceDefinition",
+    ],
+  );
+});
 
 test("every diagnostic carries the file and the object it belongs to", () => {
   const text = `${VAP_HEAD}${MC}${VALIDATIONS}  failurePolicy: Sometimes\n`;
