@@ -43,7 +43,7 @@ export const DIAGNOSTIC_CODES = {
   PE_DUPLICATE: "a name is used twice where it must be unique",
   PE_UNKNOWN_POLICY: "a binding names a policy that is not loaded (a warning: the binding is inert)",
   PE_PARAM_SCOPE:
-    "a paramKind is neither built in nor defined by a loaded CustomResourceDefinition (a warning: taken to be namespaced)",
+    "the paramKind of a policy a binding looks params up for (a paramRef) is neither built in nor defined by a loaded CustomResourceDefinition (a warning: taken to be namespaced)",
   PE_CRD_SCHEMA: "a CustomResourceDefinition's schema is not structural, so its objects stay untyped",
   PE_NO_POLICIES:
     "a path given holds no policy or binding (every command that reads policies says so), or a `--crd` path no CustomResourceDefinition (a warning; `check --strict` fails on it)",

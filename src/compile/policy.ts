@@ -516,7 +516,7 @@ function assembleSet(
     diagnostics: [
       ...crds.diagnostics,
       ...policies.flatMap((p) => p.diagnostics),
-      ...paramScopeWarnings(set, options.crds ?? []),
+      ...paramScopeWarnings(set, bindings, options.crds ?? []),
       ...(release === undefined ? [] : set.bindings.flatMap((b) => apiVersionProblem(b, release) ?? [])),
     ],
   };
@@ -525,12 +525,19 @@ function assembleSet(
 /**
  * A paramKind celgate cannot place: not a built-in kind, and no CustomResourceDefinition for it among
  * the files. Its params are looked up as a namespaced kind's (policy_dispatcher.go CollectParams reads
- * the scope from the API server's REST mapping), and `check` says so.
+ * the scope from the API server's REST mapping), and `check` says so. Only a binding's paramRef looks
+ * params up, so a policy no binding with a paramRef names gets no warning: nothing is assumed for it.
  */
-function paramScopeWarnings(set: PolicySet, crds: readonly ResourceObject[]): Diagnostic[] {
+function paramScopeWarnings(
+  set: PolicySet,
+  bindings: readonly CompiledBinding[],
+  crds: readonly ResourceObject[],
+): Diagnostic[] {
   const scopes = KindScopes.from([...set.resources, ...crds].map((r) => r.object));
+  const lookedUp = new Set(bindings.filter((b) => b.binding.paramRef).map((b) => b.policy.policy));
   const out: Diagnostic[] = [];
   for (const p of set.policies) {
+    if (!lookedUp.has(p)) continue;
     const kind = p.paramKind;
     if (!kind || scopes.of(kind.apiVersion, kind.kind).source !== "assumed") continue;
     out.push({

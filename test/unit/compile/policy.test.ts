@@ -371,12 +371,25 @@ spec:
   names: {kind: Limit, plural: limits}
   versions: [{name: v1, served: true, storage: true}]
 `;
-  const warned = compilePolicySet(parsePolicyText(policy, "p.yaml").set).diagnostics;
+  const binding = (paramRef: string) => `---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: b}
+spec:
+  policyName: p
+  validationActions: [Deny]
+${paramRef}`;
+  const bound = policy + binding("  paramRef: {name: l, parameterNotFoundAction: Deny}\n");
+  const warned = compilePolicySet(parsePolicyText(bound, "p.yaml").set).diagnostics;
   assert.deepEqual(
     warned.map((d) => [d.code, d.severity, d.path, d.location?.line]),
     [["PE_PARAM_SCOPE", "warning", "spec.paramKind", 5]],
   );
-  assert.deepEqual(compilePolicySet(parsePolicyText(policy + crd, "p.yaml").set).diagnostics, []);
+  assert.deepEqual(compilePolicySet(parsePolicyText(bound + crd, "p.yaml").set).diagnostics, []);
+  // Only a binding's paramRef looks params up: a policy nothing binds, or bound without a
+  // paramRef, assumes no scope, so there is nothing to warn about (issue 34).
+  assert.deepEqual(compilePolicySet(parsePolicyText(policy, "p.yaml").set).diagnostics, []);
+  assert.deepEqual(compilePolicySet(parsePolicyText(policy + binding(""), "p.yaml").set).diagnostics, []);
   // A built-in paramKind needs no CRD.
   const builtIn = policy.replace(
     "{apiVersion: rules.example.com/v1, kind: Limit}",
