@@ -46,7 +46,7 @@ export const DIAGNOSTIC_CODES = {
     "the paramKind of a policy a binding looks params up for (a paramRef) is neither built in nor defined by a loaded CustomResourceDefinition (a warning: taken to be namespaced)",
   PE_CRD_SCHEMA: "a CustomResourceDefinition's schema is not structural, so its objects stay untyped",
   PE_NO_POLICIES:
-    "a path given holds no policy or binding (every command that reads policies says so), or a `--crd` path no CustomResourceDefinition (a warning; `check --strict` fails on it)",
+    "a path given holds no policy or binding, nor a CustomResourceDefinition beside paths that hold policies (every command that reads policies says so), or a `--crd` path no CustomResourceDefinition (a warning; `check --strict` fails on it)",
   PE_SET_MEMORY:
     "`serve` refuses a policy set whose estimated memory is over what its heap leaves a set (the last good set keeps serving)",
   PE_CEL_PARSE: "a CEL expression does not parse",
