@@ -516,10 +516,26 @@ function assembleSet(
     diagnostics: [
       ...crds.diagnostics,
       ...policies.flatMap((p) => p.diagnostics),
+      ...rejectedPolicyCelErrors(set, options),
       ...paramScopeWarnings(set, bindings, options.crds ?? []),
       ...(release === undefined ? [] : set.bindings.flatMap((b) => apiVersionProblem(b, release) ?? [])),
     ],
   };
+}
+
+/**
+ * The CEL errors of the policies left out for structural errors: the API server validates a
+ * policy's fields and compiles its expressions in one pass (validation.go), so a bad failurePolicy
+ * and a syntax error are refused together. Only CEL errors: schema typing is said of the policies
+ * that load, and the document's own problems are the parser's.
+ */
+function rejectedPolicyCelErrors(set: PolicySet, options: CompileOptions): Diagnostic[] {
+  const plain: CompileOptions = { ...options, schemaTyping: false };
+  return (set.rejectedPolicies ?? []).flatMap((p) =>
+    compilePolicy(p, plain, []).diagnostics.filter(
+      (d) => d.severity === "error" && d.code.startsWith("PE_CEL_"),
+    ),
+  );
 }
 
 /**

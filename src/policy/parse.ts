@@ -66,6 +66,7 @@ interface Collected {
   readonly bindings: ParsedBinding[];
   readonly resources: ResourceObject[];
   readonly rejectedBindings: RejectedBinding[];
+  readonly rejectedPolicies: ParsedPolicy[];
 }
 
 /** spec.policyName, read without reporting anything (the binding's reader reports). */
@@ -163,14 +164,12 @@ function readAdmissionObject(input: ObjectInput, kind: string, apiVersionField: 
     return;
   }
   switch (accepted) {
-    case "ValidatingAdmissionPolicy": {
-      const p = readValidatingPolicy(input);
-      if (p) out.policies.push(p);
-      return;
-    }
+    case "ValidatingAdmissionPolicy":
     case "MutatingAdmissionPolicy": {
-      const p = readMutatingPolicy(input);
-      if (p) out.policies.push(p);
+      const p =
+        accepted === "ValidatingAdmissionPolicy" ? readValidatingPolicy(input) : readMutatingPolicy(input);
+      // With any error the policy is left out of the set, what was well formed kept for its CEL.
+      if (p) (r.errors > 0 || p.name === "" ? out.rejectedPolicies : out.policies).push(p);
       return;
     }
     case "ValidatingAdmissionPolicyBinding":
@@ -208,7 +207,13 @@ export function parsePolicyText(text: string, file: string): { set: PolicySet; d
   const lineCounter = new LineCounter();
   const positions = new TextPositions(file, lineCounter, text);
   const diagnostics: Diagnostic[] = [];
-  const out: Collected = { policies: [], bindings: [], resources: [], rejectedBindings: [] };
+  const out: Collected = {
+    policies: [],
+    bindings: [],
+    resources: [],
+    rejectedBindings: [],
+    rejectedPolicies: [],
+  };
   const docs = parseAllDocuments(text, { lineCounter, prettyErrors: true });
   for (const doc of Array.isArray(docs) ? docs : []) {
     const syntax = (e: YAMLError, severity: DiagnosticSeverity): void => {
@@ -262,8 +267,15 @@ export function parsePolicyText(text: string, file: string): { set: PolicySet; d
   const byPosition = (d: Diagnostic): number =>
     d.location ? d.location.line * 1_000_000 + d.location.column : Number.MAX_SAFE_INTEGER;
   diagnostics.sort((a, b) => byPosition(a) - byPosition(b));
-  const { rejectedBindings, ...set } = out;
-  return { set: rejectedBindings.length > 0 ? { ...set, rejectedBindings } : set, diagnostics };
+  const { rejectedBindings, rejectedPolicies, ...set } = out;
+  return {
+    set: {
+      ...set,
+      ...(rejectedBindings.length > 0 ? { rejectedBindings } : {}),
+      ...(rejectedPolicies.length > 0 ? { rejectedPolicies } : {}),
+    },
+    diagnostics,
+  };
 }
 
 export { checkReferences, mergePolicySets } from "./references.ts";

@@ -83,5 +83,10 @@ export function mergePolicySets(sets: readonly PolicySet[]): PolicySet {
     resources: sets.flatMap((s) => s.resources),
   };
   const rejectedBindings = sets.flatMap((s) => s.rejectedBindings ?? []);
-  return rejectedBindings.length > 0 ? { ...merged, rejectedBindings } : merged;
+  const rejectedPolicies = sets.flatMap((s) => s.rejectedPolicies ?? []);
+  return {
+    ...merged,
+    ...(rejectedBindings.length > 0 ? { rejectedBindings } : {}),
+    ...(rejectedPolicies.length > 0 ? { rejectedPolicies } : {}),
+  };
 }

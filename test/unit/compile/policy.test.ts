@@ -429,3 +429,45 @@ ${validation}
     [["spec.validations[0].messageExpression", "undeclared reference to 'authorizer' (in container '')"]],
   );
 });
+
+test("compile: a structural error does not hide the policy's CEL errors; the API server reports both (validation.go)", () => {
+  const text = `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: p}
+spec:
+  failurePolicy: Bogus
+  matchConstraints:
+    resourceRules: [{apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"]}]
+  variables: [{name: v, expression: "object.metadata.name"}]
+  validations:
+  - expression: "variables.v == 'a' &&"
+  - expression: "size(variables.v) > 1"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicy
+metadata: {name: m}
+spec:
+  matchConstraints:
+    resourceRules: [{apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"]}]
+  mutations:
+  - patchType: JSONPatch
+    jsonPatch: {expression: "[JSONPatch{op: 'add', path: '/x', value: nosuch}]"}
+`;
+  const parsed = parsePolicyText(text, "p.yaml");
+  assert.deepEqual(
+    parsed.diagnostics.map((d) => [d.code, d.path]),
+    [
+      ["PE_FIELD_VALUE", "spec.failurePolicy"],
+      ["PE_MISSING_FIELD", "spec.reinvocationPolicy"],
+    ],
+  );
+  const set = compilePolicySet(parsed.set);
+  assert.deepEqual(set.policies, [], "neither policy is loaded");
+  assert.deepEqual(
+    set.diagnostics.map((d) => [d.code, d.severity, d.object?.name, d.path]),
+    [
+      ["PE_CEL_PARSE", "error", "p", "spec.validations[0].expression"],
+      ["PE_CEL_UNKNOWN_IDENT", "error", "m", "spec.mutations[0].jsonPatch.expression"],
+    ],
+  );
+});
