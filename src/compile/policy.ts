@@ -37,6 +37,7 @@ import {
   policySchemaTypes,
   schemaCheckEnv,
   schemaNote,
+  schemaTypeClash,
 } from "./schema-typing.ts";
 import { PreparedMatch } from "../match/index.ts";
 import { apiVersionProblem } from "./served.ts";
@@ -193,6 +194,8 @@ class PolicyCompiler {
     this.lastTyped = r.type;
     const note = schemaNote(schema);
     for (const p of r.problems) {
+      if (this.policy.kind === "MutatingAdmissionPolicy" && p.operands && schemaTypeClash(p.operands))
+        continue;
       const hint = fieldHint(schema, p.message);
       const rendered = `${p.rendered}\n${note}${hint === undefined ? "" : `\nhint: ${hint}`}`;
       this.report(path, { ...p, rendered }, "warning");

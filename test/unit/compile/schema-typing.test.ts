@@ -13,7 +13,7 @@ import { test } from "node:test";
 import { type CompiledPolicySet, compilePolicySet } from "../../../src/compile/policy.ts";
 import { parsePolicyText } from "../../../src/policy/parse.ts";
 import type { ResourceObject } from "../../../src/policy/types.ts";
-import { vap, yamlDocs } from "../../helpers/engine.ts";
+import { map, vap, yamlDocs } from "../../helpers/engine.ts";
 
 type Doc = Record<string, unknown>;
 
@@ -362,4 +362,35 @@ test("the Kubernetes docs' CronTab CRD (tasks/extend-kubernetes/custom-resources
       ],
     ],
   );
+});
+
+test("a MutatingAdmissionPolicy (never type-checked by the API server) is warned about only where the expression is wrong", () => {
+  const variables = [
+    // Two path-named types of alike objects: works at run time, so no warning in a MAP.
+    "object.spec.containers + object.spec.?initContainers.orValue([])",
+    "object.spec.containers[0] == object.spec.initContainers[0]",
+    "true ? object.spec.containers : object.spec.initContainers",
+    // Really wrong: a misspelt field, an int added to a string.
+    "object.spec.containres",
+    "object.spec.priority + 'x'",
+  ].map((expression, i) => ({ name: `v${i}`, expression }));
+  const spec = {
+    variables,
+    mutations: [
+      { patchType: "JSONPatch", jsonPatch: { expression: "[JSONPatch{op: 'test', path: '/a', value: 1}]" } },
+    ],
+  };
+  const set = schemaTyped([map("m", spec)]);
+  assert.deepEqual(warnings(set), [
+    ["warning", "spec.variables[3].expression", "undefined field 'containres'", "did you mean 'containers'?"],
+    [
+      "warning",
+      "spec.variables[4].expression",
+      "found no matching overload for '_+_' applied to '(int, string)'",
+      undefined,
+    ],
+  ]);
+  // The same expressions in a ValidatingAdmissionPolicy are warned about, as typechecking.go warns.
+  const validating = schemaTyped([vap("p", { variables, validations: [{ expression: "true" }] })]);
+  assert.equal(warnings(validating).length, 5);
 });
