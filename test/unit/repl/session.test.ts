@@ -411,3 +411,20 @@ test(":namespace binds namespaceObject as the API server builds it; a Namespace'
     '[\n  "prod",\n  null\n] (list)',
   ]);
 });
+
+test("repl --env mutating: Object{...}, JSONPatch{...} and jsonpatch.escapeKey, declared only for mutations", async () => {
+  const mutating = new ReplSession({ cwd: ".", context: "mutating" });
+  const escaped = await mutating.handle("jsonpatch.escapeKey('a/b')");
+  assert.equal(escaped.error, false, escaped.text);
+  assert.match(escaped.text, /"a~1b" \(string\)/);
+  const patch = await mutating.handle("[JSONPatch{op: 'add', path: '/a', value: 1}].size()");
+  assert.match(patch.text, /1 \(int\)/);
+  const validating = await new ReplSession({ cwd: "." }).handle("jsonpatch.escapeKey('a/b')");
+  assert.equal(validating.error, true);
+  assert.match(validating.text, /undeclared reference to 'jsonpatch'/);
+  const match = await new ReplSession({ cwd: ".", context: "match" }).handle("params");
+  assert.match(match.text, /undeclared reference to 'params'/);
+  const bad = await cli(["repl", "--env", "nope"]);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /unknown environment 'nope'/);
+});
