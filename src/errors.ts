@@ -42,6 +42,8 @@ export const DIAGNOSTIC_CODES = {
   PE_FIELD_VALUE: "a field has a value outside what is allowed",
   PE_DUPLICATE: "a name is used twice where it must be unique",
   PE_UNKNOWN_POLICY: "a binding names a policy that is not loaded (a warning: the binding is inert)",
+  PE_UNKNOWN_RESOURCE:
+    "a rule names a resource its API groups do not have (built in to Kubernetes 1.36, or a loaded CustomResourceDefinition's), so the policy or binding never applies (a warning, with a did-you-mean)",
   PE_PARAM_SCOPE:
     "the paramKind of a policy a binding looks params up for (a paramRef) is neither built in nor defined by a loaded CustomResourceDefinition (a warning: taken to be namespaced)",
   PE_CRD_SCHEMA: "a CustomResourceDefinition's schema is not structural, so its objects stay untyped",

@@ -40,6 +40,7 @@ import {
   schemaTypeClash,
 } from "./schema-typing.ts";
 import { PreparedMatch } from "../match/index.ts";
+import { unknownResourceWarnings } from "./resources.ts";
 import { apiVersionProblem } from "./served.ts";
 import type {
   MutatingPolicy,
@@ -521,6 +522,7 @@ function assembleSet(
       ...policies.flatMap((p) => p.diagnostics),
       ...rejectedPolicyCelErrors(set, options),
       ...paramScopeWarnings(set, bindings, options.crds ?? []),
+      ...unknownResourceWarnings(set.policies, set.bindings, [...set.resources, ...(options.crds ?? [])]),
       ...(release === undefined ? [] : set.bindings.flatMap((b) => apiVersionProblem(b, release) ?? [])),
     ],
   };

@@ -191,7 +191,11 @@ test("only the version the rule names, when served; another version or kind leav
     },
     validations: [{ expression: "object.spec.sise > 1" }],
   });
-  assert.deepEqual(schemaTyped([WIDGETS, other]).diagnostics, []);
+  // Untyped; and, the CRD of example.com serving no gadgets, the rule is said to match nothing.
+  assert.deepEqual(
+    schemaTyped([WIDGETS, other]).diagnostics.map((d) => d.code),
+    ["PE_UNKNOWN_RESOURCE"],
+  );
 });
 
 test("validation.go: a CRD whose schema is not structural is an error (PE_CRD_SCHEMA) and types nothing", () => {
