@@ -76,7 +76,9 @@ const typeCases: { name: string; policy: Doc; path: string; code: string; messag
     policy: vap("p", { validations: [{ expression: "object.x ==" }] }),
     path: "spec.validations[0].expression",
     code: "PE_CEL_PARSE",
-    message: "Syntax error: found = but expecting end of input",
+    // cel-go's words and place (parser/parser.go), as kube-apiserver returns them (issue 34).
+    message:
+      "Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}",
   },
   {
     name: "an undeclared variable",

@@ -334,7 +334,7 @@ test("celgate repl with piped input: results on stdout, errors on stderr, exit 1
   const bad = await cli(["repl"], { stdin: "1 +\n:object pod.yaml\nobject.kind\n:quit\n2\n", cwd: dir });
   assert.equal(bad.code, 1);
   assert.equal(bad.stdout, 'object: Pod prod/web\n"Pod" (string)\n');
-  assert.match(bad.stderr, /^ERROR: <input>:1:3: Syntax error/);
+  assert.match(bad.stderr, /^ERROR: <input>:1:4: Syntax error: mismatched input '<EOF>'/);
 });
 
 test("celgate repl options preload the context; a bad file is a usage error", async () => {
