@@ -35,17 +35,20 @@ export const DIAGNOSTIC_CODES = {
   PE_YAML_ALIASES:
     "a YAML document's aliases expand too far (an alias bomb, judged as Kubernetes' YAML decoder judges it), or an alias is inside the node it names",
   PE_NOT_OBJECT: "a document is not a mapping with apiVersion and kind",
-  PE_UNKNOWN_KIND: "apiVersion/kind is not one celgate reads",
+  PE_UNKNOWN_KIND:
+    "a policy or binding in an apiVersion celgate does not read, or a kind where only some are taken (a --static-manifests directory, a CustomResourceDefinition not in apiextensions.k8s.io/v1); any other kind (a Deployment, a webhook configuration) is kept as an object and not reported",
   PE_MISSING_FIELD: "a required field is absent",
   PE_FIELD_TYPE: "a field has the wrong type",
   PE_FIELD_VALUE: "a field has a value outside what is allowed",
   PE_DUPLICATE: "a name is used twice where it must be unique",
   PE_UNKNOWN_POLICY: "a binding names a policy that is not loaded (a warning: the binding is inert)",
+  PE_UNKNOWN_RESOURCE:
+    "a rule names a resource its API groups do not have (built in to Kubernetes 1.36, or a loaded CustomResourceDefinition's), so the policy or binding never applies (a warning, with a did-you-mean)",
   PE_PARAM_SCOPE:
-    "a paramKind is neither built in nor defined by a loaded CustomResourceDefinition (a warning: taken to be namespaced)",
+    "the paramKind of a policy a binding looks params up for (a paramRef) is neither built in nor defined by a loaded CustomResourceDefinition (a warning: taken to be namespaced)",
   PE_CRD_SCHEMA: "a CustomResourceDefinition's schema is not structural, so its objects stay untyped",
   PE_NO_POLICIES:
-    "a path given holds no policy or binding (every command that reads policies says so), or a `--crd` path no CustomResourceDefinition (a warning; `check --strict` fails on it)",
+    "a path given holds no policy or binding, nor a CustomResourceDefinition beside paths that hold policies (every command that reads policies says so), or a `--crd` path no CustomResourceDefinition (a warning; `check --strict` fails on it)",
   PE_SET_MEMORY:
     "`serve` refuses a policy set whose estimated memory is over what its heap leaves a set (the last good set keeps serving)",
   PE_CEL_PARSE: "a CEL expression does not parse",

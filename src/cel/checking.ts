@@ -121,8 +121,16 @@ function codeOf(issue: CheckIssue, node: Expr | undefined): CelProblemCode {
 export function checkProblems(
   parsed: ParsedExpression,
   issues: readonly CheckIssue[],
-): { code: CelProblemCode; message: string; offset: number | undefined }[] {
+): {
+  code: CelProblemCode;
+  message: string;
+  offset: number | undefined;
+  operands?: readonly CelType[];
+}[] {
   if (issues.length === 0) return [];
   const nodes = nodesById(parsed.root);
-  return issues.map((i) => ({ code: codeOf(i, nodes.get(i.id)), message: i.message, offset: i.offset }));
+  return issues.map((i) => {
+    const p = { code: codeOf(i, nodes.get(i.id)), message: i.message, offset: i.offset };
+    return i.operands === undefined ? p : { ...p, operands: i.operands };
+  });
 }

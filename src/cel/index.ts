@@ -108,6 +108,8 @@ export interface ExpressionProblem {
   readonly offset: number | undefined;
   /** `ERROR: <input>:1:20: message` plus the source line and a caret, as cel-go prints it. */
   readonly rendered: string;
+  /** For a call no overload takes: the argument types it was given. */
+  readonly operands?: readonly CelType[];
 }
 
 export type CompileResult =

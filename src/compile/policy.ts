@@ -37,8 +37,10 @@ import {
   policySchemaTypes,
   schemaCheckEnv,
   schemaNote,
+  schemaTypeClash,
 } from "./schema-typing.ts";
 import { PreparedMatch } from "../match/index.ts";
+import { unknownResourceWarnings } from "./resources.ts";
 import { apiVersionProblem, staticNameProblem } from "./served.ts";
 import type {
   MutatingPolicy,
@@ -195,6 +197,8 @@ class PolicyCompiler {
     this.lastTyped = r.type;
     const note = schemaNote(schema);
     for (const p of r.problems) {
+      if (this.policy.kind === "MutatingAdmissionPolicy" && p.operands && schemaTypeClash(p.operands))
+        continue;
       const hint = fieldHint(schema, p.message);
       const rendered = `${p.rendered}\n${note}${hint === undefined ? "" : `\nhint: ${hint}`}`;
       this.report(path, { ...p, rendered }, "warning");
@@ -537,7 +541,9 @@ function assembleSet(
     diagnostics: [
       ...crds.diagnostics,
       ...policies.flatMap((p) => p.diagnostics),
-      ...paramScopeWarnings(set, options.crds ?? []),
+      ...rejectedPolicyCelErrors(set, options),
+      ...paramScopeWarnings(set, bindings, options.crds ?? []),
+      ...unknownResourceWarnings(set.policies, set.bindings, [...set.resources, ...(options.crds ?? [])]),
       ...(release === undefined
         ? []
         : set.bindings.flatMap((b) =>
@@ -548,14 +554,36 @@ function assembleSet(
 }
 
 /**
+ * The CEL errors of the policies left out for structural errors: the API server validates a
+ * policy's fields and compiles its expressions in one pass (validation.go), so a bad failurePolicy
+ * and a syntax error are refused together. Only CEL errors: schema typing is said of the policies
+ * that load, and the document's own problems are the parser's.
+ */
+function rejectedPolicyCelErrors(set: PolicySet, options: CompileOptions): Diagnostic[] {
+  const plain: CompileOptions = { ...options, schemaTyping: false };
+  return (set.rejectedPolicies ?? []).flatMap((p) =>
+    compilePolicy(p, plain, []).diagnostics.filter(
+      (d) => d.severity === "error" && d.code.startsWith("PE_CEL_"),
+    ),
+  );
+}
+
+/**
  * A paramKind celgate cannot place: not a built-in kind, and no CustomResourceDefinition for it among
  * the files. Its params are looked up as a namespaced kind's (policy_dispatcher.go CollectParams reads
- * the scope from the API server's REST mapping), and `check` says so.
+ * the scope from the API server's REST mapping), and `check` says so. Only a binding's paramRef looks
+ * params up, so a policy no binding with a paramRef names gets no warning: nothing is assumed for it.
  */
-function paramScopeWarnings(set: PolicySet, crds: readonly ResourceObject[]): Diagnostic[] {
+function paramScopeWarnings(
+  set: PolicySet,
+  bindings: readonly CompiledBinding[],
+  crds: readonly ResourceObject[],
+): Diagnostic[] {
   const scopes = KindScopes.from([...set.resources, ...crds].map((r) => r.object));
+  const lookedUp = new Set(bindings.filter((b) => b.binding.paramRef).map((b) => b.policy.policy));
   const out: Diagnostic[] = [];
   for (const p of set.policies) {
+    if (!lookedUp.has(p)) continue;
     const kind = p.paramKind;
     if (!kind || scopes.of(kind.apiVersion, kind.kind).source !== "assumed") continue;
     out.push({

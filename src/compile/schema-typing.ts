@@ -8,10 +8,12 @@
  * (admission/plugin/policy/validating/typechecking.go, which types ten built-in kinds and never
  * custom resources or params); never an error, since the API server accepts such a policy.
  *
- * Two departures from typechecking.go, so that celgate warns only where the expression is wrong:
+ * Three departures from typechecking.go, so that celgate warns only where the expression is wrong:
  * `object.metadata.namespace` finds the field Kubernetes declares as `__namespace__` (its checker
- * does not recognize keywords as field names, so it warns), and a field whose schema has no CEL type
- * (a Quantity: `resources.limits`) is dyn rather than undeclared.
+ * does not recognize keywords as field names, so it warns); a field whose schema has no CEL type
+ * (a Quantity: `resources.limits`) is dyn rather than undeclared; and in a MutatingAdmissionPolicy,
+ * which the API server never type-checks, a call that fails only on two path-named object types is
+ * no warning (schemaTypeClash).
  *
  * Compile-time only, and only when asked (`check`): the request path never sees it.
  */
@@ -197,6 +199,24 @@ export function schemaNote(types: PolicySchemaTypes): string {
     ...(types.params ? [`params typed as ${types.params.kind}`] : []),
   ];
   return `(with ${parts.join(" and ")} from ${parts.length > 1 ? "their schemas" : "its schema"})`;
+}
+
+/**
+ * Whether a call no overload takes fails only because its operands hold two different schema object
+ * types (`containers + initContainers`: `list(Pod.spec.containers.@idx)` and
+ * `list(Pod.spec.initContainers.@idx)`), which the checker names by their path, though the objects are
+ * alike. The API server type-checks only ValidatingAdmissionPolicies (their status controller,
+ * typechecking.go); a MutatingAdmissionPolicy is never typed against a schema, and at run time its
+ * objects are untyped maps, so such a call works: for a mutating policy it is no warning.
+ */
+export function schemaTypeClash(operands: readonly CelType[]): boolean {
+  const names = new Set<string>();
+  const visit = (t: CelType): void => {
+    if (t.kind === "struct") names.add(t.name);
+    for (const p of t.params) visit(p);
+  };
+  for (const t of operands) visit(t);
+  return names.size > 1;
 }
 
 const UNDEFINED_FIELD = /^undefined field '([^']+)'/;

@@ -28,6 +28,39 @@ export type ExpressionOutcome =
       readonly rendered?: string;
     };
 
+/**
+ * The environments an expression can be evaluated in, as the API server builds them:
+ * - `validating`: a ValidatingAdmissionPolicy's (every admission variable);
+ * - `mutating`: a MutatingAdmissionPolicy's, which adds the `Object` and `JSONPatch` types and
+ *   `jsonpatch.escapeKey` (admission/plugin/policy/mutating/compilation.go);
+ * - `match`: a webhook's matchConditions (admission/plugin/webhook/matchconditions), which see
+ *   `object`, `oldObject`, `request` and `authorizer`, and no `params` or `namespaceObject`.
+ * A policy's own matchConditions see its kind's environment without `variables`.
+ */
+export const EXPRESSION_CONTEXTS = ["validating", "mutating", "match"] as const;
+export type ExpressionContext = (typeof EXPRESSION_CONTEXTS)[number];
+
+const MATCH_VARIABLES: readonly (keyof typeof ADMISSION_VARIABLES)[] = [
+  "object",
+  "oldObject",
+  "request",
+  "authorizer",
+  "authorizer.requestResource",
+];
+
+/** The declared admission variables and struct types of a context's environment. */
+export function contextEnvironment(context: ExpressionContext): {
+  readonly variables: Readonly<
+    Record<string, (typeof ADMISSION_VARIABLES)[keyof typeof ADMISSION_VARIABLES]>
+  >;
+  readonly structTypes?: readonly string[];
+} {
+  if (context === "match")
+    return { variables: Object.fromEntries(MATCH_VARIABLES.map((n) => [n, ADMISSION_VARIABLES[n]])) };
+  if (context === "mutating") return { variables: ADMISSION_VARIABLES, structTypes: ["Object", "JSONPatch"] };
+  return { variables: ADMISSION_VARIABLES };
+}
+
 /** The admission variables bound to null when not given (`authorizer` has no JSON form). */
 const NULLABLE_VARIABLES = ["object", "oldObject", "request", "params", "namespaceObject"] as const;
 
@@ -42,11 +75,14 @@ export function evaluateExpression(
   source: string,
   bindings: Readonly<Record<string, unknown>>,
   extras: CelExtras = {},
+  context: ExpressionContext = "validating",
 ): ExpressionOutcome {
   const extraNames = Object.keys(bindings).filter((k) => !(k in ADMISSION_VARIABLES));
+  const { variables, structTypes } = contextEnvironment(context);
   const env = createEnvironment({
-    variables: { ...ADMISSION_VARIABLES, ...Object.fromEntries(extraNames.map((k) => [k, "dyn"])) },
+    variables: { ...variables, ...Object.fromEntries(extraNames.map((k) => [k, "dyn"])) },
     extras,
+    ...(structTypes ? { structTypes } : {}),
   });
   const compiled = compile(source, env);
   if (!compiled.ok) {

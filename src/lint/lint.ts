@@ -65,6 +65,20 @@ function byLocation(a: Finding, b: Finding): number {
   return la.line - lb.line || la.column - lb.column;
 }
 
+/** The rules compile found to name a resource no group of theirs serves (compile/resources.ts). */
+function neverMatches(set: LintInput["sets"][number]): Finding[] {
+  return set.diagnostics
+    .filter((d) => d.code === "PE_UNKNOWN_RESOURCE")
+    .map((d) => ({
+      rule: "never-matches",
+      severity: "warning",
+      message: `${d.object ? `${d.object.kind} '${d.object.name}' ${d.path}: ` : ""}${d.message}`,
+      fix: "name the resource as the API serves it (lower-case plural, in its group), or drop the rule",
+      ...(d.location ? { location: d.location } : {}),
+      ...(d.object ? { object: d.object } : {}),
+    }));
+}
+
 /** Every finding, ordered by file and line. Never throws for bad input. */
 export function lint(input: LintInput): Finding[] {
   const probes = criticalProbes(input.options);
@@ -79,6 +93,7 @@ export function lint(input: LintInput): Finding[] {
     findings.push(
       ...(native ? nativeDeadlocks(set, probes, ctx) : servedDeadlocks(set, probes, input.options)),
       ...customParamFindings(set, ctx),
+      ...neverMatches(set),
     );
     // A cluster's mutations are tried on the suites' objects too, but that no suite of this
     // repository exercises them says nothing.

@@ -16,6 +16,7 @@ export const LINT_RULES = {
   "mutation-atomic": "an ApplyConfiguration sets an atomic field, which the API server refuses",
   "reinvocation-loop": "mutations undo each other, so reinvocation never settles",
   "mutation-unexercised": "no test object exercises a mutation, so it was not checked",
+  "never-matches": "a rule names a resource its API groups do not serve, so it applies to nothing",
 } as const;
 
 export type LintRule = keyof typeof LINT_RULES;

@@ -213,11 +213,6 @@ function checkPolicySet(set: PolicySet, out: Diagnostic[]): void {
   }
 }
 
-function within(d: Diagnostic, file: string, ranges: readonly (readonly [number, number])[]): boolean {
-  const l = d.location;
-  return l !== undefined && l.file === file && ranges.some(([a, b]) => l.line >= a && l.line <= b);
-}
-
 /** Checks a staticManifestsDir's files, given in the order the API server reads them (by name). */
 export function checkStaticManifests(files: readonly StaticFile[]): StaticReport {
   const diagnostics: Diagnostic[] = [];
@@ -230,7 +225,6 @@ export function checkStaticManifests(files: readonly StaticFile[]): StaticReport
     const read = readObjects(f.text, f.path);
     diagnostics.push(...read.diagnostics);
     if (read.diagnostics.some((d) => d.severity === "error")) continue;
-    const webhookLines: (readonly [number, number])[] = [];
     let policies = false;
     for (const o of read.objects) {
       const kind = checkKind(o, diagnostics);
@@ -250,7 +244,6 @@ export function checkStaticManifests(files: readonly StaticFile[]): StaticReport
         );
       checkName(o, kind, seen, diagnostics);
       if (kind.endsWith("WebhookConfiguration")) {
-        webhookLines.push(o.lines);
         checkWebhooks(o, diagnostics);
       } else policies = true;
     }
@@ -258,8 +251,6 @@ export function checkStaticManifests(files: readonly StaticFile[]): StaticReport
     const parsed = parsePolicyText(f.text, f.path);
     sets.push(parsed.set);
     for (const d of parsed.diagnostics) {
-      // Webhook configurations are read above; the policy reader does not know them.
-      if (d.code === "PE_UNKNOWN_KIND" && within(d, f.path, webhookLines)) continue;
       // Strict decoding: a field the type does not have is an error, not a warning.
       const strict = d.severity === "warning" && d.message.startsWith("unknown field");
       diagnostics.push(strict ? { ...d, severity: "error", message: `${d.message} (strict decoding)` } : d);

@@ -26,7 +26,12 @@ const VALIDATING_BINDING_SPEC_FIELDS = ["policyName", "paramRef", "matchResource
 const MUTATING_BINDING_SPEC_FIELDS = ["policyName", "paramRef", "matchResources"];
 const PARAM_REF_FIELDS = ["name", "namespace", "selector", "parameterNotFoundAction"];
 
-function readParamRef(r: YamlReader, view: YamlMap): ParamRef | undefined {
+/**
+ * A paramRef. Its parameterNotFoundAction is required (pkg/apis/admissionregistration/validation/
+ * validation.go, validateParamRef); only v1alpha1 defaults it to Deny (v1alpha1/defaults.go,
+ * SetDefaults_ParamRef), so an object read as v1beta1 or v1 without it is refused.
+ */
+function readParamRef(r: YamlReader, view: YamlMap, apiVersion: string): ParamRef | undefined {
   view.known(PARAM_REF_FIELDS);
   const before = r.errors;
   const name = view.string("name");
@@ -48,6 +53,13 @@ function readParamRef(r: YamlReader, view: YamlMap): ParamRef | undefined {
   if (!hasName && !sel && r.errors === before) {
     r.report("PE_MISSING_FIELD", view.path, view.offset, "one of name or selector must be specified");
   }
+  const defaulted = apiVersion.endsWith("/v1alpha1");
+  if (!defaulted && !view.field("parameterNotFoundAction"))
+    missing(
+      view,
+      "parameterNotFoundAction",
+      'missing required field "parameterNotFoundAction": "Deny" or "Allow"',
+    );
   const parameterNotFoundAction = enumValue(view, "parameterNotFoundAction", NOT_FOUND_ACTIONS, "Deny");
   if (r.errors > before || parameterNotFoundAction === undefined) return undefined;
   return {
@@ -67,8 +79,7 @@ interface CommonBinding {
 }
 
 function readCommonBinding(
-  r: YamlReader,
-  top: YamlMap,
+  { r, top, apiVersion }: ObjectInput,
   specFields: readonly string[],
   mutating: boolean,
 ): CommonBinding {
@@ -87,7 +98,7 @@ function readCommonBinding(
     policyName = undefined;
   }
   const pr = spec.map("paramRef");
-  const paramRef = pr ? readParamRef(r, pr) : undefined;
+  const paramRef = pr ? readParamRef(r, pr, apiVersion) : undefined;
   const mr = spec.map("matchResources");
   const matchResources = mr
     ? readMatchResources(r, mr, { requireResourceRules: false, mutating })
@@ -167,7 +178,7 @@ export function readValidatingBinding({
   apiVersion,
   source,
 }: ObjectInput): ValidatingBinding | undefined {
-  const common = readCommonBinding(r, top, VALIDATING_BINDING_SPEC_FIELDS, false);
+  const common = readCommonBinding({ r, top, apiVersion, source }, VALIDATING_BINDING_SPEC_FIELDS, false);
   const validationActions = common.spec ? readValidationActions(r, common.spec) : [];
   const fields = bindingFields(r, common, apiVersion, source);
   return fields && { kind: "ValidatingAdmissionPolicyBinding", ...fields, validationActions };
@@ -179,7 +190,7 @@ export function readMutatingBinding({
   apiVersion,
   source,
 }: ObjectInput): MutatingBinding | undefined {
-  const common = readCommonBinding(r, top, MUTATING_BINDING_SPEC_FIELDS, true);
+  const common = readCommonBinding({ r, top, apiVersion, source }, MUTATING_BINDING_SPEC_FIELDS, true);
   const fields = bindingFields(r, common, apiVersion, source);
   return fields && { kind: "MutatingAdmissionPolicyBinding", ...fields };
 }

@@ -87,11 +87,13 @@ export function readMutatingPolicy({ r, top, apiVersion, source }: ObjectInput):
     const m = readMutation(r, item);
     if (m) mutations.push(m);
   }
+  // Required in every version, no default (validation.go, validateMutatingAdmissionPolicySpec).
+  if (!spec.field("reinvocationPolicy"))
+    missing(spec, "reinvocationPolicy", 'missing required field "reinvocationPolicy": "Never" or "IfNeeded"');
   const reinvocationPolicy = enumValue(spec, "reinvocationPolicy", REINVOCATION_POLICIES, "Never") ?? "Never";
-  if (r.errors > 0 || meta.name === undefined) return undefined;
   return {
     kind: "MutatingAdmissionPolicy",
-    name: meta.name,
+    name: meta.name ?? "",
     apiVersion,
     source,
     ...common,

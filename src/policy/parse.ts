@@ -67,6 +67,7 @@ interface Collected {
   readonly bindings: ParsedBinding[];
   readonly resources: ResourceObject[];
   readonly rejectedBindings: RejectedBinding[];
+  readonly rejectedPolicies: ParsedPolicy[];
 }
 
 /** spec.policyName, read without reporting anything (the binding's reader reports). */
@@ -81,10 +82,6 @@ function peekName(r: YamlReader, node: YAMLMap): string {
   const meta = r.resolve(node.get("metadata", true));
   const name = isMap(meta) ? r.resolve(meta.get("name", true)) : undefined;
   return isScalar(name) && typeof name.value === "string" ? name.value : "";
-}
-
-function acceptedList(): string {
-  return Object.keys(ACCEPTED_KINDS).join(", ");
 }
 
 function readObject(
@@ -140,53 +137,40 @@ function readObject(
   const input: ObjectInput = { r, top, apiVersion, source: new YamlSourceMap(dc.positions, dc.doc, node) };
   const slash = apiVersion.indexOf("/");
   const group = slash < 0 ? "" : apiVersion.slice(0, slash);
-  if (group !== ADMISSION_GROUP) {
+  // One rule for every kind that is not a policy or binding, admissionregistration's own webhook
+  // configurations included (an install manifest holds them beside Deployments and CRDs): kept as
+  // an object (a param, a Namespace, a CRD) and otherwise left alone.
+  if (group !== ADMISSION_GROUP || !Object.hasOwn(ACCEPTED_KINDS, kind)) {
     const res = readResource(input, kind, node);
     if (res) out.resources.push(res);
     return;
   }
-  readAdmissionObject(input, kind, { kind: kindField, apiVersion: avField }, out);
+  readAdmissionObject(input, kind, avField, out);
 }
 
-/** An admissionregistration object: one of the accepted kinds, in one of its API versions. */
-function readAdmissionObject(
-  input: ObjectInput,
-  kind: string,
-  fields: { readonly kind: Field; readonly apiVersion: Field },
-  out: Collected,
-): void {
+/** A policy or binding: one of the accepted kinds, in one of its API versions. */
+function readAdmissionObject(input: ObjectInput, kind: string, apiVersionField: Field, out: Collected): void {
   const { r, apiVersion } = input;
   const slash = apiVersion.indexOf("/");
   const version = slash < 0 ? apiVersion : apiVersion.slice(slash + 1);
-  if (!Object.hasOwn(ACCEPTED_KINDS, kind)) {
-    r.report(
-      "PE_UNKNOWN_KIND",
-      "kind",
-      fields.kind.offset,
-      `kind ${JSON.stringify(kind)} of ${ADMISSION_GROUP} is not one celgate reads; accepted kinds: ${acceptedList()}`,
-    );
-    return;
-  }
   const accepted = kind as AcceptedKind;
   const versions: readonly string[] = ACCEPTED_KINDS[accepted];
   if (!versions.includes(version)) {
     r.report(
       "PE_UNKNOWN_KIND",
       "apiVersion",
-      fields.apiVersion.offset,
+      apiVersionField.offset,
       `${kind} is read from apiVersion ${versions.map((v) => `${ADMISSION_GROUP}/${v}`).join(", ")}; got ${JSON.stringify(apiVersion)}`,
     );
     return;
   }
   switch (accepted) {
-    case "ValidatingAdmissionPolicy": {
-      const p = readValidatingPolicy(input);
-      if (p) out.policies.push(p);
-      return;
-    }
+    case "ValidatingAdmissionPolicy":
     case "MutatingAdmissionPolicy": {
-      const p = readMutatingPolicy(input);
-      if (p) out.policies.push(p);
+      const p =
+        accepted === "ValidatingAdmissionPolicy" ? readValidatingPolicy(input) : readMutatingPolicy(input);
+      // With any error the policy is left out of the set, what was well formed kept for its CEL.
+      if (p) (r.errors > 0 || p.name === "" ? out.rejectedPolicies : out.policies).push(p);
       return;
     }
     case "ValidatingAdmissionPolicyBinding":
@@ -224,7 +208,13 @@ export function parsePolicyText(text: string, file: string): { set: PolicySet; d
   const lineCounter = new LineCounter();
   const positions = new TextPositions(file, lineCounter, text);
   const diagnostics: Diagnostic[] = [];
-  const out: Collected = { policies: [], bindings: [], resources: [], rejectedBindings: [] };
+  const out: Collected = {
+    policies: [],
+    bindings: [],
+    resources: [],
+    rejectedBindings: [],
+    rejectedPolicies: [],
+  };
   const docs = parseAllDocuments(text, { lineCounter, prettyErrors: true, ...EXACT_YAML_NUMBERS });
   for (const doc of Array.isArray(docs) ? docs : []) {
     const syntax = (e: YAMLError, severity: DiagnosticSeverity): void => {
@@ -278,8 +268,15 @@ export function parsePolicyText(text: string, file: string): { set: PolicySet; d
   const byPosition = (d: Diagnostic): number =>
     d.location ? d.location.line * 1_000_000 + d.location.column : Number.MAX_SAFE_INTEGER;
   diagnostics.sort((a, b) => byPosition(a) - byPosition(b));
-  const { rejectedBindings, ...set } = out;
-  return { set: rejectedBindings.length > 0 ? { ...set, rejectedBindings } : set, diagnostics };
+  const { rejectedBindings, rejectedPolicies, ...set } = out;
+  return {
+    set: {
+      ...set,
+      ...(rejectedBindings.length > 0 ? { rejectedBindings } : {}),
+      ...(rejectedPolicies.length > 0 ? { rejectedPolicies } : {}),
+    },
+    diagnostics,
+  };
 }
 
 export { checkReferences, mergePolicySets } from "./references.ts";

@@ -3,6 +3,7 @@
  * policy of its kind, and nothing is defined twice.
  */
 import type { Diagnostic } from "../errors.ts";
+import { closestName } from "./fields.ts";
 import type { ParsedBinding, ParsedPolicy, PolicySet, ResourceObject, SourceMap } from "./types.ts";
 
 function where(source: SourceMap, path: string): string {
@@ -61,12 +62,16 @@ export function checkReferences(set: PolicySet): Diagnostic[] {
     const policyKind =
       b.kind === "ValidatingAdmissionPolicyBinding" ? "ValidatingAdmissionPolicy" : "MutatingAdmissionPolicy";
     if (policies.has(`${policyKind}/${b.policyName}`)) continue;
+    const near = closestName(
+      b.policyName,
+      set.policies.filter((p) => p.kind === policyKind).map((p) => p.name),
+    );
     // The API server stores such a binding and never matches it (its policy source pairs bindings
     // with the policies that exist): it is inert, which deserves a warning, not a load error.
     diagnostics.push({
       code: "PE_UNKNOWN_POLICY",
       severity: "warning",
-      message: `no ${policyKind} named ${JSON.stringify(b.policyName)} is loaded: the binding applies to nothing`,
+      message: `no ${policyKind} named ${JSON.stringify(b.policyName)} is loaded: the binding applies to nothing${near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`}`,
       path: "spec.policyName",
       location: b.source.locate("spec.policyName"),
       object: { kind: b.kind, name: b.name },
@@ -83,5 +88,10 @@ export function mergePolicySets(sets: readonly PolicySet[]): PolicySet {
     resources: sets.flatMap((s) => s.resources),
   };
   const rejectedBindings = sets.flatMap((s) => s.rejectedBindings ?? []);
-  return rejectedBindings.length > 0 ? { ...merged, rejectedBindings } : merged;
+  const rejectedPolicies = sets.flatMap((s) => s.rejectedPolicies ?? []);
+  return {
+    ...merged,
+    ...(rejectedBindings.length > 0 ? { rejectedBindings } : {}),
+    ...(rejectedPolicies.length > 0 ? { rejectedPolicies } : {}),
+  };
 }

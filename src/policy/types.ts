@@ -181,4 +181,10 @@ export interface PolicySet {
    * not called unbound, which would contradict the file.
    */
   readonly rejectedBindings?: readonly RejectedBinding[];
+  /**
+   * Policies whose documents have errors (reported as diagnostics), with the parts that were well
+   * formed: left out of the set, and their expressions still compiled, so that a structural error
+   * does not hide the CEL errors the API server reports beside it.
+   */
+  readonly rejectedPolicies?: readonly ParsedPolicy[];
 }

@@ -141,10 +141,9 @@ export function readValidatingPolicy({
       "validations or auditAnnotations must contain at least one item",
     );
   }
-  if (r.errors > 0 || meta.name === undefined) return undefined;
   return {
     kind: "ValidatingAdmissionPolicy",
-    name: meta.name,
+    name: meta.name ?? "",
     apiVersion,
     source,
     ...common,

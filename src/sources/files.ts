@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import { lstat, open, readdir, realpath, stat } from "node:fs/promises";
 import { join, sep } from "node:path";
 import type { Diagnostic } from "../errors.ts";
+import { isCustomResourceDefinition } from "../kube/schemas/index.ts";
 import { checkReferences, mergePolicySets, parsePolicyText } from "../policy/parse.ts";
 import type { PolicySet } from "../policy/types.ts";
 import type { Pause } from "./slices.ts";
@@ -315,8 +316,8 @@ export function under(file: string, path: string): boolean {
 }
 
 /**
- * A warning (PE_NO_POLICIES) for each path that yielded no policy or binding and no problem of its
- * own: a typo (`polcies/`) in CI or in a server's --policies must not pass as "0 problems". Every
+ * A warning (PE_NO_POLICIES) for each path that yielded no policy or binding, no problem of its
+ * own and, when other paths hold policies, no CustomResourceDefinition: a typo (`polcies/`) in CI or in a server's --policies must not pass as "0 problems". Every
  * command that reads policy paths reports it, worded here once; `shown` names the paths as the
  * person wrote them (default: as given).
  */
@@ -326,10 +327,17 @@ export function noPolicyWarnings(
   diagnostics: readonly Diagnostic[],
   shown: readonly string[] = paths,
 ): Diagnostic[] {
+  const withPolicies = set.policies.length + set.bindings.length > 0;
   const files = [
     ...set.policies.map((p) => p.source.locate("metadata.name").file),
     ...set.bindings.map((b) => b.source.locate("metadata.name").file),
     ...diagnostics.flatMap((d) => (d.location ? [d.location.file] : [])),
+    // A path of CRDs beside policy paths (`check crd.yaml policy.yaml`) types those policies.
+    ...(withPolicies
+      ? set.resources
+          .filter((r) => isCustomResourceDefinition(r.object))
+          .map((r) => r.source.locate("metadata.name").file)
+      : []),
   ];
   return paths.flatMap((path, i): Diagnostic[] =>
     files.some((f) => under(f, path))

@@ -149,6 +149,7 @@ const MUTATION = `apiVersion: admissionregistration.k8s.io/v1beta1
 kind: MutatingAdmissionPolicy
 metadata: {name: team-label}
 spec:
+  reinvocationPolicy: Never
   matchConstraints:
     resourceRules:
       - {apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"]}

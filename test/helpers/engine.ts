@@ -98,13 +98,14 @@ export function vapBinding(name: string, policyName: string, spec: Doc = {}): Do
   };
 }
 
-/** A MutatingAdmissionPolicy for pods (CREATE) unless `spec` says otherwise. */
+/** A MutatingAdmissionPolicy for pods (CREATE), reinvocationPolicy Never (required), unless `spec` says otherwise. */
 export function map(name: string, spec: Doc): Doc {
   return {
     apiVersion: "admissionregistration.k8s.io/v1alpha1",
     kind: "MutatingAdmissionPolicy",
     metadata: { name },
     spec: {
+      reinvocationPolicy: "Never",
       matchConstraints: {
         resourceRules: [
           { apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"] },

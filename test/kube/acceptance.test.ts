@@ -40,7 +40,7 @@ import {
   serverTypeWarnings,
   serverVerdict,
 } from "./compare.ts";
-import { acceptanceCorpus, corpusPolicies } from "./corpus.ts";
+import { acceptanceCorpus, corpusPolicies, SYNTAX_ERRORS } from "./corpus.ts";
 import { type AcceptanceInput, acceptanceInputs } from "./inputs.ts";
 
 /**
@@ -304,7 +304,7 @@ for (const release of releases.filter((r) => r.built)) {
       assert.equal(unexplained.join("\n"), "", "every difference is known");
     });
 
-    void test(`a generated corpus of ${CORPUS_GENERATED + CORPUS_CALLS} expressions: same accept/refuse and message`, async () => {
+    void test(`a generated corpus of ${CORPUS_GENERATED + CORPUS_CALLS + SYNTAX_ERRORS.length} expressions: same accept/refuse and message`, async () => {
       const expressions = acceptanceCorpus(CORPUS_GENERATED, CORPUS_CALLS, CORPUS_SEED);
       assert.ok(expressions.length >= 1000, `the corpus has ${expressions.length} expressions`);
       const corpus = corpusPolicies(expressions, PER_POLICY);

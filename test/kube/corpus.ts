@@ -203,7 +203,27 @@ export function corpusPolicies(expressions: readonly string[], perPolicy: number
   return { cases, policies };
 }
 
-/** The whole corpus: `generated` expr-gen expressions and `calls` library calls, from `seed`. */
+/**
+ * Syntax errors people make, whose messages and positions must be cel-go's (issue 34): unclosed and
+ * unbalanced brackets (on one line and across lines) and trailing operators.
+ */
+export const SYNTAX_ERRORS: readonly string[] = [
+  "1 +",
+  "object.metadata.name == 'a' &&",
+  "(1 + 2",
+  "[1, 2",
+  "{'a': 1",
+  "size(object.metadata.name]",
+  "1 + 2)",
+  "object.spec.containers.exists(c,\n  (c.name == 'a')",
+  "object.spec.containers.all(c,\n  c.name.startsWith('a')",
+];
+
+/** The whole corpus: `generated` expr-gen expressions, `calls` library calls, from `seed`, and SYNTAX_ERRORS. */
 export function acceptanceCorpus(generated: number, calls: number, seed: number): string[] {
-  return [...generateExpressions(generated, seed).map(rewriteNames), ...libraryCalls(calls, seed + 1)];
+  return [
+    ...generateExpressions(generated, seed).map(rewriteNames),
+    ...libraryCalls(calls, seed + 1),
+    ...SYNTAX_ERRORS,
+  ];
 }

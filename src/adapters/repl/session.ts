@@ -25,7 +25,11 @@ import {
   typeName,
 } from "../../cel/index.ts";
 import { explainFalse, showValue } from "../../cel/index.ts";
-import type { ExpressionOutcome } from "../../engine/expression.ts";
+import {
+  contextEnvironment,
+  type ExpressionContext,
+  type ExpressionOutcome,
+} from "../../engine/expression.ts";
 import { type AdmissionRequest, DEFAULT_USER, OPERATIONS, type UserInfo } from "../../request/types.ts";
 import type { Operation } from "../../policy/types.ts";
 import { err, ok, type Result } from "../../result.ts";
@@ -51,6 +55,8 @@ export interface SessionOptions {
   readonly kubernetesVersion?: string;
   /** Apply the API server's defaults to objects loaded from files (default true). */
   readonly defaults?: boolean;
+  /** The environment expressions compile in (`--env`; engine/expression.ts); default validating. */
+  readonly context?: ExpressionContext;
 }
 
 /** The last expression evaluated, for `:cost` and `:explain`. */
@@ -198,9 +204,11 @@ export class ReplSession {
   readonly kubernetesVersion: string | undefined;
   readonly cwd: string;
   private readonly defaults: boolean;
+  private readonly context: ExpressionContext;
 
   constructor(options: SessionOptions) {
     this.cwd = options.cwd;
+    this.context = options.context ?? "validating";
     this.extras = options.extras ?? {};
     this.kubernetesVersion = options.kubernetesVersion;
     this.defaults = options.defaults ?? true;
@@ -371,13 +379,15 @@ export class ReplSession {
 
   /** The environment for expressions: the admission variables, the lets, and `variables.<let>`. */
   environment(): CelEnvironment {
+    const { variables, structTypes } = contextEnvironment(this.context);
     return createEnvironment({
       variables: {
-        ...ADMISSION_VARIABLES,
+        ...variables,
         ...Object.fromEntries([...this.lets.keys()].map((k) => [k, "dyn"])),
       },
       policyVariables: [...this.lets.keys()],
       extras: this.extras,
+      ...(structTypes ? { structTypes } : {}),
       ...(this.kubernetesVersion !== undefined ? { kubernetesVersion: this.kubernetesVersion } : {}),
     });
   }

@@ -55,6 +55,8 @@ import { CROSS_TYPE_NUMERIC } from "./versions.ts";
 export interface NodeIssue {
   readonly id: number;
   readonly message: string;
+  /** For a call no overload takes: the argument types it was given. */
+  readonly operands?: readonly CelType[];
 }
 
 /** The checker's output, before the final substitution of type parameters. */
@@ -86,8 +88,8 @@ export class Checker implements Annotations {
     this.filterCrossType = !env.crossTypeNumericComparisons;
   }
 
-  report(id: number, message: string): void {
-    this.issues.push({ id, message });
+  report(id: number, message: string, operands?: readonly CelType[]): void {
+    this.issues.push(operands === undefined ? { id, message } : { id, message, operands });
   }
 
   typeOf(e: Expr): CelType {
@@ -371,7 +373,7 @@ export class Checker implements Annotations {
     }
     if (result === undefined) {
       const shown = argTypes.map((t) => substitute(this.mapping, t, true));
-      this.report(call.id, msg.noMatchingOverload(f.name, shown, isMember));
+      this.report(call.id, msg.noMatchingOverload(f.name, shown, isMember), shown);
       return undefined;
     }
     return { type: result, ids };

@@ -45,6 +45,8 @@ export interface CheckIssue {
   readonly message: string;
   readonly severity: "error";
   readonly source: IssueSource;
+  /** For a call no overload takes: the argument types it was given. */
+  readonly operands?: readonly CelType[];
 }
 
 export interface CheckResult {
@@ -74,14 +76,15 @@ export function checkExpression(parsed: ParsedExpression, env: CheckEnv): CheckR
   for (const [id, t] of c.types) types.set(id, substitute(c.mapping, t, true));
   const issues: CheckIssue[] = [];
   const seen = new Set<string>();
-  const report = (id: number, message: string, source: IssueSource) => {
+  const report = (id: number, message: string, source: IssueSource, operands?: readonly CelType[]) => {
     // A node the syntax tree shares (sortBy's list) is checked twice; report its faults once.
     const key = `${id}\u0000${message}`;
     if (seen.has(key)) return;
     seen.add(key);
-    issues.push({ id, offset: parsed.offsets.get(id), message, severity: "error", source });
+    const issue: CheckIssue = { id, offset: parsed.offsets.get(id), message, severity: "error", source };
+    issues.push(operands === undefined ? issue : { ...issue, operands });
   };
-  for (const i of c.issues) report(i.id, i.message, "checker");
+  for (const i of c.issues) report(i.id, i.message, "checker", i.operands);
   if (issues.length === 0) {
     const ctx = {
       root: parsed.root,

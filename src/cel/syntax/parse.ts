@@ -17,6 +17,7 @@ import { dirname, join } from "node:path";
 import type { Expr as PbExpr, ParsedExpr } from "@bufbuild/cel-spec/cel/expr/syntax_pb.js";
 import type { CelValue } from "../runtime/values.ts";
 import { UInt } from "../runtime/values.ts";
+import { diagnoseSyntax } from "./diagnose.ts";
 import { checkLiterals } from "./literals.ts";
 import { type OptionalMarks, stripOptionalMarkers } from "./optional-marks.ts";
 import { PositionFixer } from "./positions.ts";
@@ -87,8 +88,12 @@ export function parseCel(source: string, options: SyntaxOptions = {}): ParsedExp
     const loc = (e as { location?: { start?: { offset?: number } } }).location;
     const raw = (e as { rawMessage?: string }).rawMessage ?? (e as Error).message;
     const offset = loc?.start?.offset;
-    if (literalError && (offset === undefined || literalError.offset! <= offset)) throw literalError;
-    throw new CelSyntaxError(`Syntax error: ${raw}`, offset);
+    const known = diagnoseSyntax(source);
+    const at = known?.offset ?? offset;
+    if (literalError && (at === undefined || literalError.offset! <= at)) throw literalError;
+    throw known
+      ? new CelSyntaxError(`Syntax error: ${known.message}`, known.offset)
+      : new CelSyntaxError(`Syntax error: ${raw}`, offset);
   }
   if (literalError) throw literalError;
   const positions = new Map<number, number>();

@@ -88,6 +88,18 @@ test("a CRD among the PATHs types the same way", async () => {
   assert.match(r.stdout, /undefined field 'containres'/);
 });
 
+test("a PATH holding only a CRD, beside one holding the policy, is no PE_NO_POLICIES (check --strict crd.yaml policy.yaml)", async () => {
+  const r = await cli(["check", "--strict", path("together/crd.yaml"), path("policies/policy.yaml")]);
+  assert.doesNotMatch(r.stdout, /PE_NO_POLICIES/);
+  assert.match(r.stdout, /undefined field 'containres'/, "the CRD types the policy");
+  // Alone, a CRD file still holds no policy: the warning stays.
+  const alone = await cli(["check", path("together/crd.yaml")]);
+  assert.match(
+    alone.stdout,
+    /crd\.yaml holds no ValidatingAdmissionPolicy, MutatingAdmissionPolicy or binding \[PE_NO_POLICIES\]/,
+  );
+});
+
 test("--crd DIR with a schema that is not structural: PE_CRD_SCHEMA error at the fault, kind untyped", async () => {
   const r = await cli(["check", path("policies"), "--crd", path("bad-crds")]);
   assert.equal(r.code, 1);

@@ -214,3 +214,40 @@ test("--batch with empty stdin writes nothing", async () => {
   assert.equal(r.code, 0);
   assert.equal(r.stdout, "");
 });
+
+test("--env: the MutatingAdmissionPolicy and webhook matchCondition environments (compilation.go, matchconditions)", async () => {
+  // jsonpatch.escapeKey, Object{...} and JSONPatch{...} are declared only for mutations.
+  const escapeKey = "jsonpatch.escapeKey('a/b')";
+  const validating = await cli(["expr", escapeKey]);
+  assert.equal(validating.code, 1);
+  assert.match(validating.stderr, /undeclared reference to 'jsonpatch'/);
+  const mutating = await cli(["expr", "--env", "mutating", escapeKey]);
+  assert.equal(mutating.code, 0, mutating.stderr);
+  assert.equal(mutating.stdout, '"a~1b" (string)\n');
+  const patch = await cli([
+    "expr",
+    "--env",
+    "mutating",
+    "-o",
+    "json",
+    "[JSONPatch{op: 'replace', path: '/spec/replicas', value: object.spec.replicas - 2}]",
+    "--object",
+    path("deploy.yaml"),
+  ]);
+  assert.equal(patch.code, 0, patch.stderr);
+  assert.deepEqual(JSON.parse(patch.stdout).value, [{ op: "replace", path: "/spec/replicas", value: 5 }]);
+  // A webhook's matchConditions see object, oldObject, request and authorizer; not params.
+  const match = await cli(["expr", "--env", "match", "params == null"]);
+  assert.equal(match.code, 1);
+  assert.match(match.stderr, /undeclared reference to 'params'/);
+  assert.equal(
+    (await cli(["expr", "--env", "match", "object.spec.replicas > 5", "--object", path("deploy.yaml")]))
+      .stdout,
+    "true (bool)\n",
+  );
+  const batch = await cli(["expr", "--env", "mutating", "--batch"], { stdin: `{"expr": "${escapeKey}"}\n` });
+  assert.equal(batch.stdout, '{"value":"a~1b","type":"string"}\n');
+  const bad = await cli(["expr", "--env", "mutate", "1"]);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /unknown environment 'mutate'; expected validating, mutating, match/);
+});

@@ -14,6 +14,7 @@ const LABEL = `apiVersion: admissionregistration.k8s.io/v1beta1
 kind: MutatingAdmissionPolicy
 metadata: { name: add-team }
 spec:
+  reinvocationPolicy: Never
   matchConstraints:
     resourceRules:
     - { apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps] }

@@ -76,7 +76,9 @@ const typeCases: { name: string; policy: Doc; path: string; code: string; messag
     policy: vap("p", { validations: [{ expression: "object.x ==" }] }),
     path: "spec.validations[0].expression",
     code: "PE_CEL_PARSE",
-    message: "Syntax error: found = but expecting end of input",
+    // cel-go's words and place (parser/parser.go), as kube-apiserver returns them (issue 34).
+    message:
+      "Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}",
   },
   {
     name: "an undeclared variable",
@@ -371,12 +373,25 @@ spec:
   names: {kind: Limit, plural: limits}
   versions: [{name: v1, served: true, storage: true}]
 `;
-  const warned = compilePolicySet(parsePolicyText(policy, "p.yaml").set).diagnostics;
+  const binding = (paramRef: string) => `---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: b}
+spec:
+  policyName: p
+  validationActions: [Deny]
+${paramRef}`;
+  const bound = policy + binding("  paramRef: {name: l, parameterNotFoundAction: Deny}\n");
+  const warned = compilePolicySet(parsePolicyText(bound, "p.yaml").set).diagnostics;
   assert.deepEqual(
     warned.map((d) => [d.code, d.severity, d.path, d.location?.line]),
     [["PE_PARAM_SCOPE", "warning", "spec.paramKind", 5]],
   );
-  assert.deepEqual(compilePolicySet(parsePolicyText(policy + crd, "p.yaml").set).diagnostics, []);
+  assert.deepEqual(compilePolicySet(parsePolicyText(bound + crd, "p.yaml").set).diagnostics, []);
+  // Only a binding's paramRef looks params up: a policy nothing binds, or bound without a
+  // paramRef, assumes no scope, so there is nothing to warn about (issue 34).
+  assert.deepEqual(compilePolicySet(parsePolicyText(policy, "p.yaml").set).diagnostics, []);
+  assert.deepEqual(compilePolicySet(parsePolicyText(policy + binding(""), "p.yaml").set).diagnostics, []);
   // A built-in paramKind needs no CRD.
   const builtIn = policy.replace(
     "{apiVersion: rules.example.com/v1, kind: Limit}",
@@ -414,5 +429,47 @@ ${validation}
       ),
     ),
     [["spec.validations[0].messageExpression", "undeclared reference to 'authorizer' (in container '')"]],
+  );
+});
+
+test("compile: a structural error does not hide the policy's CEL errors; the API server reports both (validation.go)", () => {
+  const text = `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: p}
+spec:
+  failurePolicy: Bogus
+  matchConstraints:
+    resourceRules: [{apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"]}]
+  variables: [{name: v, expression: "object.metadata.name"}]
+  validations:
+  - expression: "variables.v == 'a' &&"
+  - expression: "size(variables.v) > 1"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicy
+metadata: {name: m}
+spec:
+  matchConstraints:
+    resourceRules: [{apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"]}]
+  mutations:
+  - patchType: JSONPatch
+    jsonPatch: {expression: "[JSONPatch{op: 'add', path: '/x', value: nosuch}]"}
+`;
+  const parsed = parsePolicyText(text, "p.yaml");
+  assert.deepEqual(
+    parsed.diagnostics.map((d) => [d.code, d.path]),
+    [
+      ["PE_FIELD_VALUE", "spec.failurePolicy"],
+      ["PE_MISSING_FIELD", "spec.reinvocationPolicy"],
+    ],
+  );
+  const set = compilePolicySet(parsed.set);
+  assert.deepEqual(set.policies, [], "neither policy is loaded");
+  assert.deepEqual(
+    set.diagnostics.map((d) => [d.code, d.severity, d.object?.name, d.path]),
+    [
+      ["PE_CEL_PARSE", "error", "p", "spec.validations[0].expression"],
+      ["PE_CEL_UNKNOWN_IDENT", "error", "m", "spec.mutations[0].jsonPatch.expression"],
+    ],
   );
 });

@@ -13,7 +13,7 @@ import { test } from "node:test";
 import { type CompiledPolicySet, compilePolicySet } from "../../../src/compile/policy.ts";
 import { parsePolicyText } from "../../../src/policy/parse.ts";
 import type { ResourceObject } from "../../../src/policy/types.ts";
-import { vap, yamlDocs } from "../../helpers/engine.ts";
+import { map, vap, yamlDocs } from "../../helpers/engine.ts";
 
 type Doc = Record<string, unknown>;
 
@@ -191,7 +191,11 @@ test("only the version the rule names, when served; another version or kind leav
     },
     validations: [{ expression: "object.spec.sise > 1" }],
   });
-  assert.deepEqual(schemaTyped([WIDGETS, other]).diagnostics, []);
+  // Untyped; and, the CRD of example.com serving no gadgets, the rule is said to match nothing.
+  assert.deepEqual(
+    schemaTyped([WIDGETS, other]).diagnostics.map((d) => d.code),
+    ["PE_UNKNOWN_RESOURCE"],
+  );
 });
 
 test("validation.go: a CRD whose schema is not structural is an error (PE_CRD_SCHEMA) and types nothing", () => {
@@ -244,10 +248,10 @@ test("params typed from a loaded CRD's schema (a paramKind kind), with a did-you
     set.diagnostics[0]?.detail ?? "",
     /\(with object typed as Widget and params typed as Limit from their schemas\)\nhint:/,
   );
-  // Without the Limit CRD, params stays dyn (and the scope warning says no CRD is loaded).
+  // Without the Limit CRD, params stays dyn (and, with no binding to look params up, no scope warning).
   assert.deepEqual(
     schemaTyped([WIDGETS, policy]).diagnostics.map((d) => d.code),
-    ["PE_PARAM_SCOPE"],
+    [],
   );
 });
 
@@ -362,4 +366,35 @@ test("the Kubernetes docs' CronTab CRD (tasks/extend-kubernetes/custom-resources
       ],
     ],
   );
+});
+
+test("a MutatingAdmissionPolicy (never type-checked by the API server) is warned about only where the expression is wrong", () => {
+  const variables = [
+    // Two path-named types of alike objects: works at run time, so no warning in a MAP.
+    "object.spec.containers + object.spec.?initContainers.orValue([])",
+    "object.spec.containers[0] == object.spec.initContainers[0]",
+    "true ? object.spec.containers : object.spec.initContainers",
+    // Really wrong: a misspelt field, an int added to a string.
+    "object.spec.containres",
+    "object.spec.priority + 'x'",
+  ].map((expression, i) => ({ name: `v${i}`, expression }));
+  const spec = {
+    variables,
+    mutations: [
+      { patchType: "JSONPatch", jsonPatch: { expression: "[JSONPatch{op: 'test', path: '/a', value: 1}]" } },
+    ],
+  };
+  const set = schemaTyped([map("m", spec)]);
+  assert.deepEqual(warnings(set), [
+    ["warning", "spec.variables[3].expression", "undefined field 'containres'", "did you mean 'containers'?"],
+    [
+      "warning",
+      "spec.variables[4].expression",
+      "found no matching overload for '_+_' applied to '(int, string)'",
+      undefined,
+    ],
+  ]);
+  // The same expressions in a ValidatingAdmissionPolicy are warned about, as typechecking.go warns.
+  const validating = schemaTyped([vap("p", { variables, validations: [{ expression: "true" }] })]);
+  assert.equal(warnings(validating).length, 5);
 });

@@ -50,7 +50,7 @@ void test("kube_features.go: MutatingAdmissionPolicy v1beta1 arrives in 1.34, so
       "error",
       "apiVersion",
       "Kubernetes 1.33 does not serve MutatingAdmissionPolicyBinding v1beta1 (from 1.34); it serves v1alpha1",
-      21,
+      22,
     ],
   ]);
   assert.equal(set.policies[0]?.diagnostics.length, 1, "the policy's own problem is on the policy");

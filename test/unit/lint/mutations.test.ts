@@ -36,7 +36,7 @@ const map = (name: string, spec: string) => `apiVersion: admissionregistration.k
 kind: MutatingAdmissionPolicy
 metadata: { name: ${name} }
 spec:
-  failurePolicy: Ignore
+${spec.includes("reinvocationPolicy") ? "" : "  reinvocationPolicy: Never\n"}  failurePolicy: Ignore
   matchConstraints:
     resourceRules: [{ apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods] }]
 ${spec}---
@@ -77,7 +77,7 @@ void test("a sidecar appended without looking for it first is not idempotent", a
     f?.message ?? "",
     /^MutatingAdmissionPolicy 'sidecar' is not idempotent: applied to its own output for .*sidecar\.test\.yaml: a pod it changes the object again \(add \/spec\/containers\/2\)$/,
   );
-  assert.equal(f?.location?.line, 9, "at spec.mutations, where its list starts");
+  assert.equal(f?.location?.line, 10, "at spec.mutations, where its list starts");
 });
 
 void test("the same sidecar behind a matchCondition that looks for it first is idempotent", async (t) => {

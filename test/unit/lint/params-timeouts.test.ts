@@ -176,6 +176,7 @@ void test("--objects adds objects to the corpus, each a CREATE", async (t) => {
 kind: MutatingAdmissionPolicy
 metadata: { name: m }
 spec:
+  reinvocationPolicy: Never
   failurePolicy: Fail
   matchConstraints:
     resourceRules: [{ apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods] }]

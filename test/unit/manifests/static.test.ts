@@ -242,8 +242,8 @@ void test("an expression that does not compile is an error, as the API server's 
   assert.equal(e.length, 1, e.join("\n"));
   assert.match(
     e[0] ?? "",
-    // At the fault inside the multi-line expression, not at its first line.
-    /^a\.yaml:15:30: error: spec\.validations\[0\]\.expression: Syntax error: .* \[PE_CEL_PARSE\]$/,
+    // Where cel-go reports a missing ')': at the end of the multi-line expression, not its first line.
+    /^a\.yaml:17:42: error: spec\.validations\[0\]\.expression: Syntax error: missing '\)' at '<EOF>' \[PE_CEL_PARSE\]$/,
   );
 });
 

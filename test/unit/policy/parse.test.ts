@@ -430,6 +430,7 @@ kind: MutatingAdmissionPolicy
 metadata:
   name: m.example.com
 spec:
+  reinvocationPolicy: Never
   matchConstraints:
     resourceRules:
     - apiGroups: ["apps"]
@@ -441,7 +442,7 @@ spec:
     jsonPatch:
       expression: "[]"
 ---
-apiVersion: admissionregistration.k8s.io/v1
+apiVersion: admissionregistration.k8s.io/v1alpha1
 kind: ValidatingAdmissionPolicyBinding
 metadata:
   name: b.example.com
@@ -533,6 +534,7 @@ kind: MutatingAdmissionPolicy
 metadata:
   name: m.example.com
 spec:
+  reinvocationPolicy: Never
 `;
 const VAPB_HEAD = `apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicyBinding
@@ -1307,7 +1309,7 @@ ${MC}${VALIDATIONS}`,
       {
         code: "PE_MISSING_FIELD",
         path: "spec.mutations[0].patchType",
-        at: "13:5",
+        at: "14:5",
         message: 'missing required field "patchType"',
       },
     ],
@@ -1331,13 +1333,13 @@ ${MC}${VALIDATIONS}`,
       {
         code: "PE_MISSING_FIELD",
         path: "spec.mutations[0].jsonPatch",
-        at: "13:5",
+        at: "14:5",
         message: 'missing required field "jsonPatch": it must be specified when patchType is "JSONPatch"',
       },
       {
         code: "PE_FIELD_VALUE",
         path: "spec.mutations[0].applyConfiguration",
-        at: "15:7",
+        at: "16:7",
         message: 'must not be specified when patchType is "JSONPatch"',
       },
     ],
@@ -1356,13 +1358,26 @@ ${MC}${VALIDATIONS}`,
   },
   {
     name: "mutating: reinvocationPolicy outside its enum",
-    text: `${MAP_HEAD}${MC}${MUTATIONS}  reinvocationPolicy: Always\n`,
+    text: `${MAP_HEAD.replace("  reinvocationPolicy: Never\n", "")}${MC}${MUTATIONS}  reinvocationPolicy: Always\n`,
     expect: [
       {
         code: "PE_FIELD_VALUE",
         path: "spec.reinvocationPolicy",
         at: ["Always"],
         message: 'must be one of "Never", "IfNeeded"; got "Always"',
+      },
+    ],
+  },
+  {
+    // validation.go, validateMutatingAdmissionPolicySpec: Required, and no version defaults it.
+    name: "mutating: reinvocationPolicy missing (required, no default)",
+    text: `${MAP_HEAD.replace("  reinvocationPolicy: Never\n", "")}${MC}${MUTATIONS}`,
+    expect: [
+      {
+        code: "PE_MISSING_FIELD",
+        path: "spec.reinvocationPolicy",
+        at: "6:3",
+        message: 'missing required field "reinvocationPolicy": "Never" or "IfNeeded"',
       },
     ],
   },
@@ -1480,7 +1495,7 @@ ${MC}${VALIDATIONS}`,
   },
   {
     name: "binding: paramRef with both name and selector",
-    text: `${VAPB_HEAD}  policyName: p.example.com\n  validationActions: [Deny]\n  paramRef:\n    name: limits\n    selector: {}\n`,
+    text: `${VAPB_HEAD}  policyName: p.example.com\n  validationActions: [Deny]\n  paramRef:\n    name: limits\n    selector: {}\n    parameterNotFoundAction: Deny\n`,
     expect: [
       {
         code: "PE_FIELD_VALUE",
@@ -1492,7 +1507,7 @@ ${MC}${VALIDATIONS}`,
   },
   {
     name: "binding: paramRef with neither name nor selector",
-    text: `${VAPB_HEAD}  policyName: p.example.com\n  validationActions: [Deny]\n  paramRef:\n    namespace: default\n`,
+    text: `${VAPB_HEAD}  policyName: p.example.com\n  validationActions: [Deny]\n  paramRef:\n    namespace: default\n    parameterNotFoundAction: Deny\n`,
     expect: [
       {
         code: "PE_MISSING_FIELD",
@@ -1501,6 +1516,24 @@ ${MC}${VALIDATIONS}`,
         message: "one of name or selector must be specified",
       },
     ],
+  },
+  {
+    // validation.go, validateParamRef: Required; only v1alpha1 defaults it (SetDefaults_ParamRef).
+    name: "binding: v1 paramRef without parameterNotFoundAction",
+    text: `${VAPB_HEAD}  policyName: p.example.com\n  validationActions: [Deny]\n  paramRef:\n    name: limits\n`,
+    expect: [
+      {
+        code: "PE_MISSING_FIELD",
+        path: "spec.paramRef.parameterNotFoundAction",
+        at: "9:5",
+        message: 'missing required field "parameterNotFoundAction": "Deny" or "Allow"',
+      },
+    ],
+  },
+  {
+    name: "binding: a v1alpha1 paramRef without parameterNotFoundAction is defaulted to Deny",
+    text: `${VAPB_HEAD.replace("/v1\n", "/v1alpha1\n")}  policyName: p.example.com\n  validationActions: [Deny]\n  paramRef:\n    name: limits\n`,
+    expect: [],
   },
   {
     name: "binding: parameterNotFoundAction outside its enum",
@@ -1516,7 +1549,7 @@ ${MC}${VALIDATIONS}`,
   },
   {
     name: "binding: paramRef.name is a path segment",
-    text: `${VAPB_HEAD}  policyName: p.example.com\n  validationActions: [Deny]\n  paramRef:\n    name: "a%b"\n`,
+    text: `${VAPB_HEAD}  policyName: p.example.com\n  validationActions: [Deny]\n  paramRef:\n    name: "a%b"\n    parameterNotFoundAction: Deny\n`,
     expect: [
       {
         code: "PE_FIELD_VALUE",
@@ -1528,17 +1561,10 @@ ${MC}${VALIDATIONS}`,
   },
   // ---- documents
   {
-    name: "a kind of admissionregistration.k8s.io that celgate does not read",
+    // Like a Deployment or a CRD beside the policies: not refused (issue 34).
+    name: "a kind of admissionregistration.k8s.io that is not a policy or binding is kept as an object",
     text: "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata:\n  name: w\n",
-    expect: [
-      {
-        code: "PE_UNKNOWN_KIND",
-        path: "kind",
-        at: "2:7",
-        message:
-          'kind "ValidatingWebhookConfiguration" of admissionregistration.k8s.io is not one celgate reads; accepted kinds: ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding, MutatingAdmissionPolicy, MutatingAdmissionPolicyBinding',
-      },
-    ],
+    expect: [],
   },
   {
     name: "a known kind at an unknown version",
@@ -1626,6 +1652,39 @@ for (const c of cases) {
     assert.equal(total, expected.some((e) => e.severity !== "warning") ? 0 : 1);
   });
 }
+
+test("an install manifest: webhook configurations, a Deployment and a CRD beside a policy are kept as objects, never PE_UNKNOWN_KIND", () => {
+  const text = `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: vwc}
+webhooks: []
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: mwc}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d, namespace: x}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+---
+${VAP_HEAD}${MC}${VALIDATIONS}`;
+  const { set, diagnostics } = parsePolicyText(text, FILE);
+  assert.deepEqual(diagnostics, []);
+  assert.equal(set.policies.length, 1);
+  assert.deepEqual(
+    set.resources.map((r) => r.kind),
+    [
+      "ValidatingWebhookConfiguration",
+      "MutatingWebhookConfiguration",
+      "Deployment",
+      "CustomResourceDefinition",
+    ],
+  );
+});
 
 test("every diagnostic carries the file and the object it belongs to", () => {
   const text = `${VAP_HEAD}${MC}${VALIDATIONS}  failurePolicy: Sometimes\n`;

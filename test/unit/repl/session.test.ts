@@ -334,7 +334,7 @@ test("celgate repl with piped input: results on stdout, errors on stderr, exit 1
   const bad = await cli(["repl"], { stdin: "1 +\n:object pod.yaml\nobject.kind\n:quit\n2\n", cwd: dir });
   assert.equal(bad.code, 1);
   assert.equal(bad.stdout, 'object: Pod prod/web\n"Pod" (string)\n');
-  assert.match(bad.stderr, /^ERROR: <input>:1:3: Syntax error/);
+  assert.match(bad.stderr, /^ERROR: <input>:1:4: Syntax error: mismatched input '<EOF>'/);
 });
 
 test("celgate repl options preload the context; a bad file is a usage error", async () => {
@@ -410,4 +410,21 @@ test(":namespace binds namespaceObject as the API server builds it; a Namespace'
     "object: Namespace prod",
     '[\n  "prod",\n  null\n] (list)',
   ]);
+});
+
+test("repl --env mutating: Object{...}, JSONPatch{...} and jsonpatch.escapeKey, declared only for mutations", async () => {
+  const mutating = new ReplSession({ cwd: ".", context: "mutating" });
+  const escaped = await mutating.handle("jsonpatch.escapeKey('a/b')");
+  assert.equal(escaped.error, false, escaped.text);
+  assert.match(escaped.text, /"a~1b" \(string\)/);
+  const patch = await mutating.handle("[JSONPatch{op: 'add', path: '/a', value: 1}].size()");
+  assert.match(patch.text, /1 \(int\)/);
+  const validating = await new ReplSession({ cwd: "." }).handle("jsonpatch.escapeKey('a/b')");
+  assert.equal(validating.error, true);
+  assert.match(validating.text, /undeclared reference to 'jsonpatch'/);
+  const match = await new ReplSession({ cwd: ".", context: "match" }).handle("params");
+  assert.match(match.text, /undeclared reference to 'params'/);
+  const bad = await cli(["repl", "--env", "nope"]);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /unknown environment 'nope'/);
 });

@@ -4,7 +4,11 @@ import { err, ok, type Result } from "../../../result.ts";
 import { expressionJson, renderExpressionOutcome } from "../../output/value.ts";
 import { HELP_OPTION, parseCommandArgs, usageError, userPath } from "../args.ts";
 import { isJsonObject, readSingleDocument } from "../../input/documents.ts";
-import { evaluateExpression } from "../../../engine/expression.ts";
+import {
+  EXPRESSION_CONTEXTS,
+  type ExpressionContext,
+  evaluateExpression,
+} from "../../../engine/expression.ts";
 import { checkVariableNames, parseExtras } from "../expression.ts";
 import { type CliIO, EXIT_OK, EXIT_OUTCOME, inputLines } from "../io.ts";
 import { parseJson } from "../../../yaml/json-numbers.ts";
@@ -25,6 +29,10 @@ Options:
   --namespace-object FILE  bind 'namespaceObject'
   --vars JSON              bind more top-level variables, e.g. --vars '{"n": 3}'
   --cel-extras LIST        enable non-Kubernetes CEL features: bind, math, base64 (or all)
+  --env ENV                the environment to compile in: validating (default, a
+                           ValidatingAdmissionPolicy's), mutating (a MutatingAdmissionPolicy's:
+                           Object{...}, JSONPatch{...}, jsonpatch.escapeKey) or match (a webhook's
+                           matchConditions: object, oldObject, request, authorizer)
   -o, --output FORMAT      text (default) or json
   --batch                  read JSON lines {"expr": "...", "vars": {...}} from stdin and write one
                            JSON line per input: {"value": V, "type": T} or {"error": E, "stage": S}
@@ -41,6 +49,7 @@ Examples:
   celgate expr '1 + 2'                               3 (int)
   celgate expr --object deploy.yaml 'object.spec.replicas <= 5'
   celgate expr -o json --vars '{"xs": [1, 2]}' 'xs.map(x, x * 2)'
+  celgate expr --env mutating "jsonpatch.escapeKey('a/b')"   "a~1b" (string)
 `;
 
 const OPTIONS = {
@@ -53,6 +62,7 @@ const OPTIONS = {
     "namespace-object": { type: "string" },
     vars: { type: "string" },
     "cel-extras": { type: "string" },
+    env: { type: "string", default: "validating" },
     output: { type: "string", short: "o", default: "text" },
     batch: { type: "boolean" },
   },
@@ -119,6 +129,9 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     if (!e.ok) return fail(e.error);
     extras = e.value;
   }
+  const context = values.env as ExpressionContext;
+  if (!(EXPRESSION_CONTEXTS as readonly string[]).includes(context))
+    return fail(`unknown environment '${values.env}'; expected ${EXPRESSION_CONTEXTS.join(", ")}`);
   if (values.batch) {
     if (positionals.length > 0) return fail("--batch reads expressions from stdin; give none as arguments");
   } else if (positionals.length !== 1) {
@@ -135,8 +148,8 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     Object.assign(bindings, vars.value);
   }
 
-  if (values.batch) return batch(io, bindings, extras);
-  const outcome = evaluateExpression(positionals[0] ?? "", bindings, extras);
+  if (values.batch) return batch(io, bindings, extras, context);
+  const outcome = evaluateExpression(positionals[0] ?? "", bindings, extras, context);
   if (output === "json") io.stdout(`${JSON.stringify(expressionJson(outcome))}\n`);
   else if (outcome.ok) io.stdout(renderExpressionOutcome(outcome));
   else io.stderr(renderExpressionOutcome(outcome));
@@ -144,12 +157,19 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
 }
 
 /** One output line per non-blank input line, in order; a bad line is reported and skipped over. */
-async function batch(io: CliIO, base: Record<string, unknown>, extras: CelExtras): Promise<number> {
+async function batch(
+  io: CliIO,
+  base: Record<string, unknown>,
+  extras: CelExtras,
+  context: ExpressionContext,
+): Promise<number> {
   for await (const line of inputLines(io)) {
     if (line.trim() === "") continue;
     const input = parseBatchLine(line);
     const result = input.ok
-      ? expressionJson(evaluateExpression(input.value.expr, { ...base, ...input.value.vars }, extras))
+      ? expressionJson(
+          evaluateExpression(input.value.expr, { ...base, ...input.value.vars }, extras, context),
+        )
       : { error: input.error, stage: "input" };
     io.stdout(`${JSON.stringify(result)}\n`);
   }

@@ -121,19 +121,14 @@ async function readCluster(
     }
     const read = readObjects(text, given);
     out.problems.push(...read.diagnostics);
-    const webhookLines: (readonly [number, number])[] = [];
     for (const o of read.objects) {
       if (!isWebhookConfiguration(o.value)) continue;
-      webhookLines.push(o.lines);
       const r = readWebhookConfiguration(o.value, { strict: false, locate: o.locate });
       out.problems.push(...r.diagnostics.filter((d) => d.severity === "error"));
       if (r.config) out.webhooks.push(r.config);
     }
     const parsed = parsePolicyText(text, given);
-    const inWebhook = (d: Diagnostic) =>
-      d.code === "PE_UNKNOWN_KIND" &&
-      webhookLines.some(([a, b]) => (d.location?.line ?? 0) >= a && (d.location?.line ?? 0) <= b);
-    out.problems.push(...parsed.diagnostics.filter((d) => d.severity === "error" && !inWebhook(d)));
+    out.problems.push(...parsed.diagnostics.filter((d) => d.severity === "error"));
     if (parsed.set.policies.length + parsed.set.bindings.length > 0) {
       const compiled = compilePolicySet(parsed.set, { extras });
       out.problems.push(...compiled.diagnostics.filter((d) => d.severity === "error"));

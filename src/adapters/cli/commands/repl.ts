@@ -1,4 +1,5 @@
 /** `celgate repl`: an interactive CEL shell over an admission context, or a runner of piped scripts. */
+import { EXPRESSION_CONTEXTS, type ExpressionContext } from "../../../engine/expression.ts";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { runInteractive, runScript } from "../../repl/shell.ts";
@@ -28,6 +29,9 @@ Options:
   --params FILE            bind 'params'
   --namespace-object FILE  bind 'namespaceObject'
   --cel-extras LIST        enable non-Kubernetes CEL features: bind, math, base64 (or all)
+  --env ENV                compile expressions as a ValidatingAdmissionPolicy's (validating, the
+                           default), a MutatingAdmissionPolicy's (mutating: Object{...},
+                           JSONPatch{...}, jsonpatch.escapeKey) or a webhook matchCondition's (match)
   --kubernetes-version X.Y compile as Kubernetes X.Y would (${OLDEST_RELEASE} to ${NEWEST_RELEASE}; default ${DEFAULT_RELEASE}); see
                            'celgate help check'
   --no-defaults            bind objects as written, without the defaults the API server applies
@@ -62,6 +66,7 @@ const OPTIONS = {
     params: { type: "string" },
     "namespace-object": { type: "string" },
     "cel-extras": { type: "string" },
+    env: { type: "string", default: "validating" },
     ...KUBERNETES_VERSION_OPTION,
     "no-defaults": { type: "boolean" },
   },
@@ -91,9 +96,17 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   }
   const release = kubernetesVersionOf(values["kubernetes-version"]);
   if (!release.ok) return usageError(io, { name, usage }, release.error);
+  const context = values.env as ExpressionContext;
+  if (!(EXPRESSION_CONTEXTS as readonly string[]).includes(context))
+    return usageError(
+      io,
+      { name, usage },
+      `unknown environment '${values.env}'; expected ${EXPRESSION_CONTEXTS.join(", ")}`,
+    );
   const session = new ReplSession({
     cwd: io.cwd,
     extras,
+    context,
     defaults: !values["no-defaults"],
     ...(release.value !== undefined ? { kubernetesVersion: release.value } : {}),
   });
