@@ -250,7 +250,7 @@ void test("after a reload the lane answers with the new policies", { timeout: 12
 void test("a review too costly for the lane's heap to decode is refused with 413 before decoding; the lane and the server go on", {
   timeout: 120_000,
 }, async (t) => {
-  const w = await startTestWebhook(t, { policies: [POLICIES], slowLane: { maxHeapMb: 20 } });
+  const w = await startTestWebhook(t, { policies: [POLICIES], slowLane: { maxHeapMb: 32 } });
   await laneReady(w);
   const huge = deployment("web", 1);
   (huge.spec as Record<string, unknown>).pad = Array.from(
@@ -266,7 +266,7 @@ void test("a review too costly for the lane's heap to decode is refused with 413
   });
   // Not a 200: the API server answers it by the webhook's failurePolicy (Fail on this path).
   assert.equal(refused.status, 413, refused.body);
-  assert.match(refused.body, /would take about \d+ MiB of heap to decode \(\d+ objects and arrays\)/);
+  assert.match(refused.body, /would take about \d+ MiB of heap to decode/);
   const ordinary = await postReview(
     w.port,
     w.ca,

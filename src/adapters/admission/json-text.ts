@@ -92,10 +92,14 @@ function mib(bytes: number): string {
   return (bytes / (1024 * 1024)).toFixed(0);
 }
 
-/** Why decoding text of this shape would not fit in the heap still free, or undefined when it fits. */
-function heapProblem(text: string, shape: JsonShape): string | undefined {
-  if (shape.containers === 0) return undefined;
-  const need = shape.containers * HEAP_PER_CONTAINER + text.length * HEAP_PER_CHAR;
+/**
+ * Why decoding a body of `chars` characters holding `containers` objects and arrays would not fit in
+ * the heap still free, or undefined when it fits. A body too short to be scanned (scanJson) is
+ * taken to fit, so an ordinary review costs nothing here.
+ */
+export function decodeHeapProblem(chars: number, containers: number): string | undefined {
+  if (chars <= 2 * MAX_REVIEW_DEPTH) return undefined;
+  const need = containers * HEAP_PER_CONTAINER + chars * HEAP_PER_CHAR;
   const heap = getHeapStatistics();
   // A worker's decoded values outlive the young generation, so its old generation is what bounds
   // them; heap_size_limit adds the young generation's size (on Node 24, three 64 MiB semi-spaces).
@@ -103,7 +107,8 @@ function heapProblem(text: string, shape: JsonShape): string | undefined {
   const limit = oldLimitMb !== undefined ? oldLimitMb * 1024 * 1024 : heap.heap_size_limit;
   const free = Math.max(0, limit - heap.used_heap_size) * DECODE_SHARE;
   if (need <= free) return undefined;
-  return `request body would take about ${mib(need)} MiB of heap to decode (${shape.containers} objects and arrays), more than the ${mib(free)} MiB it may take here: refused before decoding rather than run out of memory, and the API server applies the webhook's failurePolicy`;
+  const what = containers > 0 ? ` (${containers} objects and arrays)` : "";
+  return `request body would take about ${mib(need)} MiB of heap to decode${what}, more than the ${mib(free)} MiB it may take here: refused before decoding rather than run out of memory, and the API server applies the webhook's failurePolicy`;
 }
 
 /**
@@ -114,7 +119,7 @@ function heapProblem(text: string, shape: JsonShape): string | undefined {
 export function parseReviewText(text: string): Result<unknown, BodyProblem> {
   const shape = scanJson(text, MAX_REVIEW_DEPTH);
   if (shape.tooDeep) return err({ status: 400, reason: TOO_DEEP });
-  const costly = heapProblem(text, shape);
+  const costly = decodeHeapProblem(text.length, shape.containers);
   if (costly !== undefined) return err({ status: 413, reason: costly });
   try {
     return ok(parseJson(text));

@@ -11,7 +11,7 @@ import { compilePolicySet } from "../../compile/policy.ts";
 import type { AdmissionDecision, PolicyResult } from "../../engine/types.ts";
 import { loadPolicyPaths } from "../../sources/files.ts";
 import { decodeAdmissionReview } from "../admission/codec.ts";
-import { parseReviewText } from "../admission/json-text.ts";
+import { decodeHeapProblem, parseReviewText } from "../admission/json-text.ts";
 import { type ReviewAdmitter, serveAdmitter } from "./admitter.ts";
 import { clusterAdmitter } from "./cluster-admitter.ts";
 import {
@@ -94,6 +94,9 @@ async function review(
   deadline: number,
   debugging: boolean,
 ): Promise<LaneAnswer> {
+  // The bytes become a string first, as long as the body: in a small heap that alone can be too much.
+  const early = typeof body === "string" ? undefined : decodeHeapProblem(body.byteLength, 0);
+  if (early !== undefined) return { kind: "invalid", reason: early, status: 413 };
   const parsed = parseReviewText(
     typeof body === "string"
       ? body
