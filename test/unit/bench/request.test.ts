@@ -111,9 +111,10 @@ test("the closures-only copy of set (a1) stays on closures too", async () => {
 test("the closures-only gate reports a set sharing the baseline's programs, and generated code", async () => {
   const a = await loadRulesSet();
   // The same set as its own "closures" copy: every program is shared.
+  // (The baseline's own sequence may have switched to generated code in an earlier test of this
+  // file, which the gate reports too: count the shared programs.)
   const shared = closuresOnlyProblems(a, a);
-  assert.equal(shared.length, RULES.length);
-  assert.match(shared[0] ?? "", /shares its program/);
+  assert.equal(shared.filter((p) => /shares its program/.test(p)).length, RULES.length, shared.join("\n"));
   // A copy reviewed outside "never" mode switches to generated code, which the gate must see.
   const never = await loadRulesSet(true);
   inCodegenMode("always", () => {
