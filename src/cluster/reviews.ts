@@ -62,6 +62,10 @@ export function evaluateWithReviews<T>(
   if (!session.pending || final?.(first)) return first;
   const by = typeof deadline === "number" ? () => deadline : deadline;
   return (async () => {
+    // The rounds start once the caller has the promise: a caller that lends the review a shorter
+    // deadline for its first run (batch.ts, a time slice) restores the review's own when the call
+    // returns, and the first SubjectAccessReviews must be bounded by that one, not the slice's end.
+    await undefined;
     let result = first;
     for (let round = 0; round <= reviewer.budget && session.pending; round++) {
       await session.resolve(by());
