@@ -176,7 +176,11 @@ export class Recorder {
   async close(): Promise<void> {
     this.closed = true;
     await this.idle;
-    await this.file?.handle.close().catch(() => {});
+    // Closing flushes the last writes: a failure there loses records, so it is logged as one.
+    await this.file?.handle.close().catch((e: unknown) => {
+      this.metrics.dropped.inc({ reason: "write_error" });
+      this.writeFailed(e as Error);
+    });
     this.file = undefined;
   }
 
@@ -244,6 +248,8 @@ export class Recorder {
       // The next write opens a new file: this one may be gone with its directory.
       const broken = this.file;
       this.file = undefined;
+      // The write's own error is counted and logged below; closing the broken file can only fail
+      // the same way, which would say nothing more.
       await broken?.handle.close().catch(() => {});
       this.writeFailed(e as Error);
     }
